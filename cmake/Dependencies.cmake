@@ -1,0 +1,41 @@
+# Every third-party dependency of twinflow is found here, once, so that a missing Debian
+# package fails at configure time with its name rather than deep inside a later issue's build.
+
+find_package(Threads REQUIRED)
+find_package(MPI REQUIRED COMPONENTS CXX)
+find_package(Protobuf REQUIRED)
+find_package(GTest REQUIRED)
+find_package(rapidcheck REQUIRED)
+set(BLA_VENDOR OpenBLAS)
+find_package(BLAS REQUIRED)
+find_package(benchmark REQUIRED)
+
+# Python: Debian's interpreter, never the pyenv one on PATH (it cannot see Debian's packages).
+set(Python3_EXECUTABLE /usr/bin/python3 CACHE FILEPATH "Python used for the twinflow module")
+find_package(Python3 REQUIRED COMPONENTS Interpreter Development.Module)
+set(PYBIND11_FINDPYTHON ON)
+find_package(pybind11 CONFIG REQUIRED)
+
+# CUDA is optional: AUTO builds CUDA code when a toolkit is found, ON insists, OFF skips.
+set(TWINFLOW_CUDA AUTO CACHE STRING "Build CUDA kernels: AUTO, ON or OFF")
+set_property(CACHE TWINFLOW_CUDA PROPERTY STRINGS AUTO ON OFF)
+set(TWINFLOW_HAVE_CUDA OFF)
+if(NOT TWINFLOW_CUDA STREQUAL "OFF")
+  if(NOT DEFINED CMAKE_CUDA_COMPILER AND EXISTS /usr/local/cuda/bin/nvcc)
+    set(CMAKE_CUDA_COMPILER /usr/local/cuda/bin/nvcc)
+  endif()
+  include(CheckLanguage)
+  check_language(CUDA)
+  if(CMAKE_CUDA_COMPILER)
+    enable_language(CUDA)
+    find_package(CUDAToolkit)
+    if(CUDAToolkit_FOUND)
+      set(TWINFLOW_HAVE_CUDA ON)
+    endif()
+  endif()
+  if(TWINFLOW_CUDA STREQUAL "ON" AND NOT TWINFLOW_HAVE_CUDA)
+    message(FATAL_ERROR "TWINFLOW_CUDA=ON but no CUDA toolkit was found")
+  endif()
+endif()
+message(STATUS "twinflow: CUDA ${TWINFLOW_HAVE_CUDA}, MPI ${MPI_CXX_VERSION}, "
+               "protobuf ${Protobuf_VERSION}, Python ${Python3_EXECUTABLE}")

@@ -1,0 +1,69 @@
+#include "engine/core/shape.h"
+
+#include <charconv>
+
+#include "engine/core/error.h"
+
+namespace twinflow {
+
+Shape::Shape(std::initializer_list<int64_t> dims) : dims_(dims) {
+  for (int64_t d : dims_) {
+    if (d < 0) throw ShapeError("negative extent " + std::to_string(d) + " in shape");
+  }
+}
+
+Shape::Shape(std::vector<int64_t> dims) : dims_(std::move(dims)) {
+  for (int64_t d : dims_) {
+    if (d < 0) throw ShapeError("negative extent " + std::to_string(d) + " in shape");
+  }
+}
+
+int64_t Shape::numel() const {
+  int64_t n = 1;
+  for (int64_t d : dims_) n *= d;
+  return n;
+}
+
+std::vector<int64_t> Shape::Strides() const {
+  std::vector<int64_t> strides(dims_.size(), 1);
+  for (int i = rank() - 2; i >= 0; --i) strides[i] = strides[i + 1] * dims_[i + 1];
+  return strides;
+}
+
+std::string Shape::ToString() const {
+  std::string s = "[";
+  for (size_t i = 0; i < dims_.size(); ++i) {
+    if (i) s += ",";
+    s += std::to_string(dims_[i]);
+  }
+  return s + "]";
+}
+
+Shape ParseShape(std::string_view text) {
+  std::string_view body = text;
+  if (body.size() >= 2 && ((body.front() == '[' && body.back() == ']') ||
+                           (body.front() == '(' && body.back() == ')'))) {
+    body = body.substr(1, body.size() - 2);
+  }
+  std::vector<int64_t> dims;
+  if (body.empty()) return Shape(dims);
+  size_t pos = 0;
+  while (true) {
+    size_t comma = body.find(',', pos);
+    std::string_view item = body.substr(pos, comma == std::string_view::npos ? body.npos : comma - pos);
+    while (!item.empty() && item.front() == ' ') item.remove_prefix(1);
+    while (!item.empty() && item.back() == ' ') item.remove_suffix(1);
+    int64_t value = 0;
+    auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), value);
+    if (item.empty() || ec != std::errc() || end != item.data() + item.size() || value < 0) {
+      throw ShapeError("malformed shape '" + std::string(text) +
+                       "': expected non-negative integers separated by commas, e.g. 7,5");
+    }
+    dims.push_back(value);
+    if (comma == std::string_view::npos) break;
+    pos = comma + 1;
+  }
+  return Shape(std::move(dims));
+}
+
+}  // namespace twinflow

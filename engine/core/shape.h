@@ -1,0 +1,34 @@
+#pragma once
+// Shape: the extent of each dimension of a tensor (or of a device mesh). Extents may be zero.
+#include <cstdint>
+#include <initializer_list>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace twinflow {
+
+class Shape {
+ public:
+  Shape() = default;
+  Shape(std::initializer_list<int64_t> dims);
+  explicit Shape(std::vector<int64_t> dims);
+
+  int rank() const { return static_cast<int>(dims_.size()); }
+  int64_t operator[](int axis) const { return dims_[axis]; }
+  int64_t& operator[](int axis) { return dims_[axis]; }
+  int64_t numel() const;  // product of extents; 1 for rank 0
+  const std::vector<int64_t>& dims() const { return dims_; }
+  std::vector<int64_t> Strides() const;  // row-major, in elements
+
+  std::string ToString() const;  // "[7,5]"
+  bool operator==(const Shape& other) const = default;
+
+ private:
+  std::vector<int64_t> dims_;
+};
+
+// Parses "7,5", "[7,5]" or "(7,5)"; every extent a non-negative integer. Throws ShapeError.
+Shape ParseShape(std::string_view text);
+
+}  // namespace twinflow

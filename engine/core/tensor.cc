@@ -1,0 +1,193 @@
+#include "engine/core/tensor.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "engine/core/error.h"
+
+namespace twinflow {
+namespace {
+
+// Walks every row (last-dimension run) of a region, calling fn(offset_in_region_elements,
+// offset_in_tensor_elements) for the row's first element.
+template <typename Fn>
+void ForEachRow(const Shape& tensor_shape, const Region& region, Fn fn) {
+  const int rank = region.rank();
+  if (region.empty()) return;
+  if (rank == 0) {
+    fn(int64_t{0}, int64_t{0});
+    return;
+  }
+  const std::vector<int64_t> strides = tensor_shape.Strides();
+  const int64_t row = region.ranges[rank - 1].size();
+  std::vector<int64_t> index(rank, 0);
+  int64_t region_offset = 0;
+  while (true) {
+    int64_t offset = 0;
+    for (int d = 0; d < rank; ++d) offset += (region.ranges[d].begin + index[d]) * strides[d];
+    fn(region_offset, offset);
+    region_offset += row;
+    int d = rank - 2;
+    for (; d >= 0; --d) {
+      if (++index[d] < region.ranges[d].size()) break;
+      index[d] = 0;
+    }
+    if (d < 0) return;
+  }
+}
+
+template <typename T>
+void ReduceTyped(T* dst, const T* src, int64_t n, ReduceOp op) {
+  for (int64_t i = 0; i < n; ++i) {
+    switch (op) {
+      case ReduceOp::kSum: dst[i] = dst[i] + src[i]; break;
+      case ReduceOp::kMax: dst[i] = std::max(dst[i], src[i]); break;
+      case ReduceOp::kMin: dst[i] = std::min(dst[i], src[i]); break;
+    }
+  }
+}
+
+}  // namespace
+
+Tensor::Tensor(Shape shape, DType dtype)
+    : shape_(std::move(shape)), dtype_(dtype), bytes_(shape_.numel() * DTypeSize(dtype)) {}
+
+Tensor Tensor::Random(Shape shape, DType dtype, Rng& rng) {
+  Tensor t(std::move(shape), dtype);
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    t.SetDouble(i, IsFloating(dtype) ? rng.Uniform(-1.0, 1.0)
+                                     : static_cast<double>(rng.UniformInt(-100, 100)));
+  }
+  return t;
+}
+
+double Tensor::GetDouble(int64_t i) const {
+  switch (dtype_) {
+    case DType::kF32: return data<float>()[i];
+    case DType::kF64: return data<double>()[i];
+    case DType::kI32: return data<int32_t>()[i];
+    case DType::kI64: return static_cast<double>(data<int64_t>()[i]);
+    case DType::kBF16: return BF16ToFloat(data<uint16_t>()[i]);
+    case DType::kF16: return F16ToFloat(data<uint16_t>()[i]);
+  }
+  return 0;
+}
+
+void Tensor::SetDouble(int64_t i, double v) {
+  switch (dtype_) {
+    case DType::kF32: data<float>()[i] = static_cast<float>(v); break;
+    case DType::kF64: data<double>()[i] = v; break;
+    case DType::kI32: data<int32_t>()[i] = static_cast<int32_t>(v); break;
+    case DType::kI64: data<int64_t>()[i] = static_cast<int64_t>(v); break;
+    case DType::kBF16: data<uint16_t>()[i] = FloatToBF16(static_cast<float>(v)); break;
+    case DType::kF16: data<uint16_t>()[i] = FloatToF16(static_cast<float>(v)); break;
+  }
+}
+
+Tensor Tensor::Slice(const Region& region) const {
+  Tensor out(region.shape(), dtype_);
+  out.CopyRegionFrom(*this, region, Region::Full(out.shape()));
+  return out;
+}
+
+void Tensor::CopyRegionFrom(const Tensor& src, const Region& src_region,
+                            const Region& dst_region) {
+  if (src.dtype_ != dtype_ || src_region.shape() != dst_region.shape() ||
+      src_region.rank() != src.shape_.rank() || dst_region.rank() != shape_.rank() ||
+      !Region::Full(src.shape_).Contains(src_region) ||
+      !Region::Full(shape_).Contains(dst_region)) {
+    throw ShapeError("region copy " + src_region.ToString() + " of " + src.shape_.ToString() +
+                     " into " + dst_region.ToString() + " of " + shape_.ToString() +
+                     " does not fit");
+  }
+  if (src_region.empty()) return;
+  const int64_t elem = DTypeSize(dtype_);
+  const int64_t row = src_region.rank() ? src_region.ranges.back().size() : 1;
+  std::vector<int64_t> src_offsets;
+  ForEachRow(src.shape_, src_region, [&](int64_t, int64_t off) { src_offsets.push_back(off); });
+  size_t i = 0;
+  ForEachRow(shape_, dst_region, [&](int64_t, int64_t off) {
+    std::memcpy(raw() + off * elem, src.raw() + src_offsets[i++] * elem, row * elem);
+  });
+}
+
+void Tensor::Fill(double value) {
+  for (int64_t i = 0; i < numel(); ++i) SetDouble(i, value);
+}
+
+void Tensor::FillIdentity(ReduceOp op) {
+  if (op == ReduceOp::kSum) {
+    std::fill(bytes_.begin(), bytes_.end(), std::byte{0});
+    return;
+  }
+  const bool max = op == ReduceOp::kMax;
+  switch (dtype_) {
+    case DType::kI32:
+      std::fill_n(data<int32_t>(), numel(), max ? std::numeric_limits<int32_t>::lowest()
+                                                : std::numeric_limits<int32_t>::max());
+      return;
+    case DType::kI64:
+      std::fill_n(data<int64_t>(), numel(), max ? std::numeric_limits<int64_t>::lowest()
+                                                : std::numeric_limits<int64_t>::max());
+      return;
+    default:
+      Fill(max ? -std::numeric_limits<double>::infinity()
+               : std::numeric_limits<double>::infinity());
+  }
+}
+
+void Tensor::ReduceFrom(const Tensor& other, ReduceOp op) {
+  if (other.shape_ != shape_ || other.dtype_ != dtype_) {
+    throw ShapeError("cannot reduce " + std::string(DTypeName(other.dtype_)) +
+                     other.shape_.ToString() + " into " + DTypeName(dtype_) + shape_.ToString());
+  }
+  const int64_t n = numel();
+  switch (dtype_) {
+    case DType::kF32: ReduceTyped(data<float>(), other.data<float>(), n, op); return;
+    case DType::kF64: ReduceTyped(data<double>(), other.data<double>(), n, op); return;
+    case DType::kI32: ReduceTyped(data<int32_t>(), other.data<int32_t>(), n, op); return;
+    case DType::kI64: ReduceTyped(data<int64_t>(), other.data<int64_t>(), n, op); return;
+    case DType::kBF16:
+    case DType::kF16:
+      for (int64_t i = 0; i < n; ++i) {
+        const double a = GetDouble(i), b = other.GetDouble(i);
+        SetDouble(i, op == ReduceOp::kSum ? a + b
+                     : op == ReduceOp::kMax ? std::max(a, b) : std::min(a, b));
+      }
+      return;
+  }
+}
+
+std::string Tensor::ToString(int64_t max_elements) const {
+  std::string s = std::string(DTypeName(dtype_)) + shape_.ToString() + "{";
+  for (int64_t i = 0; i < std::min(numel(), max_elements); ++i) {
+    if (i) s += ", ";
+    const double v = GetDouble(i);
+    s += IsFloating(dtype_) ? std::to_string(v) : std::to_string(static_cast<int64_t>(v));
+  }
+  if (numel() > max_elements) s += ", ...";
+  return s + "}";
+}
+
+bool BitEqual(const Tensor& a, const Tensor& b) {
+  return a.shape() == b.shape() && a.dtype() == b.dtype() &&
+         std::memcmp(a.raw(), b.raw(), a.nbytes()) == 0;
+}
+
+double CloseRatio(const Tensor& a, const Tensor& b, double rtol, double atol) {
+  if (a.shape() != b.shape() || a.dtype() != b.dtype()) {
+    return std::numeric_limits<double>::infinity();
+  }
+  double worst = 0;
+  for (int64_t i = 0; i < a.numel(); ++i) {
+    const double x = a.GetDouble(i), y = b.GetDouble(i);
+    if (x == y) continue;  // also equal infinities
+    const double ratio = std::fabs(x - y) / (atol + rtol * std::fabs(y));
+    worst = std::max(worst, std::isnan(ratio) ? std::numeric_limits<double>::infinity() : ratio);
+  }
+  return worst;
+}
+
+}  // namespace twinflow

@@ -1,0 +1,61 @@
+#pragma once
+// Tensor: an owning, contiguous, row-major host tensor. It is what reference code, tests and
+// the CPU runtime hold; device memory comes later through arenas.
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "engine/core/dtype.h"
+#include "engine/core/reduce_op.h"
+#include "engine/core/region.h"
+#include "engine/core/rng.h"
+#include "engine/core/shape.h"
+
+namespace twinflow {
+
+class Tensor {
+ public:
+  Tensor() = default;
+  Tensor(Shape shape, DType dtype);  // zero-filled
+
+  // Values drawn uniformly: integers in [-100, 100], floats in [-1, 1) (rounded for bf16/f16).
+  static Tensor Random(Shape shape, DType dtype, Rng& rng);
+
+  const Shape& shape() const { return shape_; }
+  DType dtype() const { return dtype_; }
+  int64_t numel() const { return shape_.numel(); }
+  int64_t nbytes() const { return static_cast<int64_t>(bytes_.size()); }
+  std::byte* raw() { return bytes_.data(); }
+  const std::byte* raw() const { return bytes_.data(); }
+  template <typename T> T* data() { return reinterpret_cast<T*>(bytes_.data()); }
+  template <typename T> const T* data() const { return reinterpret_cast<const T*>(bytes_.data()); }
+
+  // Element access by flat index through double; exact for all values of every dtype but i64
+  // beyond 2^53. bf16/f16 convert through float.
+  double GetDouble(int64_t index) const;
+  void SetDouble(int64_t index, double value);
+
+  Tensor Slice(const Region& region) const;  // a copy of region
+  // Copies src[src_region] into this[dst_region]; the two regions have the same shape.
+  void CopyRegionFrom(const Tensor& src, const Region& src_region, const Region& dst_region);
+  void Fill(double value);
+  void FillIdentity(ReduceOp op);  // 0 for sum, lowest for max, highest for min
+  // this = op(this, other) elementwise; shapes and dtypes must match. Sums of bf16/f16 are
+  // computed in float and rounded once.
+  void ReduceFrom(const Tensor& other, ReduceOp op);
+
+  std::string ToString(int64_t max_elements = 64) const;
+
+ private:
+  Shape shape_;
+  DType dtype_ = DType::kF32;
+  std::vector<std::byte> bytes_;
+};
+
+bool BitEqual(const Tensor& a, const Tensor& b);  // same shape, dtype and bytes
+// Largest |a - b| / (atol + rtol * |b|) over elements; <= 1 means "close". Infinite when the
+// shapes or dtypes differ.
+double CloseRatio(const Tensor& a, const Tensor& b, double rtol, double atol);
+
+}  // namespace twinflow

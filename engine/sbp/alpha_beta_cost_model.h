@@ -1,0 +1,53 @@
+#pragma once
+// AlphaBetaCostModel: every message costs alpha (latency) plus bytes / beta (bandwidth) of the
+// slowest link class it crosses. Collectives use the ring formulas:
+//   all_reduce                              2(p-1) alpha + 2(p-1)/p * S / B
+//   reduce_scatter, all_gather, all_to_all   (p-1) alpha +  (p-1)/p * S / B
+//   broadcast (pipelined tree)        ceil(log2 p) alpha +          S / B
+// Point-to-point transfers run concurrently; each device serialises its own sends and its own
+// receives, so a transfer set takes max over devices of max(sum out, sum in) of alpha + b / B.
+// Devices are grouped into nodes of `devices_per_node` consecutive ids; cpu and cuda devices
+// of one node talk over the host-device link.
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include "engine/sbp/cost_model.h"
+
+namespace twinflow::sbp {
+
+struct LinkParams {
+  double bandwidth = 1e9;  // bytes per second
+  double latency = 1e-6;   // seconds per message
+};
+
+struct AlphaBetaConfig {
+  int64_t devices_per_node = 8;
+  std::map<LinkClass, LinkParams> links = {
+      {LinkClass::kIntraNode, {150e9, 2e-6}},   // NVLink-class fabric inside a node
+      {LinkClass::kInterNode, {25e9, 8e-6}},    // one 200 Gb/s NIC per device
+      {LinkClass::kHostDevice, {25e9, 5e-6}},   // PCIe 4 x16
+  };
+};
+
+class AlphaBetaCostModel : public CostModel {
+ public:
+  explicit AlphaBetaCostModel(AlphaBetaConfig config = {});
+
+  const AlphaBetaConfig& config() const { return config_; }
+  const LinkParams& Link(LinkClass link) const;
+  // The slowest class on the ring group[0] -> group[1] -> ... -> group[0].
+  LinkClass SlowestRingClass(const std::vector<DeviceId>& group) const;
+
+  LinkClass Classify(const DeviceId& a, const DeviceId& b) const override;
+  double CollectiveTime(CollectiveKind kind, const std::vector<DeviceId>& group,
+                        int64_t bytes) const override;
+  LinkBytes CollectiveLinkBytes(CollectiveKind kind, const std::vector<DeviceId>& group,
+                                int64_t bytes) const override;
+  double TransferTime(const std::vector<Transfer>& transfers) const override;
+
+ private:
+  AlphaBetaConfig config_;
+};
+
+}  // namespace twinflow::sbp

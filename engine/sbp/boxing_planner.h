@@ -1,0 +1,19 @@
+#pragma once
+// The boxing planner: the cheapest sequence of primitive steps from one (placement, NdSbp) to
+// another under a CostModel. It is a shortest-path search over layouts on the source and the
+// destination placement (docs/boxing.md explains the graph and why the result is optimal over
+// it, which makes plan costs obey the triangle inequality through those layouts).
+#include "engine/core/dtype.h"
+#include "engine/core/shape.h"
+#include "engine/sbp/boxing_plan.h"
+#include "engine/sbp/cost_model.h"
+#include "engine/sbp/layout.h"
+
+namespace twinflow::sbp {
+
+// Throws SbpError when either layout does not fit the shape. Deterministic: the same inputs
+// always give the same plan.
+BoxingPlan PlanBoxing(const Shape& shape, DType dtype, const Layout& src, const Layout& dst,
+                      const CostModel& cost_model);
+
+}  // namespace twinflow::sbp

@@ -1,0 +1,46 @@
+#pragma once
+// CostModel: prices communication (and, in later issues, compute) in seconds. The boxing
+// planner, the compiler's SBP search and the simulator all price work through this one
+// interface, so what the search prefers is what the simulator predicts.
+#include <cstdint>
+#include <map>
+#include <vector>
+
+#include "engine/sbp/placement.h"
+
+namespace twinflow::sbp {
+
+enum class LinkClass { kSameDevice, kIntraNode, kInterNode, kHostDevice };
+const char* LinkClassName(LinkClass link);  // "local", "intra-node", "inter-node", "host-device"
+
+enum class CollectiveKind { kAllGather, kAllReduce, kReduceScatter, kAllToAll, kBroadcast };
+const char* CollectiveKindName(CollectiveKind kind);  // "all_gather", ...
+
+using LinkBytes = std::map<LinkClass, int64_t>;  // bytes that cross each class of link
+
+struct Transfer {
+  DeviceId src;
+  DeviceId dst;
+  int64_t bytes = 0;
+};
+
+class CostModel {
+ public:
+  virtual ~CostModel() = default;
+
+  virtual LinkClass Classify(const DeviceId& a, const DeviceId& b) const = 0;
+
+  // One collective over `group` (in ring order; group[0] is a broadcast's root). `bytes` is S
+  // in the formulas: the per-device buffer of all_reduce, reduce_scatter and all_to_all, the
+  // per-device output of all_gather, the payload of broadcast. Zero bytes cost zero.
+  virtual double CollectiveTime(CollectiveKind kind, const std::vector<DeviceId>& group,
+                                int64_t bytes) const = 0;
+  virtual LinkBytes CollectiveLinkBytes(CollectiveKind kind, const std::vector<DeviceId>& group,
+                                        int64_t bytes) const = 0;
+
+  // A set of concurrent point-to-point transfers; same-device transfers are free.
+  virtual double TransferTime(const std::vector<Transfer>& transfers) const = 0;
+  LinkBytes TransferLinkBytes(const std::vector<Transfer>& transfers) const;
+};
+
+}  // namespace twinflow::sbp
