@@ -1,0 +1,1 @@
+// placeholder: implemented by the session building alpha_beta_cost_model

@@ -1,0 +1,1 @@
+// placeholder: implemented by the session building collective_reference
