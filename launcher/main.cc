@@ -1,1 +1,94 @@
-int main() { return 0; }
+// The `twinflow` command line: dispatches to one command and maps errors to exit codes.
+//   0  success (and --help)
+//   2  bad input: usage mistakes and InvalidArgument, Shape, Sbp and Plan errors
+//   1  a runtime failure: any other error
+#include <exception>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "engine/core/error.h"
+#include "launcher/boxing_command.h"
+#include "launcher/demo_command.h"
+
+namespace twinflow::launcher {
+namespace {
+
+using CommandFn = int (*)(const std::vector<std::string>& args, std::ostream& out);
+
+struct Command {
+  const char* name;
+  const char* summary;
+  CommandFn run;
+};
+
+// Later issues add run, sim, compile, explain and tune here.
+constexpr Command kCommands[] = {
+    {"demo", "walk through instructive boxing plans on a 2x4 mesh", RunDemoCommand},
+    {"boxing", "plan the boxing between two layouts of a tensor and print its steps",
+     RunBoxingCommand},
+};
+
+void PrintUsage(std::ostream& out) {
+  out << "usage: twinflow <command> [options]\n\n"
+         "twinflow: compile once, run real or simulated.\n\ncommands:\n";
+  for (const Command& command : kCommands) {
+    std::string name = command.name;
+    out << "  " << name << std::string(10 - name.size(), ' ') << command.summary << "\n";
+  }
+  out << "\nRun `twinflow <command> --help` for a command's options.\n";
+}
+
+int ExitCodeFor(ErrorKind kind) {
+  switch (kind) {
+    case ErrorKind::kInvalidArgument:
+    case ErrorKind::kShape:
+    case ErrorKind::kSbp:
+    case ErrorKind::kPlan:
+      return 2;
+    default:
+      return 1;
+  }
+}
+
+int Main(const std::vector<std::string>& argv) {
+  if (argv.empty()) {
+    PrintUsage(std::cerr);
+    return 2;
+  }
+  const std::string& name = argv[0];
+  if (name == "-h" || name == "--help" || name == "help") {
+    PrintUsage(std::cout);
+    return 0;
+  }
+  const Command* command = nullptr;
+  for (const Command& candidate : kCommands) {
+    if (name == candidate.name) command = &candidate;
+  }
+  if (command == nullptr) {
+    std::cerr << "twinflow: error: unknown command '" << name
+              << "' (run `twinflow --help` for the list)\n";
+    return 2;
+  }
+  const std::string prefix = std::string("twinflow ") + command->name + ": error: ";
+  try {
+    const std::vector<std::string> args(argv.begin() + 1, argv.end());
+    return command->run(args, std::cout);
+  } catch (const Error& error) {
+    std::cerr << prefix << BareMessage(error) << "\n";
+    return ExitCodeFor(error.kind());
+  } catch (const std::exception& error) {
+    std::cerr << prefix << "internal error: " << error.what() << "\n";
+    return 1;
+  } catch (...) {
+    std::cerr << prefix << "internal error: unknown exception\n";
+    return 1;
+  }
+}
+
+}  // namespace
+}  // namespace twinflow::launcher
+
+int main(int argc, char** argv) {
+  return twinflow::launcher::Main(std::vector<std::string>(argv + 1, argv + argc));
+}

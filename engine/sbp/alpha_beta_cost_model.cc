@@ -1,1 +1,157 @@
-// placeholder: implemented by the session building alpha_beta_cost_model
+#include "engine/sbp/alpha_beta_cost_model.h"
+
+#include <algorithm>
+#include <limits>
+#include <string>
+
+#include "engine/core/error.h"
+
+namespace twinflow::sbp {
+namespace {
+
+// A "hop" that stays on one device is free.
+const LinkParams kSameDeviceLink{std::numeric_limits<double>::infinity(), 0.0};
+
+int CeilLog2(int64_t p) {
+  int k = 0;
+  while ((int64_t{1} << k) < p) ++k;
+  return k;
+}
+
+// round(num / den) for non-negative num and positive den, halves rounded up.
+int64_t RoundDiv(int64_t num, int64_t den) { return (2 * num + den) / (2 * den); }
+
+void AddBytes(LinkBytes& out, LinkClass link, int64_t bytes) {
+  if (bytes > 0) out[link] += bytes;
+}
+
+}  // namespace
+
+AlphaBetaCostModel::AlphaBetaCostModel(AlphaBetaConfig config) : config_(std::move(config)) {
+  if (config_.devices_per_node < 1) {
+    throw InvalidArgumentError("devices_per_node must be at least 1, got " +
+                               std::to_string(config_.devices_per_node));
+  }
+  for (LinkClass link : {LinkClass::kIntraNode, LinkClass::kInterNode, LinkClass::kHostDevice}) {
+    if (!config_.links.count(link)) {
+      throw InvalidArgumentError(std::string("cost model has no parameters for the ") +
+                                 LinkClassName(link) + " link");
+    }
+  }
+  for (const auto& [link, params] : config_.links) {
+    // !(x > 0) also rejects NaN.
+    if (!(params.bandwidth > 0)) {
+      throw InvalidArgumentError(std::string(LinkClassName(link)) +
+                                 " link bandwidth must be positive, got " +
+                                 std::to_string(params.bandwidth));
+    }
+    if (!(params.latency >= 0)) {
+      throw InvalidArgumentError(std::string(LinkClassName(link)) +
+                                 " link latency must not be negative, got " +
+                                 std::to_string(params.latency));
+    }
+  }
+}
+
+const LinkParams& AlphaBetaCostModel::Link(LinkClass link) const {
+  if (link == LinkClass::kSameDevice) return kSameDeviceLink;
+  return config_.links.at(link);  // the constructor checked every other class is present
+}
+
+LinkClass AlphaBetaCostModel::Classify(const DeviceId& a, const DeviceId& b) const {
+  if (a == b) return LinkClass::kSameDevice;
+  const int64_t node_a = a.index / config_.devices_per_node;
+  const int64_t node_b = b.index / config_.devices_per_node;
+  if (node_a != node_b) return LinkClass::kInterNode;
+  return a.type == b.type ? LinkClass::kIntraNode : LinkClass::kHostDevice;
+}
+
+LinkClass AlphaBetaCostModel::SlowestRingClass(const std::vector<DeviceId>& group) const {
+  LinkClass slowest = LinkClass::kSameDevice;
+  const size_t p = group.size();
+  if (p <= 1) return slowest;
+  for (size_t i = 0; i < p; ++i) {
+    const LinkClass c = Classify(group[i], group[(i + 1) % p]);
+    const LinkParams& cand = Link(c);
+    const LinkParams& best = Link(slowest);
+    if (cand.bandwidth < best.bandwidth ||
+        (cand.bandwidth == best.bandwidth && cand.latency > best.latency)) {
+      slowest = c;
+    }
+  }
+  return slowest;
+}
+
+double AlphaBetaCostModel::CollectiveTime(CollectiveKind kind, const std::vector<DeviceId>& group,
+                                          int64_t bytes) const {
+  const int64_t p = static_cast<int64_t>(group.size());
+  if (p <= 1 || bytes <= 0) return 0.0;
+  const LinkClass link = SlowestRingClass(group);
+  if (link == LinkClass::kSameDevice) return 0.0;
+  const LinkParams& params = Link(link);
+  const double alpha = params.latency, s_over_b = static_cast<double>(bytes) / params.bandwidth;
+  const double ring = static_cast<double>(p - 1) * alpha +
+                      static_cast<double>(p - 1) / static_cast<double>(p) * s_over_b;
+  switch (kind) {
+    case CollectiveKind::kAllGather:
+    case CollectiveKind::kReduceScatter:
+    case CollectiveKind::kAllToAll:
+      return ring;
+    case CollectiveKind::kAllReduce:
+      return 2.0 * ring;
+    case CollectiveKind::kBroadcast:
+      return CeilLog2(p) * alpha + s_over_b;
+  }
+  return 0.0;
+}
+
+LinkBytes AlphaBetaCostModel::CollectiveLinkBytes(CollectiveKind kind,
+                                                  const std::vector<DeviceId>& group,
+                                                  int64_t bytes) const {
+  LinkBytes out;
+  const int64_t p = static_cast<int64_t>(group.size());
+  if (p <= 1 || bytes <= 0) return out;
+  switch (kind) {
+    case CollectiveKind::kAllGather:
+    case CollectiveKind::kReduceScatter:
+    case CollectiveKind::kAllReduce: {
+      const int64_t factor = kind == CollectiveKind::kAllReduce ? 2 : 1;
+      const int64_t per_hop = RoundDiv(factor * (p - 1) * bytes, p);
+      for (int64_t i = 0; i < p; ++i) {
+        AddBytes(out, Classify(group[i], group[(i + 1) % p]), per_hop);
+      }
+      break;
+    }
+    case CollectiveKind::kAllToAll: {
+      const int64_t per_pair = RoundDiv(bytes, p);
+      for (int64_t i = 0; i < p; ++i) {
+        for (int64_t j = 0; j < p; ++j) {
+          if (i != j) AddBytes(out, Classify(group[i], group[j]), per_pair);
+        }
+      }
+      break;
+    }
+    case CollectiveKind::kBroadcast:
+      for (int64_t i = 0; i + 1 < p; ++i) AddBytes(out, Classify(group[i], group[i + 1]), bytes);
+      break;
+  }
+  return out;
+}
+
+double AlphaBetaCostModel::TransferTime(const std::vector<Transfer>& transfers) const {
+  // Ordered maps: the result is a max, but keep iteration deterministic anyway.
+  std::map<DeviceId, double> out_time, in_time;
+  for (const Transfer& t : transfers) {
+    if (t.bytes <= 0 || t.src == t.dst) continue;
+    const LinkParams& params = Link(Classify(t.src, t.dst));
+    const double cost = params.latency + static_cast<double>(t.bytes) / params.bandwidth;
+    out_time[t.src] += cost;
+    in_time[t.dst] += cost;
+  }
+  double worst = 0.0;
+  for (const auto& [device, time] : out_time) worst = std::max(worst, time);
+  for (const auto& [device, time] : in_time) worst = std::max(worst, time);
+  return worst;
+}
+
+}  // namespace twinflow::sbp

@@ -1,1 +1,44 @@
-// placeholder: implemented by the session building cost_model
+#include "engine/sbp/cost_model.h"
+
+namespace twinflow::sbp {
+
+const char* LinkClassName(LinkClass link) {
+  switch (link) {
+    case LinkClass::kSameDevice:
+      return "local";
+    case LinkClass::kIntraNode:
+      return "intra-node";
+    case LinkClass::kInterNode:
+      return "inter-node";
+    case LinkClass::kHostDevice:
+      return "host-device";
+  }
+  return "unknown";
+}
+
+const char* CollectiveKindName(CollectiveKind kind) {
+  switch (kind) {
+    case CollectiveKind::kAllGather:
+      return "all_gather";
+    case CollectiveKind::kAllReduce:
+      return "all_reduce";
+    case CollectiveKind::kReduceScatter:
+      return "reduce_scatter";
+    case CollectiveKind::kAllToAll:
+      return "all_to_all";
+    case CollectiveKind::kBroadcast:
+      return "broadcast";
+  }
+  return "unknown";
+}
+
+LinkBytes CostModel::TransferLinkBytes(const std::vector<Transfer>& transfers) const {
+  LinkBytes out;
+  for (const Transfer& t : transfers) {
+    if (t.bytes <= 0 || t.src == t.dst) continue;
+    out[Classify(t.src, t.dst)] += t.bytes;
+  }
+  return out;
+}
+
+}  // namespace twinflow::sbp

@@ -11,12 +11,13 @@
 #include <string_view>
 #include <vector>
 
+#include "engine/core/device_type.h"
 #include "engine/core/shape.h"
 
 namespace twinflow::sbp {
 
-enum class DeviceType { kCpu, kCuda };
-const char* DeviceTypeName(DeviceType type);  // "cpu", "cuda"
+using twinflow::DeviceType;
+using twinflow::DeviceTypeName;
 
 struct DeviceId {
   DeviceType type = DeviceType::kCpu;

@@ -1,2 +1,101 @@
 #!/usr/bin/env bash
-exit 0
+# Drives the `twinflow` binary as a user would: exit codes and messages of `boxing`, `demo`
+# and the top level. Usage: boxing_cli_test.sh path/to/twinflow
+set -uo pipefail
+
+tf="${1:?usage: $0 path/to/twinflow}"
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+passed=0
+failed=0
+
+# check NAME EXPECTED_STATUS PATTERN STREAM -- ARGS...
+# Runs twinflow ARGS, then requires the exact exit status and a fixed-string match of PATTERN
+# in STREAM (out or err; an empty PATTERN skips the match).
+check() {
+  local name="$1" want="$2" pattern="$3" stream="$4"
+  shift 5
+  "$tf" "$@" >"$work/out" 2>"$work/err" </dev/null
+  local got=$?
+  local problem=""
+  if [ "$got" -ne "$want" ]; then
+    problem="exit status $got, want $want"
+  elif [ -n "$pattern" ] && ! grep -qF -- "$pattern" "$work/$stream"; then
+    problem="std$stream lacks '$pattern'"
+  elif [ "$want" -eq 2 ] && [ "$stream" = err ] && [ "${1:-}" = boxing ] &&
+    ! grep -q '^twinflow boxing: error: ' "$work/err"; then
+    problem="stderr lacks the 'twinflow boxing: error: ' prefix"
+  fi
+  if [ -z "$problem" ]; then
+    echo "ok   - $name"
+    passed=$((passed + 1))
+  else
+    echo "FAIL - $name: $problem"
+    echo "       command: twinflow $*"
+    sed 's/^/       stdout: /' "$work/out" | head -20
+    sed 's/^/       stderr: /' "$work/err" | head -20
+    failed=$((failed + 1))
+  fi
+}
+
+from="cpu:0-3 [2,2] (S(0),B)"
+to="cpu:4-5 [2] P"
+
+# Success paths.
+check "example plan exits 0 with a total" 0 "total:" out -- \
+  boxing --from "$from" --to "$to" --shape 7,5
+check "example plan lists its steps" 0 "send_recv" out -- \
+  boxing --from "$from" --to "$to" --shape 7,5
+check "--flag=value form" 0 "total:" out -- \
+  boxing --from="$from" --to="$to" --shape=7,5 --dtype=f32 --devices-per-node=2
+check "bf16 and a 3-D shape" 0 "total:" out -- \
+  boxing --from "cpu:0-7 [2,4] (S(0),S(2))" --to "cpu:0-7 [2,4] (B,B)" --shape 4,3,9 \
+  --dtype bf16
+check "identical layouts give an empty plan" 0 "identity" out -- \
+  boxing --from "$from" --to "$from" --shape 7,5
+check "boxing --help exits 0" 0 "usage: twinflow boxing" out -- boxing --help
+check "boxing -h wins over other mistakes" 0 "--devices-per-node" out -- boxing --nope -h
+check "twinflow --help exits 0" 0 "commands:" out -- --help
+check "demo exits 0" 0 "total:" out -- demo
+
+# Usage mistakes.
+check "no command prints usage, exits 2" 2 "usage: twinflow" err --
+check "unknown command" 2 "unknown command 'frobnicate'" err -- frobnicate
+check "unknown flag" 2 "--frobnicate" err -- \
+  boxing --from "$from" --to "$to" --shape 7,5 --frobnicate 1
+check "missing required flag" 2 "--shape" err -- boxing --from "$from" --to "$to"
+check "missing value at the end" 2 "--shape" err -- boxing --from "$from" --to "$to" --shape
+check "missing value before a flag" 2 "--from" err -- boxing --from --to "$to" --shape 7,5
+check "flag given twice" 2 "--shape" err -- \
+  boxing --from "$from" --to "$to" --shape 7,5 --shape 3
+check "stray argument" 2 "extra" err -- boxing --from "$from" --to "$to" --shape 7,5 extra
+check "devices-per-node must be positive" 2 "--devices-per-node" err -- \
+  boxing --from "$from" --to "$to" --shape 7,5 --devices-per-node 0
+check "devices-per-node must be an integer" 2 "4x" err -- \
+  boxing --from "$from" --to "$to" --shape 7,5 --devices-per-node 4x
+
+# Malformed values: each message names the text that was wrong.
+check "malformed shape" 2 "7,x" err -- boxing --from "$from" --to "$to" --shape 7,x
+check "negative shape" 2 "7,-5" err -- boxing --from "$from" --to "$to" --shape 7,-5
+check "huge shape" 2 "too large" err -- \
+  boxing --from "$from" --to "$to" --shape 9000000000,9000000000,9000000000
+check "malformed dtype" 2 "f33" err -- boxing --from "$from" --to "$to" --shape 7,5 --dtype f33
+check "malformed sbp" 2 "S(x)" err -- \
+  boxing --from "cpu:0-3 [2,2] (S(x),B)" --to "$to" --shape 7,5
+check "malformed device type" 2 "gpu:0-3" err -- \
+  boxing --from "gpu:0-3 [2,2] (S(0),B)" --to "$to" --shape 7,5
+check "layout without sbp" 2 "--to" err -- boxing --from "$from" --to "cpu:4-5" --shape 7,5
+check "empty layout" 2 "--from" err -- boxing --from "" --to "$to" --shape 7,5
+
+# Layouts that parse but do not fit the shape or the placement.
+check "split axis beyond the tensor rank" 2 "S(7)" err -- \
+  boxing --from "cpu:0-3 [2,2] (S(7),B)" --to "$to" --shape 7,5
+check "2-D sbp on a 1-D hierarchy" 2 "hierarchy" err -- \
+  boxing --from "cpu:0-3 (S(0),B)" --to "$to" --shape 7,5
+check "hierarchy product differs from the device count" 2 "[3,2]" err -- \
+  boxing --from "cpu:0-3 [3,2] (S(0),B)" --to "$to" --shape 7,5
+check "bad destination names --to" 2 "--to" err -- \
+  boxing --from "$from" --to "cpu:4-5 [2] S(2)" --shape 7,5
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]

@@ -1,0 +1,47 @@
+# twinflow: the few commands a person or CI types. Every target installs what is missing
+# (scripts/install-deps is idempotent and quick on a ready machine) and configures the build
+# directory, so a fresh Debian 12 checkout needs only `make test`.
+#
+#   make demo        build and run `twinflow demo`
+#   make test        build and run every test except those labelled slow
+#   make test-slow   the tests labelled slow
+#   make bench       build and run the benchmarks (build/bin/bench_*)
+#
+# Variables: BUILD_DIR (default build), BUILD_TYPE (RelWithDebInfo), CMAKE_ARGS (extra
+# configure flags, e.g. -DTWINFLOW_CUDA=OFF), CTEST_ARGS (extra ctest flags, e.g. -R cli).
+
+BUILD_DIR ?= build
+BUILD_TYPE ?= RelWithDebInfo
+CMAKE_ARGS ?=
+CTEST_ARGS ?=
+
+.PHONY: all deps configure build test test-slow demo bench clean help
+
+all: build
+
+help:
+	@sed -n '5,11p' $(firstword $(MAKEFILE_LIST)) | sed 's/^# \{0,1\}//'
+
+deps:
+	scripts/install-deps
+
+configure: deps
+	cmake -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) $(CMAKE_ARGS)
+
+build: configure
+	cmake --build $(BUILD_DIR)
+
+test: build
+	ctest --test-dir $(BUILD_DIR) --output-on-failure -j2 -LE slow $(CTEST_ARGS)
+
+test-slow: build
+	ctest --test-dir $(BUILD_DIR) --output-on-failure -L slow $(CTEST_ARGS)
+
+demo: build
+	$(BUILD_DIR)/bin/twinflow demo
+
+bench: deps
+	BUILD_TYPE=$(BUILD_TYPE) CMAKE_ARGS="$(CMAKE_ARGS)" scripts/bench $(BUILD_DIR)
+
+clean:
+	rm -rf $(BUILD_DIR)

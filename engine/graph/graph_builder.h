@@ -1,0 +1,47 @@
+#pragma once
+// GraphBuilder: the C++ API for writing a LogicalGraph, and what gradient functions use to
+// append backward ops. Each added op's outputs are inferred by its OpDef, so a mistake is
+// reported where it is made, naming the op.
+#include <string>
+#include <vector>
+
+#include "engine/graph/logical_graph.h"
+#include "engine/graph/op_registry.h"
+
+namespace twinflow::graph {
+
+class GraphBuilder {
+ public:
+  GraphBuilder(const OpRegistry& registry, sbp::Placement placement);
+
+  // Ops added from now on go to `placement` (pipeline stages use several).
+  void SetPlacement(sbp::Placement placement) { placement_ = std::move(placement); }
+  const sbp::Placement& placement() const { return placement_; }
+
+  // A data input fed from outside at every step.
+  TensorId Input(const std::string& name, Shape shape, DType dtype = DType::kF32);
+  // Model state. `init` attrs: "init" = "normal" | "uniform" | "zeros" | "ones", "std",
+  // "scale", and "seed"; values depend only on (seed, logical index), so every layout of the
+  // variable starts from the same logical tensor.
+  TensorId Variable(const std::string& name, Shape shape, DType dtype, Attrs init);
+
+  // Adds an op of `type`; `name` defaults to "<type>_<id>". Throws the OpDef's error with the
+  // op's name prepended.
+  std::vector<TensorId> Add(const std::string& type, std::vector<TensorId> inputs,
+                            Attrs attrs = {}, std::string name = "");
+  TensorId Add1(const std::string& type, std::vector<TensorId> inputs, Attrs attrs = {},
+                std::string name = "");
+
+  void Pin(TensorId tensor, sbp::NdSbp nd_sbp) { graph_.Pin(tensor, std::move(nd_sbp)); }
+  const TensorMeta& meta(TensorId tensor) const { return graph_.tensor(tensor).meta; }
+  const OpRegistry& registry() const { return registry_; }
+  LogicalGraph& graph() { return graph_; }
+  const LogicalGraph& graph() const { return graph_; }
+
+ private:
+  const OpRegistry& registry_;
+  sbp::Placement placement_;
+  LogicalGraph graph_;
+};
+
+}  // namespace twinflow::graph

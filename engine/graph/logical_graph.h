@@ -1,0 +1,81 @@
+#pragma once
+// LogicalGraph: the model as written for one big logical device. Ops consume and produce
+// logical tensors; each op has a placement, each tensor may carry an NdSbp pin. Ids are dense
+// indices, assigned in creation order, so iteration is deterministic.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/core/attrs.h"
+#include "engine/core/dtype.h"
+#include "engine/core/shape.h"
+#include "engine/sbp/nd_sbp.h"
+#include "engine/sbp/placement.h"
+
+namespace twinflow::graph {
+
+using TensorId = int32_t;
+using OpId = int32_t;
+
+struct TensorMeta {
+  Shape shape;
+  DType dtype = DType::kF32;
+  bool operator==(const TensorMeta& other) const = default;
+  std::string ToString() const;  // "f32[8,16]"
+};
+
+struct TensorNode {
+  TensorId id = -1;
+  std::string name;
+  TensorMeta meta;
+  OpId producer = -1;
+  int output_index = 0;
+  std::optional<sbp::NdSbp> pin;  // a layout the user insists on
+};
+
+struct OpNode {
+  OpId id = -1;
+  std::string name;  // unique in the graph
+  std::string type;
+  Attrs attrs;
+  std::vector<TensorId> inputs;
+  std::vector<TensorId> outputs;
+  sbp::Placement placement;
+};
+
+class OpRegistry;
+
+class LogicalGraph {
+ public:
+  // Appends an op whose outputs' metas are already known; returns its id. Names must be
+  // unique (InvalidArgumentError otherwise). Used by GraphBuilder.
+  OpId AddOp(std::string name, std::string type, Attrs attrs, std::vector<TensorId> inputs,
+             const std::vector<TensorMeta>& outputs, sbp::Placement placement);
+  void Pin(TensorId tensor, sbp::NdSbp nd_sbp);
+
+  const std::vector<OpNode>& ops() const { return ops_; }
+  const std::vector<TensorNode>& tensors() const { return tensors_; }
+  const OpNode& op(OpId id) const;
+  const TensorNode& tensor(TensorId id) const;
+  std::optional<OpId> FindOp(const std::string& name) const;
+  std::optional<TensorId> FindTensor(const std::string& name) const;
+  // Ops consuming `tensor`, in op id order.
+  std::vector<OpId> Consumers(TensorId tensor) const;
+
+  // Every op after the producers of its inputs; ties in id order. Throws InvalidArgumentError
+  // naming an op on a cycle.
+  std::vector<OpId> TopologicalOrder() const;
+
+  // Checks the whole graph and throws the first problem, naming the op: dangling or unknown
+  // tensor ids, cycles, op types the registry lacks, input counts, shapes or dtypes that do not
+  // match what the op infers, pins that do not fit the tensor or the op's placement, and
+  // placements of different device types feeding each other without a copy.
+  void Validate(const OpRegistry& registry) const;
+
+ private:
+  std::vector<OpNode> ops_;
+  std::vector<TensorNode> tensors_;
+};
+
+}  // namespace twinflow::graph

@@ -1,0 +1,73 @@
+#pragma once
+// OpDef: everything the engine knows about one op type, declared by its family in engine/ops:
+// shape and dtype inference, SBP signatures, cost and gradient. Kernels live apart, in
+// kernels/, keyed by (op type, device type, dtype).
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/core/attrs.h"
+#include "engine/graph/logical_graph.h"
+#include "engine/sbp/sbp.h"
+
+namespace twinflow::graph {
+
+class GraphBuilder;
+
+// What an op's functions see: its attributes and its inputs' metas.
+struct OpContext {
+  const std::string& type;
+  const Attrs& attrs;
+  const std::vector<TensorMeta>& inputs;
+};
+
+// A 1-D SBP signature: one Sbp per input and one per output. On an N-D mesh an op's
+// signatures are the products of its 1-D ones, one per mesh axis (see NdSignatures).
+struct SbpSignature {
+  std::vector<sbp::Sbp> inputs;
+  std::vector<sbp::Sbp> outputs;
+  std::string ToString() const;  // "S(0),B -> S(0)"
+  bool operator==(const SbpSignature& other) const = default;
+};
+
+struct NdSbpSignature {
+  std::vector<sbp::NdSbp> inputs;
+  std::vector<sbp::NdSbp> outputs;
+  std::string ToString() const;  // "(S(0),B),(B,S(1)) -> (S(0),S(1))"
+  bool operator==(const NdSbpSignature& other) const = default;
+};
+
+// Work of one execution, on the shapes given (logical or physical).
+struct OpCost {
+  double flops = 0;
+  int64_t bytes_read = 0;
+  int64_t bytes_written = 0;
+};
+
+// Builds the gradients of an op's inputs from the gradients of its outputs (nullopt where an
+// output's gradient is zero). Returns one entry per input, nullopt where none flows.
+using GradientFn = std::function<std::vector<std::optional<TensorId>>(
+    GraphBuilder& builder, const OpNode& op, const std::vector<std::optional<TensorId>>& dy)>;
+
+struct OpDef {
+  std::string type;
+  int min_inputs = 1;
+  int max_inputs = 1;  // -1: any number
+  int num_outputs = 1;
+  // Throws ShapeError (or InvalidArgumentError for bad attrs) naming the problem.
+  std::function<std::vector<TensorMeta>(const OpContext&)> infer;
+  // Valid 1-D signatures for these inputs when the mesh axis has `parts` devices. Ops may drop
+  // signatures that the shapes cannot honour (e.g. a reshape that needs divisibility).
+  std::function<std::vector<SbpSignature>(const OpContext&, int64_t parts)> signatures;
+  std::function<OpCost(const OpContext&)> cost;
+  GradientFn gradient;  // empty: not differentiable (integer outputs, optimizer updates)
+  bool is_source = false;  // input and variable ops: no kernel inputs, values from outside
+};
+
+// The N-D signatures of an op on a mesh: products of 1-D signatures, axis by axis, dropping
+// those that split a tensor axis into more parts than it has elements. Stable order.
+std::vector<NdSbpSignature> NdSignatures(const OpDef& def, const OpContext& ctx,
+                                         const Shape& hierarchy);
+
+}  // namespace twinflow::graph

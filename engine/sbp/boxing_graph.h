@@ -1,0 +1,48 @@
+#pragma once
+// BoxingGraph: the planner's search space. Nodes are every layout of the tensor on the source
+// and on the destination placement (every NdSbp of S(axis), B, P(sum|max|min) per mesh axis);
+// edges are single boxing steps (boxing_steps.h): one-axis collectives and local steps within
+// a placement, and send/recv and broadcast between any two non-partial layouts. Node facts
+// and out-edges are computed lazily, as the search reaches them.
+#include <map>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "engine/sbp/boxing_steps.h"
+
+namespace twinflow::sbp {
+
+class BoxingGraph {
+ public:
+  BoxingGraph(const Shape& shape, DType dtype, const Layout& src, const Layout& dst,
+              const CostModel& cost_model);
+
+  int size() const { return static_cast<int>(nodes_.size()); }
+  int source() const { return source_; }
+  int target() const { return target_; }
+  const Layout& layout(int node);
+  // The steps leaving `node`, each with the node it reaches, in a fixed order.
+  std::vector<std::pair<int, BoxingStep>> OutSteps(int node);
+
+ private:
+  struct Node {
+    int placement;  // index into placements_
+    NdSbp nd_sbp;
+  };
+  const LayoutFacts& Facts(int node);
+  int NodeOf(int placement, const NdSbp& nd_sbp) const;
+
+  Shape shape_;
+  DType dtype_;
+  const CostModel& cost_model_;
+  std::vector<Placement> placements_;  // the source's, then the destination's if different
+  std::vector<Node> nodes_;
+  std::vector<std::map<NdSbp, int>> index_;  // per placement
+  std::vector<std::optional<LayoutFacts>> facts_;
+  std::vector<Sbp> axis_options_;
+  int source_ = 0;
+  int target_ = 0;
+};
+
+}  // namespace twinflow::sbp

@@ -1,0 +1,17 @@
+#pragma once
+// The Register*Kernels function of each CPU kernel file; CpuKernels() calls them all.
+#include "kernels/kernel.h"
+
+namespace twinflow::kernels {
+
+void RegisterMatmulKernels(KernelRegistry& registry);         // matmul_kernels.cc
+void RegisterElementwiseKernels(KernelRegistry& registry);    // elementwise_kernels.cc
+void RegisterActivationKernels(KernelRegistry& registry);     // activation_kernels.cc
+void RegisterReductionKernels(KernelRegistry& registry);      // reduction_kernels.cc
+void RegisterSoftmaxKernels(KernelRegistry& registry);        // softmax_kernels.cc
+void RegisterNormalizationKernels(KernelRegistry& registry);  // normalization_kernels.cc
+void RegisterEmbeddingKernels(KernelRegistry& registry);      // embedding_kernels.cc
+void RegisterShapeKernels(KernelRegistry& registry);          // shape_kernels.cc
+void RegisterMiscKernels(KernelRegistry& registry);           // misc_kernels.cc
+
+}  // namespace twinflow::kernels

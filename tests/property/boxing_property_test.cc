@@ -1,0 +1,213 @@
+// Properties of the boxing planner and executor over random dtypes, shapes (sizes not
+// divisible by, and smaller than, the device count, and empty ones), placements (1-D, 2-D and
+// 3-D meshes, different device counts, disjoint, overlapping and shuffled device lists, cpu
+// and cuda) and NdSbp pairs. Each property runs 1,000 cases by default (tests/property/main.cc).
+#include <gtest/gtest.h>
+#include <rapidcheck/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "engine/sbp/alpha_beta_cost_model.h"
+#include "engine/sbp/boxing_executor.h"
+#include "engine/sbp/boxing_planner.h"
+#include "engine/sbp/distribute.h"
+#include "engine/sbp/slicing.h"
+
+namespace twinflow::sbp {
+namespace {
+
+const std::vector<std::vector<int64_t>> kMeshes = {
+    {1}, {2}, {3}, {4}, {5}, {8}, {1, 3}, {2, 1}, {2, 2}, {2, 3}, {3, 2}, {2, 4}, {4, 2},
+    {2, 2, 2}, {1, 2, 2}, {2, 1, 3}};
+
+Shape DrawShape() {
+  const int rank = *rc::gen::inRange(1, 4);
+  std::vector<int64_t> dims;
+  for (int k = 0; k < rank; ++k) {
+    // Mostly small extents (smaller than or not divisible by the device count), sometimes 0.
+    dims.push_back(*rc::gen::weightedOneOf<int64_t>(
+        {{12, rc::gen::inRange<int64_t>(1, 10)}, {1, rc::gen::just<int64_t>(0)}}));
+  }
+  return Shape(dims);
+}
+
+// A placement whose devices are drawn from 16 ids; `avoid` lists ids it must not use
+// (for disjoint pairs).
+Placement DrawPlacement(const std::vector<int64_t>& avoid = {}) {
+  const std::vector<int64_t> mesh = *rc::gen::elementOf(kMeshes);
+  int64_t count = 1;
+  for (int64_t m : mesh) count *= m;
+  std::vector<int64_t> free_ids;
+  for (int64_t id = 0; id < 16; ++id) {
+    if (std::find(avoid.begin(), avoid.end(), id) == avoid.end()) free_ids.push_back(id);
+  }
+  RC_PRE(static_cast<int64_t>(free_ids.size()) >= count);
+  // Contiguous runs are the common case; shuffled lists check that order is respected.
+  const auto start = *rc::gen::inRange<int64_t>(0, free_ids.size() - count + 1);
+  std::vector<int64_t> ids(free_ids.begin() + start, free_ids.begin() + start + count);
+  if (*rc::gen::inRange(0, 4) == 0) {
+    Rng shuffle(*rc::gen::inRange<uint64_t>(0, 1000));
+    for (int64_t i = count - 1; i > 0; --i) std::swap(ids[i], ids[shuffle.UniformInt(0, i)]);
+  }
+  const DeviceType type = *rc::gen::inRange(0, 8) == 0 ? DeviceType::kCuda : DeviceType::kCpu;
+  return Placement(type, ids, Shape(mesh));
+}
+
+NdSbp DrawNdSbp(int tensor_rank, int mesh_rank) {
+  std::vector<Sbp> sbps;
+  for (int a = 0; a < mesh_rank; ++a) {
+    const int choice = *rc::gen::inRange(0, tensor_rank + 4);
+    if (choice < tensor_rank) {
+      sbps.push_back(Sbp::Split(choice));
+    } else if (choice == tensor_rank) {
+      sbps.push_back(Sbp::Broadcast());
+    } else {
+      sbps.push_back(Sbp::Partial(static_cast<ReduceOp>(choice - tensor_rank - 1)));
+    }
+  }
+  return NdSbp(sbps);
+}
+
+Layout DrawLayout(const Shape& shape, const Placement& placement) {
+  return Layout{placement, DrawNdSbp(shape.rank(), placement.hierarchy().rank())};
+}
+
+// The destination placement: the same, a disjoint one, or any (often overlapping) one.
+Placement DrawOtherPlacement(const Placement& src) {
+  switch (*rc::gen::inRange(0, 3)) {
+    case 0: return src;
+    case 1: return DrawPlacement(src.device_ids());
+    default: return DrawPlacement();
+  }
+}
+
+AlphaBetaCostModel DrawCostModel() {
+  AlphaBetaConfig config;
+  config.devices_per_node = *rc::gen::elementOf(std::vector<int64_t>{1, 2, 4, 8});
+  return AlphaBetaCostModel(config);
+}
+
+bool HasEffectivePartialSum(const Layout& layout) {
+  for (int a = 0; a < layout.nd_sbp.size(); ++a) {
+    const Sbp& s = layout.nd_sbp[a];
+    if (s.is_partial() && s.op == ReduceOp::kSum && layout.placement.hierarchy()[a] > 1) {
+      return true;
+    }
+  }
+  return false;
+}
+
+bool HasEffectivePartial(const Layout& layout) {
+  for (int a = 0; a < layout.nd_sbp.size(); ++a) {
+    if (layout.nd_sbp[a].is_partial() && layout.placement.hierarchy()[a] > 1) return true;
+  }
+  return false;
+}
+
+// Independent of the planner: can every destination device build its slice from what it
+// already holds? (Destination non-partial.)
+bool DataIsAlreadyLocal(const Shape& shape, const Layout& src, const Layout& dst) {
+  for (int64_t j = 0; j < dst.placement.size(); ++j) {
+    const Region need = PhysicalRegion(shape, dst, j);
+    if (need.empty()) continue;
+    const auto s = src.placement.ParallelIndexOf(dst.placement.device(j));
+    if (!s || HasEffectivePartial(src) || !PhysicalRegion(shape, src, *s).Contains(need)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// Values: integers for integer dtypes and for 16-bit floats (which then sum exactly), uniform
+// reals in [-1, 1) for f32 and f64.
+Tensor DrawTensor(const Shape& shape, DType dtype, Rng& rng) {
+  if (!IsStorageOnly(dtype)) return Tensor::Random(shape, dtype, rng);
+  Tensor t(shape, dtype);
+  for (int64_t i = 0; i < t.numel(); ++i) t.SetDouble(i, rng.UniformInt(-16, 16));
+  return t;
+}
+
+RC_GTEST_PROP(BoxingProperty, ExecutedPlanReassemblesTheLogicalTensor, ()) {
+  const DType dtype = *rc::gen::elementOf(std::vector<DType>(std::begin(kAllDTypes),
+                                                             std::end(kAllDTypes)));
+  const Shape shape = DrawShape();
+  const Layout src = DrawLayout(shape, DrawPlacement());
+  const Layout dst = DrawLayout(shape, DrawOtherPlacement(src.placement));
+  const AlphaBetaCostModel cost = DrawCostModel();
+  Rng rng(*rc::gen::inRange<uint64_t>(0, 1u << 30));
+
+  const Tensor x = DrawTensor(shape, dtype, rng);
+  const BoxingPlan plan = PlanBoxing(shape, dtype, src, dst, cost);
+  const BoxingResult result = ExecuteBoxing(plan, Distribute(x, src, rng));
+  const Tensor y = Assemble(result.outputs, shape, dst);
+  RC_LOG() << DTypeName(dtype) << shape.ToString() << "\n" << plan.ToString() << "\nx = "
+           << x.ToString() << "\ny = " << y.ToString() << "\n";
+  if (dtype == DType::kF32 || dtype == DType::kF64) {
+    if (HasEffectivePartialSum(src)) {
+      // Float partial sums are exact only up to rounding: parts scale like (|v| + 1) and at
+      // most 8 of them add up, so a few ulps of 2 per device bound the error.
+      const double eps = dtype == DType::kF32 ? 1.2e-7 : 2.3e-16;
+      const double tol = eps * 2 * 8 * static_cast<double>(src.placement.size());
+      RC_ASSERT(CloseRatio(y, x, tol, tol) <= 1.0);
+      return;
+    }
+  }
+  // Integers, 16-bit floats holding integers, and every float transition without a source
+  // partial sum: copies, max and min are exact.
+  RC_ASSERT(BitEqual(y, x));
+}
+
+RC_GTEST_PROP(BoxingProperty, CostIsNonNegativeAndZeroExactlyWhenNoByteMoves, ()) {
+  const Shape shape = DrawShape();
+  const Layout src = DrawLayout(shape, DrawPlacement());
+  const Layout dst = DrawLayout(shape, DrawOtherPlacement(src.placement));
+  const AlphaBetaCostModel cost = DrawCostModel();
+  const BoxingPlan plan = PlanBoxing(shape, DType::kI32, src, dst, cost);
+  RC_ASSERT(plan.time() >= 0.0);
+  for (const BoxingStep& step : plan.steps) RC_ASSERT(step.time >= 0.0);
+  RC_ASSERT((plan.time() == 0.0) == (plan.cross_device_bytes() == 0));
+  // The executor's own count of bytes that crossed devices agrees on zero.
+  Rng rng(1);
+  const BoxingResult result =
+      ExecuteBoxing(plan, Distribute(Tensor::Random(shape, DType::kI32, rng), src, rng));
+  RC_ASSERT((result.cross_device_bytes == 0) == (plan.cross_device_bytes() == 0));
+  // And an oracle that knows nothing of the planner: when every device already holds what it
+  // needs, the plan is free; when a non-partial destination needs a byte from elsewhere, not.
+  const bool local = DataIsAlreadyLocal(shape, src, dst);
+  if (local) RC_ASSERT(plan.time() == 0.0);
+  if (!HasEffectivePartial(dst)) RC_ASSERT(local == (plan.time() == 0.0));
+}
+
+RC_GTEST_PROP(BoxingProperty, CostObeysTheTriangleInequality, ()) {
+  const Shape shape = DrawShape();
+  const DType dtype = *rc::gen::elementOf(std::vector<DType>{DType::kF32, DType::kBF16});
+  const Layout a = DrawLayout(shape, DrawPlacement());
+  const Layout c = DrawLayout(shape, DrawOtherPlacement(a.placement));
+  // b lies on one of the two placements: the planner searches every layout on those.
+  const Layout b = DrawLayout(shape, *rc::gen::inRange(0, 2) ? a.placement : c.placement);
+  const AlphaBetaCostModel cost = DrawCostModel();
+  const double direct = PlanBoxing(shape, dtype, a, c, cost).time();
+  const double via = PlanBoxing(shape, dtype, a, b, cost).time() +
+                     PlanBoxing(shape, dtype, b, c, cost).time();
+  RC_ASSERT(direct <= via * (1 + 1e-9));
+}
+
+RC_GTEST_PROP(BoxingProperty, PlanningIsDeterministic, ()) {
+  const Shape shape = DrawShape();
+  const Layout src = DrawLayout(shape, DrawPlacement());
+  const Layout dst = DrawLayout(shape, DrawOtherPlacement(src.placement));
+  const AlphaBetaCostModel cost = DrawCostModel();
+  const BoxingPlan first = PlanBoxing(shape, DType::kF32, src, dst, cost);
+  const BoxingPlan second = PlanBoxing(shape, DType::kF32, src, dst, cost);
+  RC_ASSERT(first.ToString() == second.ToString());
+  RC_ASSERT(first.steps.size() == second.steps.size());
+  for (size_t i = 0; i < first.steps.size(); ++i) {
+    RC_ASSERT(first.steps[i].kind == second.steps[i].kind);
+    RC_ASSERT(first.steps[i].to == second.steps[i].to);
+    RC_ASSERT(first.steps[i].time == second.steps[i].time);
+  }
+}
+
+}  // namespace
+}  // namespace twinflow::sbp

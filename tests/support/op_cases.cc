@@ -1,0 +1,19 @@
+#include "tests/support/op_cases.h"
+
+namespace twinflow::testing {
+
+std::vector<OpCase> AllOpCases() {
+  std::vector<OpCase> all;
+  for (auto family : {MatmulCases, ElementwiseCases, ActivationCases, ReductionCases,
+                      SoftmaxCases, NormalizationCases, EmbeddingCases, ShapeCases, MiscCases}) {
+    for (OpCase& c : family()) all.push_back(std::move(c));
+  }
+  return all;
+}
+
+Tensor FillInput(const OpInstance& instance, int i, Rng& rng) {
+  if (i < static_cast<int>(instance.fill.size()) && instance.fill[i]) return instance.fill[i](rng);
+  return Tensor::Random(instance.inputs[i].shape, instance.inputs[i].dtype, rng);
+}
+
+}  // namespace twinflow::testing

@@ -1,0 +1,48 @@
+#pragma once
+// Random test cases for every op type, shared by the SBP rule property test and the gradient
+// check. Each op family contributes a function returning its cases; a case draws a random,
+// valid instance of one op (attrs, input metas and how to fill the inputs) from an Rng.
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "engine/core/attrs.h"
+#include "engine/core/rng.h"
+#include "engine/core/tensor.h"
+#include "engine/graph/logical_graph.h"
+
+namespace twinflow::testing {
+
+struct OpInstance {
+  std::string type;
+  Attrs attrs;
+  std::vector<graph::TensorMeta> inputs;
+  // Fills input i; the default (when empty) is Tensor::Random. Ops with integer index inputs
+  // (embedding ids, labels) or domain limits supply their own.
+  std::vector<std::function<Tensor(Rng&)>> fill;
+  // Inputs the gradient check must not perturb (integer ids, labels).
+  std::vector<int> non_differentiable_inputs;
+};
+
+struct OpCase {
+  std::string type;
+  std::function<OpInstance(Rng&)> draw;
+  bool check_gradient = true;  // false for non-differentiable ops (cast to int, argmax-like)
+};
+
+// One per op family file in engine/ops; AllOpCases() concatenates them.
+std::vector<OpCase> MatmulCases();
+std::vector<OpCase> ElementwiseCases();
+std::vector<OpCase> ActivationCases();
+std::vector<OpCase> ReductionCases();
+std::vector<OpCase> SoftmaxCases();
+std::vector<OpCase> NormalizationCases();
+std::vector<OpCase> EmbeddingCases();
+std::vector<OpCase> ShapeCases();
+std::vector<OpCase> MiscCases();
+std::vector<OpCase> AllOpCases();
+
+// A tensor filled by case i's filler (or Tensor::Random).
+Tensor FillInput(const OpInstance& instance, int i, Rng& rng);
+
+}  // namespace twinflow::testing
