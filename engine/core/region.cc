@@ -51,6 +51,17 @@ Region Region::Intersect(const Region& other) const {
   return r;
 }
 
+int64_t Region::IntersectNumel(const Region& other) const {
+  int64_t n = 1;
+  for (size_t i = 0; i < ranges.size(); ++i) {
+    const int64_t b = std::max(ranges[i].begin, other.ranges[i].begin);
+    const int64_t e = std::min(ranges[i].end, other.ranges[i].end);
+    if (e <= b) return 0;
+    n *= e - b;
+  }
+  return n;
+}
+
 Region Region::RelativeTo(const Region& outer) const {
   Region r;
   for (size_t i = 0; i < ranges.size(); ++i) {

@@ -138,20 +138,22 @@ LinkBytes AlphaBetaCostModel::CollectiveLinkBytes(CollectiveKind kind,
   return out;
 }
 
-double AlphaBetaCostModel::TransferTime(const std::vector<Transfer>& transfers) const {
-  // Ordered maps: the result is a max, but keep iteration deterministic anyway.
-  std::map<DeviceId, double> out_time, in_time;
-  for (const Transfer& t : transfers) {
-    if (t.bytes <= 0 || t.src == t.dst) continue;
-    const LinkParams& params = Link(Classify(t.src, t.dst));
-    const double cost = params.latency + static_cast<double>(t.bytes) / params.bandwidth;
-    out_time[t.src] += cost;
-    in_time[t.dst] += cost;
+double AlphaBetaCostModel::MessageTime(const DeviceId& src, const DeviceId& dst,
+                                       int64_t bytes) const {
+  if (bytes <= 0 || src == dst) return 0.0;
+  const LinkParams& params = Link(Classify(src, dst));
+  return params.latency + static_cast<double>(bytes) / params.bandwidth;
+}
+
+double AlphaBetaCostModel::FastestMessageTime(int64_t bytes) const {
+  if (bytes <= 0) return 0.0;
+  double fastest = -1;
+  for (const auto& [link, params] : config_.links) {
+    if (link == LinkClass::kSameDevice) continue;
+    const double time = params.latency + static_cast<double>(bytes) / params.bandwidth;
+    if (fastest < 0 || time < fastest) fastest = time;
   }
-  double worst = 0.0;
-  for (const auto& [device, time] : out_time) worst = std::max(worst, time);
-  for (const auto& [device, time] : in_time) worst = std::max(worst, time);
-  return worst;
+  return fastest;
 }
 
 }  // namespace twinflow::sbp

@@ -44,7 +44,8 @@ class AlphaBetaCostModel : public CostModel {
                         int64_t bytes) const override;
   LinkBytes CollectiveLinkBytes(CollectiveKind kind, const std::vector<DeviceId>& group,
                                 int64_t bytes) const override;
-  double TransferTime(const std::vector<Transfer>& transfers) const override;
+  double MessageTime(const DeviceId& src, const DeviceId& dst, int64_t bytes) const override;
+  double FastestMessageTime(int64_t bytes) const override;
 
  private:
   AlphaBetaConfig config_;

@@ -42,6 +42,13 @@ BoxingGraph::BoxingGraph(const Shape& shape, DType dtype, const Layout& src, con
     }
   }
   facts_.resize(nodes_.size());
+  axis_steps_.resize(nodes_.size());
+  local_index_.resize(placements_.size());
+  for (size_t p = 0; p < placements_.size(); ++p) {
+    for (size_t q = 0; q < placements_.size(); ++q) {
+      local_index_[p].push_back(SourceIndexOfDestinations(placements_[p], placements_[q]));
+    }
+  }
   source_ = NodeOf(0, src.nd_sbp);
   target_ = NodeOf(static_cast<int>(placements_.size()) - 1, dst.nd_sbp);
 }
@@ -64,26 +71,58 @@ const LayoutFacts& BoxingGraph::Facts(int node) {
   return *facts_[node];
 }
 
-std::vector<std::pair<int, BoxingStep>> BoxingGraph::OutSteps(int node) {
+std::vector<std::pair<int, BoxingStep>> BoxingGraph::OutSteps(
+    int node, const std::function<double(int)>& budget) {
   const StepContext ctx{shape_, dtype_, cost_model_};
-  const LayoutFacts& from = Facts(node);
   const int placement = nodes_[node].placement;
-  std::vector<std::pair<int, BoxingStep>> out;
-  for (int a = 0; a < from.layout.nd_sbp.size(); ++a) {
-    for (const Sbp& option : axis_options_) {
-      if (auto step = AxisStep(ctx, from, a, option)) {
-        out.emplace_back(NodeOf(placement, step->to.nd_sbp), std::move(*step));
+  if (!axis_steps_[node]) {
+    std::vector<std::pair<int, BoxingStep>> steps;
+    const NdSbp& nd_sbp = nodes_[node].nd_sbp;
+    for (int a = 0; a < nd_sbp.size(); ++a) {
+      for (const Sbp& option : axis_options_) {
+        if (option == nd_sbp[a]) continue;
+        NdSbp changed = nd_sbp;
+        changed[a] = option;
+        const int next = NodeOf(placement, changed);
+        if (auto step = AxisStep(ctx, Facts(node), Facts(next), a)) {
+          steps.emplace_back(next, std::move(*step));
+        }
       }
     }
+    axis_steps_[node] = std::move(steps);
   }
-  if (from.partial) return out;
+  std::vector<std::pair<int, BoxingStep>> out = *axis_steps_[node];
+  if (IsPartial(node)) return out;
+  const LayoutFacts& from = Facts(node);
   for (int next = 0; next < size(); ++next) {
-    if (next == node) continue;
+    if (next == node || IsPartial(next)) continue;
     const LayoutFacts& to = Facts(next);
-    if (auto step = SendRecvStep(ctx, from, to)) out.emplace_back(next, std::move(*step));
     if (auto step = BroadcastStep(ctx, from, to)) out.emplace_back(next, std::move(*step));
+    const double limit = budget(next);
+    const std::vector<int64_t>& local = local_index_[placement][nodes_[next].placement];
+    if (limit < 0 || SendRecvLowerBound(ctx, from, to, local) > limit) continue;
+    if (auto step = SendRecvStep(ctx, from, to, local, /*with_transfers=*/false)) {
+      out.emplace_back(next, std::move(*step));
+    }
   }
   return out;
+}
+
+BoxingStep BoxingGraph::Materialize(BoxingStep step, int from, int to) {
+  if (step.kind != BoxingStepKind::kSendRecv) return step;
+  const StepContext ctx{shape_, dtype_, cost_model_};
+  const std::vector<int64_t>& local =
+      local_index_[nodes_[from].placement][nodes_[to].placement];
+  return *SendRecvStep(ctx, Facts(from), Facts(to), local, /*with_transfers=*/true);
+}
+
+bool BoxingGraph::IsPartial(int node) const {
+  const Node& n = nodes_[node];
+  const Shape& hierarchy = placements_[n.placement].hierarchy();
+  for (int a = 0; a < hierarchy.rank(); ++a) {
+    if (n.nd_sbp[a].is_partial() && hierarchy[a] > 1) return true;
+  }
+  return false;
 }
 
 }  // namespace twinflow::sbp

@@ -4,6 +4,7 @@
 // edges are single boxing steps (boxing_steps.h): one-axis collectives and local steps within
 // a placement, and send/recv and broadcast between any two non-partial layouts. Node facts
 // and out-edges are computed lazily, as the search reaches them.
+#include <functional>
 #include <map>
 #include <optional>
 #include <utility>
@@ -22,8 +23,12 @@ class BoxingGraph {
   int source() const { return source_; }
   int target() const { return target_; }
   const Layout& layout(int node);
-  // The steps leaving `node`, each with the node it reaches, in a fixed order.
-  std::vector<std::pair<int, BoxingStep>> OutSteps(int node);
+  // The steps leaving `node`, each with the node it reaches, in a fixed order. Point-to-point
+  // steps whose lower bound exceeds budget(next) are skipped (they cannot improve the path to
+  // next), and come without their transfer list: Materialize adds it to the ones kept.
+  std::vector<std::pair<int, BoxingStep>> OutSteps(int node,
+                                                   const std::function<double(int)>& budget);
+  BoxingStep Materialize(BoxingStep step, int from, int to);
 
  private:
   struct Node {
@@ -31,6 +36,7 @@ class BoxingGraph {
     NdSbp nd_sbp;
   };
   const LayoutFacts& Facts(int node);
+  bool IsPartial(int node) const;  // without computing facts
   int NodeOf(int placement, const NdSbp& nd_sbp) const;
 
   Shape shape_;
@@ -40,6 +46,10 @@ class BoxingGraph {
   std::vector<Node> nodes_;
   std::vector<std::map<NdSbp, int>> index_;  // per placement
   std::vector<std::optional<LayoutFacts>> facts_;
+  // One-axis steps per node, kept across searches (they do not depend on the budget).
+  std::vector<std::optional<std::vector<std::pair<int, BoxingStep>>>> axis_steps_;
+  // local_index_[p][q][j]: parallel index in placement p of device j of placement q, or -1.
+  std::vector<std::vector<std::vector<int64_t>>> local_index_;
   std::vector<Sbp> axis_options_;
   int source_ = 0;
   int target_ = 0;

@@ -1,6 +1,7 @@
 #include "engine/sbp/boxing_planner.h"
 
 #include <algorithm>
+#include <limits>
 #include <queue>
 #include <tuple>
 
@@ -27,16 +28,16 @@ bool Better(const Label& candidate, const Label& current) {
   return candidate.time <= current.time + tie && candidate.steps < current.steps;
 }
 
-}  // namespace
+struct Path {
+  double time = 0;
+  std::vector<std::pair<int, BoxingStep>> steps;  // (node reached, step), source first
+};
 
-BoxingPlan PlanBoxing(const Shape& shape, DType dtype, const Layout& src, const Layout& dst,
-                      const CostModel& cost_model) {
-  src.Validate(shape);
-  dst.Validate(shape);
-  BoxingPlan plan{shape, dtype, src, dst, {}};
-  if (src == dst) return plan;
-
-  BoxingGraph graph(shape, dtype, src, dst, cost_model);
+// Dijkstra from source to target. Point-to-point edges are priced only when their lower bound
+// could beat both the label of the node they reach and `cap`, a known upper bound on the
+// answer; with point_to_point false they are left out.
+std::optional<Path> ShortestPath(BoxingGraph& graph, bool point_to_point, double cap) {
+  const double infinity = std::numeric_limits<double>::infinity();
   std::vector<Label> label(graph.size());
   std::vector<int> previous(graph.size(), -1);
   std::vector<std::optional<BoxingStep>> via(graph.size());
@@ -52,7 +53,14 @@ BoxingPlan PlanBoxing(const Shape& shape, DType dtype, const Layout& src, const 
     if (done[node]) continue;
     done[node] = true;
     if (node == graph.target()) break;
-    for (auto& [next, step] : graph.OutSteps(node)) {
+    const auto budget = [&](int next) {
+      if (!point_to_point) return -1.0;
+      double bound = cap;
+      if (label[next].steps >= 0) bound = std::min(bound, label[next].time);
+      if (label[graph.target()].steps >= 0) bound = std::min(bound, label[graph.target()].time);
+      return bound == infinity ? infinity : bound - label[node].time + kRelativeTie * bound;
+    };
+    for (auto& [next, step] : graph.OutSteps(node, budget)) {
       if (done[next]) continue;
       const Label candidate{label[node].time + step.time, label[node].steps + 1};
       if (!Better(candidate, label[next])) continue;
@@ -62,13 +70,39 @@ BoxingPlan PlanBoxing(const Shape& shape, DType dtype, const Layout& src, const 
       frontier.emplace(candidate.time, candidate.steps, next);
     }
   }
-  if (!done[graph.target()]) {
-    throw SbpError("boxing: no path from " + src.ToString() + " to " + dst.ToString());
-  }
+  if (!done[graph.target()]) return std::nullopt;
+  Path path;
+  path.time = label[graph.target()].time;
   for (int node = graph.target(); node != graph.source(); node = previous[node]) {
-    plan.steps.push_back(std::move(*via[node]));
+    path.steps.emplace_back(node, std::move(*via[node]));
   }
-  std::reverse(plan.steps.begin(), plan.steps.end());
+  std::reverse(path.steps.begin(), path.steps.end());
+  return path;
+}
+
+}  // namespace
+
+BoxingPlan PlanBoxing(const Shape& shape, DType dtype, const Layout& src, const Layout& dst,
+                      const CostModel& cost_model) {
+  src.Validate(shape);
+  dst.Validate(shape);
+  BoxingPlan plan{shape, dtype, src, dst, {}};
+  if (src == dst) return plan;
+
+  BoxingGraph graph(shape, dtype, src, dst, cost_model);
+  // Collectives, local steps and broadcasts alone always connect the two layouts (through
+  // all-B), and pricing them is cheap; their best path caps the full search, so that costly
+  // point-to-point steps are priced only where they might win.
+  const std::optional<Path> collective_only = ShortestPath(graph, false, 0.0);
+  const double cap = collective_only ? collective_only->time
+                                     : std::numeric_limits<double>::infinity();
+  std::optional<Path> best = ShortestPath(graph, true, cap);
+  if (!best) throw SbpError("boxing: no path from " + src.ToString() + " to " + dst.ToString());
+  int from = graph.source();
+  for (auto& [node, step] : best->steps) {
+    plan.steps.push_back(graph.Materialize(std::move(step), from, node));
+    from = node;
+  }
   return plan;
 }
 

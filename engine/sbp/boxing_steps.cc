@@ -73,15 +73,15 @@ LayoutFacts ComputeFacts(const Shape& shape, Layout layout) {
   return facts;
 }
 
-std::optional<BoxingStep> AxisStep(const StepContext& ctx, const LayoutFacts& from, int axis,
-                                   const Sbp& to_sbp) {
+std::optional<BoxingStep> AxisStep(const StepContext& ctx, const LayoutFacts& from,
+                                   const LayoutFacts& to, int axis) {
   const Sbp& x = from.layout.nd_sbp[axis];
+  const Sbp& to_sbp = to.layout.nd_sbp[axis];
   if (x == to_sbp) return std::nullopt;
   BoxingStep step;
   step.kind = BoxingStepKind::kLocalSlice;
   step.from = from.layout;
-  step.to = from.layout;
-  step.to.nd_sbp[axis] = to_sbp;
+  step.to = to.layout;
   step.mesh_axis = axis;
   const int64_t p = from.layout.placement.hierarchy()[axis];
   if (p == 1) return step;  // one device on this axis: every Sbp names the same data
@@ -97,7 +97,7 @@ std::optional<BoxingStep> AxisStep(const StepContext& ctx, const LayoutFacts& fr
   if (x.is_partial() && to_sbp.is_partial()) return std::nullopt;
 
   step.groups = from.layout.placement.AxisGroups(axis);
-  const std::vector<Region> to_regions = PhysicalRegions(ctx.shape, step.to);
+  const std::vector<Region>& to_regions = to.regions;
   std::vector<int64_t> group_bytes;
   CollectiveKind kind;
   if (x.is_partial()) {
@@ -136,7 +136,8 @@ std::optional<BoxingStep> AxisStep(const StepContext& ctx, const LayoutFacts& fr
       } else {  // all_to_all: the largest block that leaves its device
         for (int64_t r : group) {
           if (r != m) {
-            largest = std::max(largest, Bytes(from.regions[m].Intersect(to_regions[r]), ctx.dtype));
+            largest = std::max(largest, from.regions[m].IntersectNumel(to_regions[r]) *
+                                            DTypeSize(ctx.dtype));
           }
         }
       }

@@ -30,17 +30,30 @@ struct StepContext {
   const CostModel& cost_model;
 };
 
-// Every step that changes one mesh axis of `from` (same placement): all_reduce, all_gather,
-// reduce_scatter, all_to_all, and the local B->S, B->P, S->P(sum) and size-1 relabels. `to`
-// is the layout with mesh axis `axis` set to `to_sbp`.
-std::optional<BoxingStep> AxisStep(const StepContext& ctx, const LayoutFacts& from, int axis,
-                                   const Sbp& to_sbp);
+// The step that changes mesh axis `axis` of `from` into `to` (same placement, `to` differs
+// from `from` on that axis alone): all_reduce, all_gather, reduce_scatter, all_to_all, or a
+// local B->S, B->P, S->P(sum) or size-1 relabel; nothing when no single such step exists.
+std::optional<BoxingStep> AxisStep(const StepContext& ctx, const LayoutFacts& from,
+                                   const LayoutFacts& to, int axis);
 
 // Point-to-point copies of slice intersections from a non-partial layout to another (any
 // placement). Each piece comes from the destination device itself when it holds it, else from
-// the holder that finishes it soonest given the load already assigned.
+// the holder (of a few, taken round-robin) that finishes it soonest given the load already
+// assigned. Without `with_transfers` only the time and link bytes are computed: the search
+// prices many such steps and keeps few.
+// `local[j]` is the source parallel index of destination device j, or -1.
 std::optional<BoxingStep> SendRecvStep(const StepContext& ctx, const LayoutFacts& from,
-                                       const LayoutFacts& to);
+                                       const LayoutFacts& to, const std::vector<int64_t>& local,
+                                       bool with_transfers);
+
+// A lower bound on SendRecvStep's time: the device that must receive the most bytes it does
+// not hold, over the fastest link. Cheap (one region intersection per destination device), so
+// the search can skip steps that cannot help.
+double SendRecvLowerBound(const StepContext& ctx, const LayoutFacts& from, const LayoutFacts& to,
+                          const std::vector<int64_t>& local);
+
+// For each device of `dst`, its parallel index in `src`, or -1.
+std::vector<int64_t> SourceIndexOfDestinations(const Placement& src, const Placement& dst);
 
 // A broadcast from a device holding the whole tensor to every device of another placement
 // whose layout has each device hold the whole tensor.

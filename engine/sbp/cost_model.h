@@ -38,8 +38,14 @@ class CostModel {
   virtual LinkBytes CollectiveLinkBytes(CollectiveKind kind, const std::vector<DeviceId>& group,
                                         int64_t bytes) const = 0;
 
-  // A set of concurrent point-to-point transfers; same-device transfers are free.
-  virtual double TransferTime(const std::vector<Transfer>& transfers) const = 0;
+  // One point-to-point message; same-device messages and empty ones are free.
+  virtual double MessageTime(const DeviceId& src, const DeviceId& dst, int64_t bytes) const = 0;
+  // A lower bound on MessageTime over every pair of distinct devices.
+  virtual double FastestMessageTime(int64_t bytes) const = 0;
+
+  // A set of concurrent point-to-point transfers: each device sends its messages one after
+  // another, and receives them one after another, so the set takes the largest of those sums.
+  double TransferTime(const std::vector<Transfer>& transfers) const;
   LinkBytes TransferLinkBytes(const std::vector<Transfer>& transfers) const;
 };
 

@@ -41,11 +41,12 @@ class SourceGrid {
     }
   }
 
-  // Calls fn(piece, holders) for every grid cell meeting `target`, in row-major cell order.
+  // Calls fn(cell, holders) for every grid cell meeting `target`, in row-major cell order;
+  // Piece(cell, target) is the part of target in that cell. Nothing is allocated per cell.
   template <typename Fn>
-  void ForEachPiece(const Region& target, Fn fn) const {
+  void ForEachCell(const Region& target, Fn fn) const {
     const int rank = target.rank();
-    std::vector<std::pair<size_t, size_t>> runs(rank);  // [first, last) cell index per axis
+    runs_.resize(rank);
     for (int k = 0; k < rank; ++k) {
       const auto& ranges = axis_ranges_[k];
       const Range want = target.ranges[k];
@@ -53,26 +54,38 @@ class SourceGrid {
                                         [&](const Range& r) { return r.end <= want.begin; });
       auto last = std::partition_point(first, ranges.end(),
                                        [&](const Range& r) { return r.begin < want.end; });
-      runs[k] = {first - ranges.begin(), last - ranges.begin()};
-      if (runs[k].first == runs[k].second) return;
+      runs_[k] = {first - ranges.begin(), last - ranges.begin()};
+      if (runs_[k].first == runs_[k].second) return;
     }
-    std::vector<size_t> index(rank);
-    for (int k = 0; k < rank; ++k) index[k] = runs[k].first;
+    cell_.resize(rank);
+    for (int k = 0; k < rank; ++k) cell_[k] = runs_[k].first;
     while (true) {
-      Region piece;
-      int64_t cell = 0;
-      for (int k = 0; k < rank; ++k) {
-        piece.ranges.push_back(axis_ranges_[k][index[k]]);
-        cell += strides_[k] * static_cast<int64_t>(index[k]);
-      }
-      fn(piece.Intersect(target), holders_[cell]);
+      int64_t flat = 0;
+      for (int k = 0; k < rank; ++k) flat += strides_[k] * static_cast<int64_t>(cell_[k]);
+      fn(cell_, holders_[flat]);
       int k = rank - 1;
       for (; k >= 0; --k) {
-        if (++index[k] < runs[k].second) break;
-        index[k] = runs[k].first;
+        if (++cell_[k] < runs_[k].second) break;
+        cell_[k] = runs_[k].first;
       }
       if (k < 0) return;
     }
+  }
+
+  int64_t PieceNumel(const std::vector<size_t>& cell, const Region& target) const {
+    int64_t n = 1;
+    for (size_t k = 0; k < cell.size(); ++k) {
+      const Range r = axis_ranges_[k][cell[k]];
+      n *= std::max<int64_t>(0, std::min(r.end, target.ranges[k].end) -
+                                    std::max(r.begin, target.ranges[k].begin));
+    }
+    return n;
+  }
+
+  Region Piece(const std::vector<size_t>& cell, const Region& target) const {
+    Region piece;
+    for (size_t k = 0; k < cell.size(); ++k) piece.ranges.push_back(axis_ranges_[k][cell[k]]);
+    return piece.Intersect(target);
   }
 
  private:
@@ -86,57 +99,98 @@ class SourceGrid {
   std::vector<std::vector<Range>> axis_ranges_;
   std::vector<int64_t> strides_;
   std::vector<std::vector<int64_t>> holders_;
+  mutable std::vector<std::pair<size_t, size_t>> runs_;  // scratch for ForEachCell
+  mutable std::vector<size_t> cell_;
 };
 
 }  // namespace
 
+std::vector<int64_t> SourceIndexOfDestinations(const Placement& src, const Placement& dst) {
+  std::map<DeviceId, int64_t> index;
+  for (int64_t s = 0; s < src.size(); ++s) index[src.device(s)] = s;
+  std::vector<int64_t> result(dst.size(), -1);
+  for (int64_t j = 0; j < dst.size(); ++j) {
+    const auto it = index.find(dst.device(j));
+    if (it != index.end()) result[j] = it->second;
+  }
+  return result;
+}
+
+namespace {
+// Replicated pieces: look at this many holders, starting round-robin, for the cheapest.
+constexpr size_t kHolderWindow = 16;
+}  // namespace
+
+double SendRecvLowerBound(const StepContext& ctx, const LayoutFacts& from, const LayoutFacts& to,
+                          const std::vector<int64_t>& local) {
+  if (from.partial || to.partial) return 0;
+  int64_t most = 0;
+  for (size_t j = 0; j < to.regions.size(); ++j) {
+    int64_t missing = to.regions[j].numel();
+    if (local[j] >= 0 && !from.partial) {
+      missing -= to.regions[j].IntersectNumel(from.regions[local[j]]);
+    }
+    most = std::max(most, missing);
+  }
+  return ctx.cost_model.FastestMessageTime(most * DTypeSize(ctx.dtype));
+}
+
 std::optional<BoxingStep> SendRecvStep(const StepContext& ctx, const LayoutFacts& from,
-                                       const LayoutFacts& to) {
+                                       const LayoutFacts& to, const std::vector<int64_t>& local,
+                                       bool with_transfers) {
   if (from.partial || to.partial || from.layout == to.layout) return std::nullopt;
   const Placement& src = from.layout.placement;
   const Placement& dst = to.layout.placement;
-  std::map<DeviceId, int64_t> src_index;
-  for (int64_t s = 0; s < src.size(); ++s) src_index[src.device(s)] = s;
 
   BoxingStep step;
   step.kind = BoxingStepKind::kSendRecv;
   step.from = from.layout;
   step.to = to.layout;
   const SourceGrid grid(from);
-  std::vector<double> load(src.size(), 0.0);  // seconds of sending assigned to each source
-  std::vector<Transfer> priced;
+  std::vector<double> send_time(src.size(), 0.0), receive_time(dst.size(), 0.0);
   for (int64_t j = 0; j < dst.size(); ++j) {
     const DeviceId dst_device = dst.device(j);
-    const auto local = src_index.find(dst_device);
-    grid.ForEachPiece(to.regions[j], [&](const Region& piece,
-                                         const std::vector<int64_t>& holders) {
-      if (piece.empty()) return;
+    int64_t piece_number = 0;
+    grid.ForEachCell(to.regions[j], [&](const std::vector<size_t>& cell,
+                                        const std::vector<int64_t>& holders) {
+      const int64_t numel = grid.PieceNumel(cell, to.regions[j]);
+      if (numel == 0) return;
       if (holders.empty()) {
-        throw SbpError("boxing: no device of " + src.ToString() + " holds " + piece.ToString());
+        throw SbpError("boxing: no device of " + src.ToString() + " holds " +
+                       grid.Piece(cell, to.regions[j]).ToString());
       }
-      const int64_t bytes = piece.numel() * DTypeSize(ctx.dtype);
+      const int64_t bytes = numel * DTypeSize(ctx.dtype);
       int64_t chosen = -1;
-      if (local != src_index.end() &&
-          std::find(holders.begin(), holders.end(), local->second) != holders.end()) {
-        chosen = local->second;
+      double chosen_time = 0;
+      if (local[j] >= 0 &&
+          std::binary_search(holders.begin(), holders.end(), local[j])) {
+        chosen = local[j];
       } else {
+        const size_t window = std::min(holders.size(), kHolderWindow);
+        const size_t start = static_cast<size_t>(j + piece_number) % holders.size();
         double best = 0;
-        for (int64_t h : holders) {
-          const double finish =
-              load[h] + ctx.cost_model.TransferTime({Transfer{src.device(h), dst_device, bytes}});
-          if (chosen < 0 || finish < best) {
+        for (size_t w = 0; w < window; ++w) {
+          const int64_t h = holders[(start + w) % holders.size()];
+          const double time = ctx.cost_model.MessageTime(src.device(h), dst_device, bytes);
+          if (chosen < 0 || send_time[h] + time < best) {
             chosen = h;
-            best = finish;
+            chosen_time = time;
+            best = send_time[h] + time;
           }
         }
-        load[chosen] = best;
+        send_time[chosen] += chosen_time;
+        receive_time[j] += chosen_time;
+        step.link_bytes[ctx.cost_model.Classify(src.device(chosen), dst_device)] += bytes;
       }
-      step.transfers.push_back(RegionTransfer{chosen, j, piece, bytes});
-      priced.push_back(Transfer{src.device(chosen), dst_device, bytes});
+      ++piece_number;
+      if (with_transfers) {
+        step.transfers.push_back(
+            RegionTransfer{chosen, j, grid.Piece(cell, to.regions[j]), bytes});
+      }
     });
   }
-  step.time = ctx.cost_model.TransferTime(priced);
-  step.link_bytes = ctx.cost_model.TransferLinkBytes(priced);
+  for (double t : send_time) step.time = std::max(step.time, t);
+  for (double t : receive_time) step.time = std::max(step.time, t);
   return step;
 }
 
