@@ -11,7 +11,7 @@ namespace {
 
 // Re-throws an engine error with `context` in front, keeping its kind (and so the exit code).
 [[noreturn]] void Rethrow(const Error& error, const std::string& context) {
-  throw Error(error.kind(), context + ": " + BareMessage(error));
+  throw Error(error.kind(), context + ": " + error.message());
 }
 
 // Rejects tensors whose byte count overflows int64, so that no later product can wrap.
@@ -47,13 +47,6 @@ ArgParser MakeBoxingParser() {
 }
 
 }  // namespace
-
-std::string BareMessage(const Error& error) {
-  std::string text = error.what();
-  const std::string prefix = std::string(ErrorKindName(error.kind())) + " error: ";
-  if (text.rfind(prefix, 0) == 0) text.erase(0, prefix.size());
-  return text;
-}
 
 sbp::Layout ParseLayoutArg(const std::string& flag, const std::string& text) {
   try {

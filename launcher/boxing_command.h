@@ -35,7 +35,5 @@ void PrintPlan(const sbp::BoxingPlan& plan, std::ostream& out);
 // Runs `twinflow boxing ARGS...`; returns the exit status. Throws twinflow::Error on bad input.
 int RunBoxingCommand(const std::vector<std::string>& args, std::ostream& out);
 
-// The message of an Error without the "<Kind> error: " prefix that what() carries.
-std::string BareMessage(const Error& error);
 
 }  // namespace twinflow::launcher

@@ -1,6 +1,7 @@
 #include "launcher/cli_args.h"
 
 #include <charconv>
+#include <cmath>
 #include <sstream>
 
 #include "engine/core/error.h"
@@ -23,6 +24,21 @@ int64_t ParsedArgs::GetInt(const std::string& name, int64_t min, int64_t max) co
   if (value < min || value > max) {
     throw InvalidArgumentError("--" + name + " must be in [" + std::to_string(min) + ", " +
                                std::to_string(max) + "], got " + text);
+  }
+  return value;
+}
+
+double ParsedArgs::GetPositiveDouble(const std::string& name) const {
+  const std::string& text = Get(name);
+  size_t used = 0;
+  double value = 0;
+  try {
+    value = std::stod(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used == 0 || used != text.size() || !(value > 0) || !std::isfinite(value)) {
+    throw InvalidArgumentError("--" + name + " expects a positive number, got '" + text + "'");
   }
   return value;
 }

@@ -31,6 +31,8 @@ class ParsedArgs {
   const std::string& Get(const std::string& name) const;
   // The value as an integer in [min, max]; throws InvalidArgumentError naming the flag.
   int64_t GetInt(const std::string& name, int64_t min, int64_t max) const;
+  // The value as a finite positive number; throws InvalidArgumentError naming the flag.
+  double GetPositiveDouble(const std::string& name) const;
   const std::vector<std::string>& positional() const { return positional_; }
 
  private:

@@ -10,6 +10,7 @@
 #include "engine/core/error.h"
 #include "launcher/boxing_command.h"
 #include "launcher/demo_command.h"
+#include "launcher/explain_command.h"
 
 namespace twinflow::launcher {
 namespace {
@@ -22,11 +23,13 @@ struct Command {
   CommandFn run;
 };
 
-// Later issues add run, sim, compile, explain and tune here.
+// Later issues add run, sim, compile and tune here.
 constexpr Command kCommands[] = {
     {"demo", "walk through instructive boxing plans on a 2x4 mesh", RunDemoCommand},
     {"boxing", "plan the boxing between two layouts of a tensor and print its steps",
      RunBoxingCommand},
+    {"explain", "search a model's layouts; list signatures, boxings and memory",
+     RunExplainCommand},
 };
 
 void PrintUsage(std::ostream& out) {
@@ -75,7 +78,7 @@ int Main(const std::vector<std::string>& argv) {
     const std::vector<std::string> args(argv.begin() + 1, argv.end());
     return command->run(args, std::cout);
   } catch (const Error& error) {
-    std::cerr << prefix << BareMessage(error) << "\n";
+    std::cerr << prefix << error.message() << "\n";
     return ExitCodeFor(error.kind());
   } catch (const std::exception& error) {
     std::cerr << prefix << "internal error: " << error.what() << "\n";

@@ -16,6 +16,22 @@ const char* ErrorKindName(ErrorKind kind) {
 }
 
 Error::Error(ErrorKind kind, const std::string& message)
-    : std::runtime_error(std::string(ErrorKindName(kind)) + " error: " + message), kind_(kind) {}
+    : std::runtime_error(std::string(ErrorKindName(kind)) + " error: " + message),
+      kind_(kind),
+      message_(message) {}
+
+void RethrowPrefixed(const Error& e, const std::string& prefix) {
+  const std::string message = prefix + e.message();
+  switch (e.kind()) {
+    case ErrorKind::kInvalidArgument: throw InvalidArgumentError(message);
+    case ErrorKind::kShape: throw ShapeError(message);
+    case ErrorKind::kSbp: throw SbpError(message);
+    case ErrorKind::kPlan: throw PlanError(message);
+    case ErrorKind::kComm: throw CommError(message);
+    case ErrorKind::kTimeout: throw TimeoutError(message);
+    case ErrorKind::kOutOfMemory: throw OutOfMemoryError(message);
+  }
+  throw Error(e.kind(), message);
+}
 
 }  // namespace twinflow

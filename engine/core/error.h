@@ -15,9 +15,13 @@ class Error : public std::runtime_error {
  public:
   Error(ErrorKind kind, const std::string& message);
   ErrorKind kind() const { return kind_; }
+  // The message without the "<Kind> error: " prefix that what() adds, for re-throwing with
+  // more context.
+  const std::string& message() const { return message_; }
 
  private:
   ErrorKind kind_;
+  std::string message_;
 };
 
 // One subclass per kind, so callers can catch the family they handle.
@@ -49,5 +53,9 @@ class OutOfMemoryError : public Error {
  public:
   explicit OutOfMemoryError(const std::string& message) : Error(ErrorKind::kOutOfMemory, message) {}
 };
+
+// Throws an error of e's kind (so callers catching a family still see it) whose message is
+// `prefix` followed by e's message.
+[[noreturn]] void RethrowPrefixed(const Error& e, const std::string& prefix);
 
 }  // namespace twinflow

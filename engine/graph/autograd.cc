@@ -1,1 +1,133 @@
-// placeholder
+#include "engine/graph/autograd.h"
+
+#include <optional>
+#include <set>
+#include <string>
+
+#include "engine/core/error.h"
+
+namespace twinflow::graph {
+namespace {
+
+// Tensors that depend on some tensor of `wrt` (wrt included), by a forward sweep.
+std::vector<bool> DependOnWrt(const LogicalGraph& graph, const std::vector<OpId>& order,
+                              const std::vector<TensorId>& wrt) {
+  std::vector<bool> reached(graph.tensors().size(), false);
+  for (TensorId t : wrt) reached[t] = true;
+  for (OpId id : order) {
+    const OpNode& op = graph.op(id);
+    bool any = false;
+    for (TensorId t : op.inputs) any = any || reached[t];
+    if (any) {
+      for (TensorId t : op.outputs) reached[t] = true;
+    }
+  }
+  return reached;
+}
+
+// Tensors that `loss` depends on (loss included), by a backward sweep.
+std::vector<bool> LossDependsOn(const LogicalGraph& graph, const std::vector<OpId>& order,
+                                TensorId loss) {
+  std::vector<bool> needed(graph.tensors().size(), false);
+  needed[loss] = true;
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    const OpNode& op = graph.op(*it);
+    bool any = false;
+    for (TensorId t : op.outputs) any = any || needed[t];
+    if (any) {
+      for (TensorId t : op.inputs) needed[t] = true;
+    }
+  }
+  return needed;
+}
+
+// Sums the contributions in arrival order (deterministic), on the placement already set.
+std::optional<TensorId> Sum(GraphBuilder& builder, const std::vector<TensorId>& parts) {
+  if (parts.empty()) return std::nullopt;
+  TensorId acc = parts[0];
+  for (size_t i = 1; i < parts.size(); ++i) acc = builder.Add1("add", {acc, parts[i]});
+  return acc;
+}
+
+void CheckTensor(const LogicalGraph& graph, TensorId t, const std::string& what) {
+  if (t < 0 || t >= static_cast<TensorId>(graph.tensors().size())) {
+    throw InvalidArgumentError("autograd: " + what + " tensor id " + std::to_string(t) +
+                               " is not in the graph");
+  }
+}
+
+}  // namespace
+
+std::map<TensorId, TensorId> AddBackward(GraphBuilder& builder, TensorId loss,
+                                         const std::vector<TensorId>& wrt) {
+  const LogicalGraph& graph = builder.graph();
+  CheckTensor(graph, loss, "loss");
+  for (TensorId t : wrt) CheckTensor(graph, t, "wrt");
+  const TensorNode& loss_node = graph.tensor(loss);
+  if (loss_node.meta.shape.rank() != 0 || !IsFloating(loss_node.meta.dtype)) {
+    throw InvalidArgumentError("autograd: loss '" + loss_node.name +
+                               "' must be a floating scalar (shape []), got " +
+                               loss_node.meta.ToString());
+  }
+
+  const std::vector<OpId> order = graph.TopologicalOrder();  // forward ops only
+  const std::vector<bool> from_wrt = DependOnWrt(graph, order, wrt);
+  const std::vector<bool> to_loss = LossDependsOn(graph, order, loss);
+  const sbp::Placement saved = builder.placement();
+
+  // contributions[t]: gradient parts of tensor t, summed when t's producer is reached.
+  std::map<TensorId, std::vector<TensorId>> contributions;
+  if (from_wrt[loss]) {
+    builder.SetPlacement(graph.op(loss_node.producer).placement);
+    contributions[loss].push_back(
+        builder.Add1("ones_like", {loss}, {}, loss_node.name + "/grad_seed"));
+  }
+
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    const OpNode op = graph.op(*it);  // a copy: adding ops may move the graph's storage
+    bool relevant = false;
+    for (TensorId t : op.inputs) relevant = relevant || (from_wrt[t] && to_loss[t]);
+    if (!relevant) continue;
+    builder.SetPlacement(op.placement);
+    std::vector<std::optional<TensorId>> dy;
+    bool any = false;
+    for (TensorId t : op.outputs) {
+      auto found = contributions.find(t);
+      dy.push_back(found == contributions.end() ? std::nullopt : Sum(builder, found->second));
+      any = any || dy.back().has_value();
+    }
+    if (!any) continue;
+    const OpDef& def = builder.registry().Find(op.type);
+    if (!def.gradient) {
+      builder.SetPlacement(saved);
+      throw InvalidArgumentError("autograd: op '" + op.name + "' (" + op.type +
+                                 ") is not differentiable, but the loss needs its gradient");
+    }
+    const std::vector<std::optional<TensorId>> dx = def.gradient(builder, op, dy);
+    if (dx.size() != op.inputs.size()) {
+      builder.SetPlacement(saved);
+      throw InvalidArgumentError("autograd: the gradient of op '" + op.name + "' (" + op.type +
+                                 ") returned " + std::to_string(dx.size()) + " entries for " +
+                                 std::to_string(op.inputs.size()) + " inputs");
+    }
+    for (size_t i = 0; i < dx.size(); ++i) {
+      const TensorId t = op.inputs[i];
+      if (dx[i] && from_wrt[t] && to_loss[t]) contributions[t].push_back(*dx[i]);
+    }
+  }
+
+  std::map<TensorId, TensorId> result;
+  for (TensorId t : wrt) {
+    if (result.count(t)) continue;
+    const TensorNode& node = builder.graph().tensor(t);
+    if (node.producer >= 0) builder.SetPlacement(builder.graph().op(node.producer).placement);
+    auto found = contributions.find(t);
+    std::optional<TensorId> grad =
+        found == contributions.end() ? std::nullopt : Sum(builder, found->second);
+    result[t] = grad ? *grad : builder.Add1("zeros_like", {t}, {}, node.name + "/zero_grad");
+  }
+  builder.SetPlacement(saved);
+  return result;
+}
+
+}  // namespace twinflow::graph

@@ -1,1 +1,251 @@
-// placeholder
+#include "engine/graph/logical_graph.h"
+
+#include <algorithm>
+#include <functional>
+#include <queue>
+
+#include "engine/core/error.h"
+#include "engine/graph/op_registry.h"
+
+namespace twinflow::graph {
+namespace {
+
+std::string OpLabel(const OpNode& op) { return "op '" + op.name + "' (" + op.type + ")"; }
+
+}  // namespace
+
+std::string TensorMeta::ToString() const { return DTypeName(dtype) + shape.ToString(); }
+
+OpId LogicalGraph::AddOp(std::string name, std::string type, Attrs attrs,
+                         std::vector<TensorId> inputs, const std::vector<TensorMeta>& outputs,
+                         sbp::Placement placement) {
+  if (name.empty()) throw InvalidArgumentError("an op of type '" + type + "' has an empty name");
+  if (op_index_.count(name)) throw InvalidArgumentError("duplicate op name '" + name + "'");
+  const OpId id = static_cast<OpId>(ops_.size());
+  std::vector<std::string> tensor_names;
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    tensor_names.push_back(outputs.size() == 1 ? name : name + "/out" + std::to_string(i));
+    if (tensor_index_.count(tensor_names.back())) {
+      throw InvalidArgumentError("op '" + name + "': tensor name '" + tensor_names.back() +
+                                 "' is already taken");
+    }
+  }
+  OpNode op{
+      id, name, std::move(type), std::move(attrs), std::move(inputs), {}, std::move(placement)};
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const TensorId t = static_cast<TensorId>(tensors_.size());
+    tensors_.push_back(TensorNode{t, tensor_names[i], outputs[i], id, static_cast<int>(i), {}});
+    tensor_index_[tensor_names[i]] = t;
+    op.outputs.push_back(t);
+  }
+  for (TensorId t : op.inputs) {
+    std::vector<OpId>& consumers = consumers_[t];
+    if (consumers.empty() || consumers.back() != id) consumers.push_back(id);
+  }
+  op_index_[name] = id;
+  ops_.push_back(std::move(op));
+  return id;
+}
+
+void LogicalGraph::Pin(TensorId tensor, sbp::NdSbp nd_sbp) {
+  const TensorNode& node = this->tensor(tensor);
+  const OpNode& producer = op(node.producer);
+  try {
+    nd_sbp.Validate(node.meta.shape.rank(), producer.placement.hierarchy().rank());
+  } catch (const Error& e) {
+    RethrowPrefixed(e, "pin of tensor '" + node.name + "' (produced by op '" + producer.name +
+                           "' on " + producer.placement.ToString() + "): ");
+  }
+  tensors_[tensor].pin = std::move(nd_sbp);
+}
+
+const OpNode& LogicalGraph::op(OpId id) const {
+  if (id < 0 || id >= static_cast<OpId>(ops_.size())) {
+    throw InvalidArgumentError("unknown op id " + std::to_string(id));
+  }
+  return ops_[id];
+}
+
+const TensorNode& LogicalGraph::tensor(TensorId id) const {
+  if (id < 0 || id >= static_cast<TensorId>(tensors_.size())) {
+    throw InvalidArgumentError("unknown tensor id " + std::to_string(id));
+  }
+  return tensors_[id];
+}
+
+std::optional<OpId> LogicalGraph::FindOp(const std::string& name) const {
+  auto it = op_index_.find(name);
+  if (it == op_index_.end()) return std::nullopt;
+  return it->second;
+}
+
+std::optional<TensorId> LogicalGraph::FindTensor(const std::string& name) const {
+  auto it = tensor_index_.find(name);
+  if (it == tensor_index_.end()) return std::nullopt;
+  return it->second;
+}
+
+std::vector<OpId> LogicalGraph::Consumers(TensorId tensor) const {
+  auto it = consumers_.find(tensor);
+  if (it == consumers_.end()) return {};
+  return it->second;
+}
+
+std::vector<OpId> LogicalGraph::TopologicalOrder() const {
+  const size_t n = ops_.size();
+  std::vector<int> pending(n, 0);  // inputs whose producer has not been emitted yet
+  std::vector<std::vector<OpId>> successors(n);
+  for (const OpNode& op : ops_) {
+    for (size_t i = 0; i < op.inputs.size(); ++i) {
+      const TensorId t = op.inputs[i];
+      if (t < 0 || t >= static_cast<TensorId>(tensors_.size())) {
+        throw InvalidArgumentError(OpLabel(op) + ": input " + std::to_string(i) +
+                                   " refers to unknown tensor id " + std::to_string(t));
+      }
+      const OpId producer = tensors_[t].producer;
+      if (producer < 0 || producer >= static_cast<OpId>(n)) continue;
+      ++pending[op.id];
+      successors[producer].push_back(op.id);
+    }
+  }
+  // A min-heap on op id makes the order independent of insertion details.
+  std::priority_queue<OpId, std::vector<OpId>, std::greater<OpId>> ready;
+  for (size_t i = 0; i < n; ++i) {
+    if (pending[i] == 0) ready.push(static_cast<OpId>(i));
+  }
+  std::vector<OpId> order;
+  order.reserve(n);
+  while (!ready.empty()) {
+    const OpId id = ready.top();
+    ready.pop();
+    order.push_back(id);
+    for (OpId s : successors[id]) {
+      if (--pending[s] == 0) ready.push(s);
+    }
+  }
+  if (order.size() == n) return order;
+
+  // Every op left has an input from another op left; walking back along those must repeat.
+  OpId current = static_cast<OpId>(
+      std::find_if(pending.begin(), pending.end(), [](int p) { return p > 0; }) - pending.begin());
+  std::vector<OpId> path;
+  std::vector<int> seen_at(n, -1);
+  while (seen_at[current] < 0) {
+    seen_at[current] = static_cast<int>(path.size());
+    path.push_back(current);
+    for (TensorId t : ops_[current].inputs) {
+      const OpId p = tensors_[t].producer;
+      if (p >= 0 && p < static_cast<OpId>(n) && pending[p] > 0) {
+        current = p;
+        break;
+      }
+    }
+  }
+  std::vector<OpId> cycle(path.begin() + seen_at[current], path.end());
+  std::reverse(cycle.begin() + 1, cycle.end());  // in data-flow order
+  std::string text;
+  for (OpId id : cycle) text += "op '" + ops_[id].name + "' -> ";
+  text += "op '" + ops_[cycle.front()].name + "'";
+  throw InvalidArgumentError("graph has a cycle through " + OpLabel(ops_[cycle.front()]) + ": " +
+                             text);
+}
+
+void LogicalGraph::Validate(const OpRegistry& registry) const {
+  const auto n_ops = static_cast<OpId>(ops_.size());
+  const auto n_tensors = static_cast<TensorId>(tensors_.size());
+  for (const TensorNode& t : tensors_) {
+    if (t.producer < 0 || t.producer >= n_ops) {
+      throw InvalidArgumentError("tensor '" + t.name + "' names unknown producer op id " +
+                                 std::to_string(t.producer));
+    }
+    const OpNode& p = ops_[t.producer];
+    if (t.output_index < 0 || t.output_index >= static_cast<int>(p.outputs.size()) ||
+        p.outputs[t.output_index] != t.id) {
+      throw InvalidArgumentError(OpLabel(p) + " does not list tensor '" + t.name +
+                                 "' as its output " + std::to_string(t.output_index));
+    }
+  }
+  for (const OpNode& op : ops_) {
+    for (size_t i = 0; i < op.outputs.size(); ++i) {
+      const TensorId t = op.outputs[i];
+      if (t < 0 || t >= n_tensors || tensors_[t].producer != op.id) {
+        throw InvalidArgumentError(OpLabel(op) + ": output " + std::to_string(i) +
+                                   " refers to tensor id " + std::to_string(t) +
+                                   " which it does not produce");
+      }
+    }
+    for (size_t i = 0; i < op.inputs.size(); ++i) {
+      const TensorId t = op.inputs[i];
+      if (t < 0 || t >= n_tensors) {
+        throw InvalidArgumentError(OpLabel(op) + ": input " + std::to_string(i) +
+                                   " refers to unknown tensor id " + std::to_string(t));
+      }
+    }
+    if (!registry.Has(op.type)) {
+      throw InvalidArgumentError(OpLabel(op) + ": unknown op type '" + op.type + "'");
+    }
+    const OpDef& def = registry.Find(op.type);
+    const int count = static_cast<int>(op.inputs.size());
+    if (count < def.min_inputs || (def.max_inputs >= 0 && count > def.max_inputs)) {
+      const std::string expected =
+          def.max_inputs < 0 ? "at least " + std::to_string(def.min_inputs)
+          : def.min_inputs == def.max_inputs
+              ? std::to_string(def.min_inputs)
+              : std::to_string(def.min_inputs) + " to " + std::to_string(def.max_inputs);
+      throw InvalidArgumentError(OpLabel(op) + " takes " + expected + " inputs, got " +
+                                 std::to_string(count));
+    }
+  }
+  const std::vector<OpId> order = TopologicalOrder();
+
+  for (OpId id : order) {
+    const OpNode& op = ops_[id];
+    const OpDef& def = registry.Find(op.type);
+    if (!def.infer) continue;
+    std::vector<TensorMeta> inputs;
+    for (TensorId t : op.inputs) inputs.push_back(tensors_[t].meta);
+    std::vector<TensorMeta> inferred;
+    try {
+      inferred = def.infer(OpContext{op.type, op.attrs, inputs});
+    } catch (const Error& e) {
+      RethrowPrefixed(e, OpLabel(op) + ": ");
+    }
+    if (inferred.size() != op.outputs.size()) {
+      throw ShapeError(OpLabel(op) + " has " + std::to_string(op.outputs.size()) +
+                       " outputs but its type infers " + std::to_string(inferred.size()));
+    }
+    for (size_t i = 0; i < inferred.size(); ++i) {
+      const TensorNode& out = tensors_[op.outputs[i]];
+      if (out.meta != inferred[i]) {
+        throw ShapeError(OpLabel(op) + ": output " + std::to_string(i) + " ('" + out.name +
+                         "') is recorded as " + out.meta.ToString() + " but infers " +
+                         inferred[i].ToString());
+      }
+    }
+  }
+
+  for (const TensorNode& t : tensors_) {
+    if (!t.pin) continue;
+    const OpNode& p = ops_[t.producer];
+    try {
+      t.pin->Validate(t.meta.shape.rank(), p.placement.hierarchy().rank());
+    } catch (const Error& e) {
+      RethrowPrefixed(e, "pin of tensor '" + t.name + "' (produced by " + OpLabel(p) + " on " +
+                             p.placement.ToString() + "): ");
+    }
+  }
+
+  for (const OpNode& op : ops_) {
+    for (TensorId t : op.inputs) {
+      const OpNode& p = ops_[tensors_[t].producer];
+      if (p.placement.device_type() != op.placement.device_type()) {
+        throw InvalidArgumentError(
+            OpLabel(op) + " on " + op.placement.ToString() + " reads tensor '" + tensors_[t].name +
+            "' from " + OpLabel(p) + " on " + p.placement.ToString() +
+            ": different device types need an explicit copy op between them");
+      }
+    }
+  }
+}
+
+}  // namespace twinflow::graph

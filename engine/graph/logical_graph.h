@@ -2,7 +2,11 @@
 // LogicalGraph: the model as written for one big logical device. Ops consume and produce
 // logical tensors; each op has a placement, each tensor may carry an NdSbp pin. Ids are dense
 // indices, assigned in creation order, so iteration is deterministic.
+//
+// Tensor names: an op with one output names it like the op ("fc1"), so inputs and variables
+// are found by their own names; an op with several outputs names them "<op name>/out<i>".
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -76,6 +80,10 @@ class LogicalGraph {
  private:
   std::vector<OpNode> ops_;
   std::vector<TensorNode> tensors_;
+  // Name lookups and consumer lists, kept as ops are added (graphs reach ~10^5 ops).
+  std::map<std::string, OpId> op_index_;
+  std::map<std::string, TensorId> tensor_index_;
+  std::map<TensorId, std::vector<OpId>> consumers_;
 };
 
 }  // namespace twinflow::graph

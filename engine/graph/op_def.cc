@@ -1,1 +1,120 @@
-// placeholder
+#include "engine/graph/op_def.h"
+
+#include <algorithm>
+#include <set>
+#include <utility>
+
+#include "engine/core/error.h"
+
+namespace twinflow::graph {
+namespace {
+
+template <typename T>
+std::string Join(const std::vector<T>& items) {
+  std::string s;
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (i) s += ",";
+    s += items[i].ToString();
+  }
+  return s;
+}
+
+std::string Arrow(const std::string& inputs, const std::string& outputs) {
+  return inputs.empty() ? "-> " + outputs : inputs + " -> " + outputs;
+}
+
+bool AllBroadcast(const SbpSignature& sig) {
+  const auto b = [](const sbp::Sbp& s) { return s.is_broadcast(); };
+  return std::all_of(sig.inputs.begin(), sig.inputs.end(), b) &&
+         std::all_of(sig.outputs.begin(), sig.outputs.end(), b);
+}
+
+// True when no tensor axis is split, over all mesh axes together, into more parts than it has
+// elements. Tensors without a known meta (null) are not checked. Throws SbpError when a
+// signature splits an axis the tensor lacks (an op bug).
+bool FitsShapes(const std::string& type, const std::vector<sbp::NdSbp>& nd_sbps,
+                const std::vector<const TensorMeta*>& metas, const Shape& hierarchy) {
+  for (size_t t = 0; t < nd_sbps.size(); ++t) {
+    if (metas[t] == nullptr) continue;
+    const Shape& shape = metas[t]->shape;
+    std::vector<int64_t> parts(shape.rank(), 1);
+    for (int a = 0; a < nd_sbps[t].size(); ++a) {
+      const sbp::Sbp& s = nd_sbps[t][a];
+      if (!s.is_split()) continue;
+      if (s.axis < 0 || s.axis >= shape.rank()) {
+        throw SbpError("op type '" + type + "' declares " + s.ToString() + " for a tensor of " +
+                       metas[t]->ToString());
+      }
+      parts[s.axis] *= hierarchy[a];
+    }
+    for (int d = 0; d < shape.rank(); ++d) {
+      if (parts[d] > 1 && parts[d] > shape[d]) return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+std::string SbpSignature::ToString() const { return Arrow(Join(inputs), Join(outputs)); }
+
+std::string NdSbpSignature::ToString() const { return Arrow(Join(inputs), Join(outputs)); }
+
+std::vector<NdSbpSignature> NdSignatures(const OpDef& def, const OpContext& ctx,
+                                         const Shape& hierarchy) {
+  if (!def.signatures) return {};
+  const std::vector<TensorMeta> outputs = def.infer ? def.infer(ctx) : std::vector<TensorMeta>();
+  const size_t num_inputs = ctx.inputs.size();
+  const size_t num_outputs = def.infer ? outputs.size() : static_cast<size_t>(def.num_outputs);
+  std::vector<const TensorMeta*> metas;
+  for (const TensorMeta& m : ctx.inputs) metas.push_back(&m);
+  for (size_t o = 0; o < num_outputs; ++o) {
+    metas.push_back(def.infer ? &outputs[o] : nullptr);
+  }
+
+  const int rank = hierarchy.rank();
+  std::vector<std::vector<SbpSignature>> per_axis(rank);
+  for (int a = 0; a < rank; ++a) {
+    std::vector<SbpSignature> sigs = def.signatures(ctx, hierarchy[a]);
+    for (const SbpSignature& sig : sigs) {
+      if (sig.inputs.size() != num_inputs || sig.outputs.size() != num_outputs) {
+        throw InvalidArgumentError("op type '" + def.type + "' declares signature " +
+                                   sig.ToString() + " for " + std::to_string(num_inputs) +
+                                   " inputs and " + std::to_string(num_outputs) + " outputs");
+      }
+    }
+    // On a mesh axis of one device every Sbp is the same layout; all-B stands for them all.
+    if (hierarchy[a] == 1) {
+      auto it = std::find_if(sigs.begin(), sigs.end(), AllBroadcast);
+      if (it != sigs.end()) sigs = {*it};
+    }
+    if (sigs.empty()) return {};
+    per_axis[a] = std::move(sigs);
+  }
+
+  std::vector<NdSbpSignature> result;
+  std::set<std::pair<std::vector<sbp::NdSbp>, std::vector<sbp::NdSbp>>> seen;
+  std::vector<size_t> pick(rank, 0);  // an odometer over the axes, the last one fastest
+  while (true) {
+    std::vector<sbp::NdSbp> nd(metas.size(), sbp::NdSbp(std::vector<sbp::Sbp>(rank)));
+    for (int a = 0; a < rank; ++a) {
+      const SbpSignature& sig = per_axis[a][pick[a]];
+      for (size_t i = 0; i < num_inputs; ++i) nd[i][a] = sig.inputs[i];
+      for (size_t o = 0; o < num_outputs; ++o) nd[num_inputs + o][a] = sig.outputs[o];
+    }
+    if (FitsShapes(def.type, nd, metas, hierarchy)) {
+      NdSbpSignature candidate;
+      candidate.inputs.assign(nd.begin(), nd.begin() + num_inputs);
+      candidate.outputs.assign(nd.begin() + num_inputs, nd.end());
+      if (seen.emplace(candidate.inputs, candidate.outputs).second) {
+        result.push_back(std::move(candidate));
+      }
+    }
+    int a = rank - 1;
+    while (a >= 0 && ++pick[a] == per_axis[a].size()) pick[a--] = 0;
+    if (a < 0) break;
+  }
+  return result;
+}
+
+}  // namespace twinflow::graph

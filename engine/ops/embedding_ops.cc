@@ -1,6 +1,116 @@
-// Placeholder: the embedding op family is being written.
+// embedding(weight[V, H], ids[...] i32/i64) -> out[..., H], and its gradient helper
+// embedding_grad(dy[..., H], ids; num_embeddings = V) -> dweight[V, H] (a scatter-add of dy
+// rows in id order).
+//
+// Vocabulary split: with weight S(0) each device looks up the ids inside its row range and
+// writes zeros for the others, so the output is a partial sum. Its mirror in the gradient is
+// embedding_grad B, B -> S(0): each device scatters only the ids of its own row range.
+#include <optional>
+#include <vector>
+
+#include "engine/graph/graph_builder.h"
 #include "engine/ops/op_families.h"
+#include "engine/ops/rsne_helpers.h"
 
 namespace twinflow::ops {
-void RegisterEmbeddingOps(graph::OpRegistry&) {}
+namespace {
+
+using graph::GraphBuilder;
+using graph::OpDef;
+using graph::OpNode;
+using graph::TensorId;
+using namespace rsne;
+using Grads = std::vector<std::optional<TensorId>>;
+
+Shape LookupShape(const Shape& ids, int64_t hidden) {
+  std::vector<int64_t> dims = ids.dims();
+  dims.push_back(hidden);
+  return Shape(dims);
+}
+
+OpDef MakeEmbedding() {
+  OpDef def;
+  def.type = "embedding";
+  def.min_inputs = def.max_inputs = 2;
+  def.infer = [](const OpContext& ctx) {
+    CheckInputCount(ctx, 2);
+    CheckFloat(ctx, 0, "weight");
+    CheckIndex(ctx, 1, "ids");
+    if (ctx.inputs[0].shape.rank() != 2) {
+      ThrowShape(ctx, "weight must be [vocabulary, hidden], got " + ctx.inputs[0].shape.ToString());
+    }
+    return std::vector<TensorMeta>{
+        {LookupShape(ctx.inputs[1].shape, ctx.inputs[0].shape[1]), ctx.inputs[0].dtype}};
+  };
+  def.signatures = [](const OpContext& ctx, int64_t) {
+    const int ids_rank = ctx.inputs[1].shape.rank();
+    std::vector<SbpSignature> sigs;
+    for (int k = 0; k < ids_rank; ++k) sigs.push_back(Sig({B(), S(k)}, {S(k)}));
+    sigs.push_back(Sig({S(1), B()}, {S(ids_rank)}));  // hidden split
+    sigs.push_back(Sig({S(0), B()}, {P()}));          // vocabulary split
+    sigs.push_back(Sig({P(), B()}, {P()}));
+    sigs.push_back(Sig({B(), B()}, {B()}));
+    return sigs;
+  };
+  def.cost = [](const OpContext& ctx) {
+    const TensorMeta out{LookupShape(ctx.inputs[1].shape, ctx.inputs[0].shape[1]),
+                         ctx.inputs[0].dtype};
+    graph::OpCost cost;
+    cost.bytes_read = Bytes(ctx.inputs[1]) + Bytes(out);  // only the looked-up rows
+    cost.bytes_written = Bytes(out);
+    return cost;
+  };
+  def.gradient = [](GraphBuilder& b, const OpNode& op, const Grads& dy) -> Grads {
+    if (!dy[0]) return {std::nullopt, std::nullopt};
+    Attrs attrs;
+    attrs.Set("num_embeddings", b.meta(op.inputs[0]).shape[0]);
+    return {b.Add1("embedding_grad", {*dy[0], op.inputs[1]}, attrs), std::nullopt};
+  };
+  return def;
+}
+
+OpDef MakeEmbeddingGrad() {
+  OpDef def;
+  def.type = "embedding_grad";
+  def.min_inputs = def.max_inputs = 2;
+  def.infer = [](const OpContext& ctx) {
+    CheckInputCount(ctx, 2);
+    CheckFloat(ctx, 0, "dy");
+    CheckIndex(ctx, 1, "ids");
+    CheckMinRank(ctx, 0, 1, "dy");
+    CheckShapeEq(ctx, 1, DropLast(ctx.inputs[0].shape), "ids");
+    const int64_t vocabulary = ctx.attrs.GetInt("num_embeddings");
+    if (vocabulary < 0) ThrowArg(ctx, "attribute 'num_embeddings' must be >= 0");
+    const Shape& dy = ctx.inputs[0].shape;
+    return std::vector<TensorMeta>{{Shape{vocabulary, dy[dy.rank() - 1]}, ctx.inputs[0].dtype}};
+  };
+  def.signatures = [](const OpContext& ctx, int64_t) {
+    const int ids_rank = ctx.inputs[1].shape.rank();
+    std::vector<SbpSignature> sigs;
+    for (int k = 0; k < ids_rank; ++k) sigs.push_back(Sig({S(k), S(k)}, {P()}));
+    sigs.push_back(Sig({S(ids_rank), B()}, {S(1)}));  // hidden split
+    sigs.push_back(Sig({B(), B()}, {S(0)}));          // vocabulary split
+    sigs.push_back(Sig({P(), B()}, {P()}));
+    sigs.push_back(Sig({B(), B()}, {B()}));
+    return sigs;
+  };
+  def.cost = [](const OpContext& ctx) {
+    const Shape& dy = ctx.inputs[0].shape;
+    graph::OpCost cost;
+    cost.flops = static_cast<double>(dy.numel());
+    cost.bytes_read = BytesOf(ctx.inputs);
+    cost.bytes_written =
+        ctx.attrs.GetInt("num_embeddings") * dy[dy.rank() - 1] * DTypeSize(ctx.inputs[0].dtype);
+    return cost;
+  };
+  return def;
+}
+
+}  // namespace
+
+void RegisterEmbeddingOps(graph::OpRegistry& registry) {
+  registry.Register(MakeEmbedding());
+  registry.Register(MakeEmbeddingGrad());
+}
+
 }  // namespace twinflow::ops

@@ -38,6 +38,11 @@ AlphaBetaCostModel::AlphaBetaCostModel(AlphaBetaConfig config) : config_(std::mo
                                  LinkClassName(link) + " link");
     }
   }
+  if (!(config_.peak_flops > 0) || !(config_.memory_bandwidth > 0) ||
+      !(config_.launch_overhead >= 0)) {
+    throw InvalidArgumentError("compute parameters must be positive (peak flops, memory "
+                               "bandwidth) and non-negative (launch overhead)");
+  }
   for (const auto& [link, params] : config_.links) {
     // !(x > 0) also rejects NaN.
     if (!(params.bandwidth > 0)) {
@@ -136,6 +141,12 @@ LinkBytes AlphaBetaCostModel::CollectiveLinkBytes(CollectiveKind kind,
       break;
   }
   return out;
+}
+
+double AlphaBetaCostModel::ComputeTime(double flops, int64_t bytes, DType dtype) const {
+  if (flops <= 0 && bytes <= 0) return 0.0;
+  return config_.launch_overhead + std::max(flops / config_.peak_flops,
+                                            static_cast<double>(bytes) / config_.memory_bandwidth);
 }
 
 double AlphaBetaCostModel::MessageTime(const DeviceId& src, const DeviceId& dst,

@@ -6,7 +6,8 @@
 //   broadcast (pipelined tree)        ceil(log2 p) alpha +          S / B
 // Point-to-point transfers run concurrently; each device serialises its own sends and its own
 // receives, so a transfer set takes max over devices of max(sum out, sum in) of alpha + b / B.
-// Devices are grouped into nodes of `devices_per_node` consecutive ids; cpu and cuda devices
+// Compute is a roofline: launch overhead plus the larger of flops / peak and bytes / memory
+// bandwidth. Devices are grouped into nodes of `devices_per_node` consecutive ids; cpu and cuda devices
 // of one node talk over the host-device link.
 #include <cstdint>
 #include <map>
@@ -28,6 +29,10 @@ struct AlphaBetaConfig {
       {LinkClass::kInterNode, {25e9, 8e-6}},    // one 200 Gb/s NIC per device
       {LinkClass::kHostDevice, {25e9, 5e-6}},   // PCIe 4 x16
   };
+  // Compute, as a roofline: launch overhead + max(flops / peak, bytes / memory bandwidth).
+  double peak_flops = 100e12;       // dense fp32-class math of a current accelerator
+  double memory_bandwidth = 2e12;   // bytes per second
+  double launch_overhead = 5e-6;    // seconds per kernel
 };
 
 class AlphaBetaCostModel : public CostModel {
@@ -44,6 +49,7 @@ class AlphaBetaCostModel : public CostModel {
                         int64_t bytes) const override;
   LinkBytes CollectiveLinkBytes(CollectiveKind kind, const std::vector<DeviceId>& group,
                                 int64_t bytes) const override;
+  double ComputeTime(double flops, int64_t bytes, DType dtype) const override;
   double MessageTime(const DeviceId& src, const DeviceId& dst, int64_t bytes) const override;
   double FastestMessageTime(int64_t bytes) const override;
 

@@ -1,8 +1,9 @@
 #include "engine/sbp/boxing_plan.h"
 
 #include <algorithm>
-#include <cstdio>
 #include <string>
+
+#include "engine/core/text_format.h"
 
 namespace twinflow::sbp {
 namespace {
@@ -10,32 +11,6 @@ namespace {
 constexpr size_t kMaxTransfersShown = 6;
 constexpr size_t kMaxGroupsShown = 4;
 constexpr size_t kMaxMembersShown = 8;
-
-std::string Printf(const char* format, double value, const char* unit) {
-  char buf[64];
-  std::snprintf(buf, sizeof(buf), format, value, unit);
-  return buf;
-}
-
-std::string FormatBytes(int64_t bytes) {
-  if (bytes < 1024) return std::to_string(bytes) + " B";
-  const char* units[] = {"KiB", "MiB", "GiB", "TiB"};
-  double value = static_cast<double>(bytes) / 1024.0;
-  int unit = 0;
-  while (value >= 1024.0 && unit < 3) {
-    value /= 1024.0;
-    ++unit;
-  }
-  return Printf("%.1f %s", value, units[unit]);
-}
-
-std::string FormatTime(double seconds) {
-  if (seconds <= 0) return "0 s";
-  if (seconds < 1e-6) return Printf("%.1f %s", seconds * 1e9, "ns");
-  if (seconds < 1e-3) return Printf("%.1f %s", seconds * 1e6, "us");
-  if (seconds < 1.0) return Printf("%.1f %s", seconds * 1e3, "ms");
-  return Printf("%.2f %s", seconds, "s");
-}
 
 int64_t BytesOf(const LinkBytes& bytes, LinkClass link) {
   auto it = bytes.find(link);
@@ -230,7 +205,7 @@ std::string BoxingPlan::ToString() const {
             (same_placement ? step.to.nd_sbp.ToString() : step.to.ToString()),
         StepDevices(step)};
     for (LinkClass c : classes) row.push_back(FormatBytes(BytesOf(step.link_bytes, c)));
-    row.push_back(FormatTime(step.time));
+    row.push_back(FormatSeconds(step.time));
     rows.push_back(row);
   }
   std::vector<size_t> width(header.size(), 0);
@@ -253,7 +228,7 @@ std::string BoxingPlan::ToString() const {
   for (LinkClass c : classes) {
     out += ", " + FormatBytes(BytesOf(totals, c)) + " " + LinkClassName(c);
   }
-  out += ", estimated " + FormatTime(time()) + "\n";
+  out += ", estimated " + FormatSeconds(time()) + "\n";
   return out;
 }
 

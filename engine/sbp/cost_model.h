@@ -1,11 +1,12 @@
 #pragma once
-// CostModel: prices communication (and, in later issues, compute) in seconds. The boxing
+// CostModel: prices communication and compute in seconds. The boxing
 // planner, the compiler's SBP search and the simulator all price work through this one
 // interface, so what the search prefers is what the simulator predicts.
 #include <cstdint>
 #include <map>
 #include <vector>
 
+#include "engine/core/dtype.h"
 #include "engine/sbp/placement.h"
 
 namespace twinflow::sbp {
@@ -37,6 +38,9 @@ class CostModel {
                                 int64_t bytes) const = 0;
   virtual LinkBytes CollectiveLinkBytes(CollectiveKind kind, const std::vector<DeviceId>& group,
                                         int64_t bytes) const = 0;
+
+  // One kernel doing `flops` floating-point operations and moving `bytes` to and from memory.
+  virtual double ComputeTime(double flops, int64_t bytes, DType dtype) const = 0;
 
   // One point-to-point message; same-device messages and empty ones are free.
   virtual double MessageTime(const DeviceId& src, const DeviceId& dst, int64_t bytes) const = 0;

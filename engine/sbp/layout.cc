@@ -20,11 +20,7 @@ void Layout::Validate(const Shape& logical_shape) const {
   try {
     nd_sbp.Validate(logical_shape.rank(), hierarchy.rank());
   } catch (const SbpError& e) {
-    // Re-raise with the layout named; drop the "Sbp error: " prefix the inner one carries.
-    std::string inner = e.what();
-    const std::string prefix = std::string(ErrorKindName(ErrorKind::kSbp)) + " error: ";
-    if (inner.rfind(prefix, 0) == 0) inner.erase(0, prefix.size());
-    throw SbpError(inner + where());
+    throw SbpError(e.message() + where());  // the same problem, with the layout named
   }
 }
 

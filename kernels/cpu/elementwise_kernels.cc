@@ -1,6 +1,199 @@
-// Placeholder: the elementwise kernels are being written.
+// CPU kernels of the elementwise family: broadcasting add/sub/mul/div, bias_add,
+// bias_add_grad, reduce_sum_like and broadcast_like. Sums run in a fixed order (row-major over
+// the input) and accumulate floats in double. Integer arithmetic wraps modulo 2^n, so partial
+// sums of integers stay exact and overflow is never undefined.
+#include <type_traits>
+
 #include "kernels/cpu/kernel_families.h"
+#include "kernels/cpu/kernel_helpers.h"
 
 namespace twinflow::kernels {
-void RegisterElementwiseKernels(KernelRegistry&) {}
+namespace {
+
+constexpr std::initializer_list<DType> kNumeric = {DType::kF32, DType::kF64, DType::kI32,
+                                                   DType::kI64};
+constexpr std::initializer_list<DType> kFloats = {DType::kF32, DType::kF64};
+
+// Floats accumulate in double; integers in uint64_t, wrapping like two's complement.
+template <typename T>
+using Acc = std::conditional_t<std::is_floating_point_v<T>, double, uint64_t>;
+
+enum class BinaryOp { kAdd, kSub, kMul, kDiv };
+
+template <typename T>
+T Apply(BinaryOp op, T a, T b) {
+  if constexpr (std::is_integral_v<T>) {
+    using U = std::make_unsigned_t<T>;
+    const U ua = static_cast<U>(a), ub = static_cast<U>(b);
+    switch (op) {
+      case BinaryOp::kAdd:
+        return static_cast<T>(static_cast<U>(ua + ub));
+      case BinaryOp::kSub:
+        return static_cast<T>(static_cast<U>(ua - ub));
+      case BinaryOp::kMul:
+        return static_cast<T>(static_cast<U>(ua * ub));
+      case BinaryOp::kDiv:
+        break;  // no integer div kernel is registered
+    }
+    return 0;
+  } else {
+    switch (op) {
+      case BinaryOp::kAdd:
+        return a + b;
+      case BinaryOp::kSub:
+        return a - b;
+      case BinaryOp::kMul:
+        return a * b;
+      case BinaryOp::kDiv:
+        return a / b;
+    }
+    return 0;
+  }
+}
+
+void BinaryKernel(const KernelContext& ctx, const std::string& name, BinaryOp op) {
+  CheckArity(ctx, 2, 1, name);
+  const Tensor& a = *ctx.inputs[0];
+  const Tensor& b = *ctx.inputs[1];
+  Tensor& out = *ctx.outputs[0];
+  CheckDType(b, a.dtype(), name, "input 1");
+  CheckDType(out, a.dtype(), name, "output");
+  CheckShape(out, BroadcastShape(a.shape(), b.shape(), name), name, "output");
+  const std::vector<std::vector<int64_t>> strides = {
+      BroadcastStrides(a.shape(), out.shape(), name, "input 0"),
+      BroadcastStrides(b.shape(), out.shape(), name, "input 1")};
+  DispatchNumeric(a.dtype(), name, [&](auto zero) {
+    using T = decltype(zero);
+    const T* pa = a.data<T>();
+    const T* pb = b.data<T>();
+    T* po = out.data<T>();
+    ForEachBroadcast(out.shape(), strides, [&](int64_t i, const int64_t* offsets) {
+      po[i] = Apply(op, pa[offsets[0]], pb[offsets[1]]);
+    });
+  });
+}
+
+// x viewed as [outer, n, inner] around `axis`.
+struct AxisView {
+  int64_t outer = 1, n = 1, inner = 1;
+};
+
+AxisView ViewAround(const Shape& shape, int axis) {
+  AxisView view;
+  for (int d = 0; d < shape.rank(); ++d) {
+    (d < axis ? view.outer : d == axis ? view.n : view.inner) *= shape[d];
+  }
+  return view;
+}
+
+void BiasAddKernel(const KernelContext& ctx) {
+  const std::string name = "bias_add";
+  CheckArity(ctx, 2, 1, name);
+  const Tensor& x = *ctx.inputs[0];
+  const Tensor& bias = *ctx.inputs[1];
+  Tensor& out = *ctx.outputs[0];
+  CheckDType(bias, x.dtype(), name, "bias");
+  CheckDType(out, x.dtype(), name, "output");
+  const int axis = KernelAxis(ctx.attrs.GetInt("axis", -1), x.shape().rank(), name);
+  const AxisView v = ViewAround(x.shape(), axis);
+  CheckShape(bias, Shape{v.n}, name, "bias");
+  CheckShape(out, x.shape(), name, "output");
+  DispatchNumeric(x.dtype(), name, [&](auto zero) {
+    using T = decltype(zero);
+    const T* px = x.data<T>();
+    const T* pb = bias.data<T>();
+    T* po = out.data<T>();
+    int64_t i = 0;
+    for (int64_t o = 0; o < v.outer; ++o) {
+      for (int64_t j = 0; j < v.n; ++j) {
+        for (int64_t k = 0; k < v.inner; ++k, ++i) po[i] = Apply(BinaryOp::kAdd, px[i], pb[j]);
+      }
+    }
+  });
+}
+
+void BiasAddGradKernel(const KernelContext& ctx) {
+  const std::string name = "bias_add_grad";
+  CheckArity(ctx, 1, 1, name);
+  const Tensor& dy = *ctx.inputs[0];
+  Tensor& out = *ctx.outputs[0];
+  CheckDType(out, dy.dtype(), name, "output");
+  const int axis = KernelAxis(ctx.attrs.GetInt("axis", -1), dy.shape().rank(), name);
+  const AxisView v = ViewAround(dy.shape(), axis);
+  CheckShape(out, Shape{v.n}, name, "output");
+  DispatchNumeric(dy.dtype(), name, [&](auto zero) {
+    using T = decltype(zero);
+    const T* pd = dy.data<T>();
+    std::vector<Acc<T>> acc(v.n, 0);
+    int64_t i = 0;
+    for (int64_t o = 0; o < v.outer; ++o) {
+      for (int64_t j = 0; j < v.n; ++j) {
+        for (int64_t k = 0; k < v.inner; ++k, ++i) acc[j] += static_cast<Acc<T>>(pd[i]);
+      }
+    }
+    for (int64_t j = 0; j < v.n; ++j) out.data<T>()[j] = static_cast<T>(acc[j]);
+  });
+}
+
+// reduce_sum_like(dy, like): dy summed over the axes `like` broadcasts, to like's shape.
+void ReduceSumLikeKernel(const KernelContext& ctx) {
+  const std::string name = "reduce_sum_like";
+  CheckArity(ctx, 2, 1, name);
+  const Tensor& dy = *ctx.inputs[0];
+  Tensor& out = *ctx.outputs[0];
+  CheckDType(out, dy.dtype(), name, "output");
+  CheckShape(out, ctx.inputs[1]->shape(), name, "output");
+  const std::vector<std::vector<int64_t>> strides = {
+      BroadcastStrides(out.shape(), dy.shape(), name, "output")};
+  DispatchNumeric(dy.dtype(), name, [&](auto zero) {
+    using T = decltype(zero);
+    const T* pd = dy.data<T>();
+    std::vector<Acc<T>> acc(out.numel(), 0);
+    ForEachBroadcast(dy.shape(), strides, [&](int64_t i, const int64_t* offsets) {
+      acc[offsets[0]] += static_cast<Acc<T>>(pd[i]);
+    });
+    T* po = out.data<T>();
+    for (size_t j = 0; j < acc.size(); ++j) po[j] = static_cast<T>(acc[j]);
+  });
+}
+
+void BroadcastLikeKernel(const KernelContext& ctx) {
+  const std::string name = "broadcast_like";
+  CheckArity(ctx, 2, 1, name);
+  const Tensor& x = *ctx.inputs[0];
+  Tensor& out = *ctx.outputs[0];
+  CheckDType(out, x.dtype(), name, "output");
+  CheckShape(out, ctx.inputs[1]->shape(), name, "output");
+  const std::vector<std::vector<int64_t>> strides = {
+      BroadcastStrides(x.shape(), out.shape(), name, "input")};
+  DispatchNumeric(x.dtype(), name, [&](auto zero) {
+    using T = decltype(zero);
+    const T* px = x.data<T>();
+    T* po = out.data<T>();
+    ForEachBroadcast(out.shape(), strides,
+                     [&](int64_t i, const int64_t* offsets) { po[i] = px[offsets[0]]; });
+  });
+}
+
+}  // namespace
+
+void RegisterScalarKernels(KernelRegistry& registry);  // scalar_kernels.cc
+
+void RegisterElementwiseKernels(KernelRegistry& registry) {
+  const std::pair<const char*, BinaryOp> binaries[] = {
+      {"add", BinaryOp::kAdd}, {"sub", BinaryOp::kSub}, {"mul", BinaryOp::kMul}};
+  for (const auto& [name, op] : binaries) {
+    const std::string type = name;
+    RegisterCpu(registry, type, kNumeric,
+                [type, op](const KernelContext& ctx) { BinaryKernel(ctx, type, op); });
+  }
+  RegisterCpu(registry, "div", kFloats,
+              [](const KernelContext& ctx) { BinaryKernel(ctx, "div", BinaryOp::kDiv); });
+  RegisterCpu(registry, "bias_add", kNumeric, BiasAddKernel);
+  RegisterCpu(registry, "bias_add_grad", kNumeric, BiasAddGradKernel);
+  RegisterCpu(registry, "reduce_sum_like", kNumeric, ReduceSumLikeKernel);
+  RegisterCpu(registry, "broadcast_like", kNumeric, BroadcastLikeKernel);
+  RegisterScalarKernels(registry);
+}
+
 }  // namespace twinflow::kernels

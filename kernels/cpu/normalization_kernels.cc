@@ -1,6 +1,125 @@
-// Placeholder: the normalization kernels are being written.
+// CPU kernels of layer_norm and layer_norm_grad. Row statistics are computed in double, two
+// passes (mean, then centred variance), in index order.
+#include <cmath>
+#include <vector>
+
 #include "kernels/cpu/kernel_families.h"
+#include "kernels/cpu/rsne_kernel_helpers.h"
 
 namespace twinflow::kernels {
-void RegisterNormalizationKernels(KernelRegistry&) {}
+namespace {
+
+using namespace rsne;
+
+struct Rows {
+  int64_t count = 0;
+  int64_t width = 0;
+};
+
+Rows CheckLayerNorm(const KernelContext& ctx, const char* op, std::vector<int> vectors) {
+  const Tensor& x = *ctx.inputs[0];
+  if (x.shape().rank() == 0) throw ShapeError(std::string(op) + " kernel: x must have rank >= 1");
+  Rows rows;
+  rows.width = x.shape()[x.shape().rank() - 1];
+  rows.count = rows.width == 0 ? 0 : x.numel() / rows.width;
+  for (int i : vectors) {
+    CheckShape(op, "gamma/beta", ctx.inputs[i]->shape(), Shape{rows.width});
+    CheckDType(op, "gamma/beta", *ctx.inputs[i], x.dtype());
+  }
+  return rows;
+}
+
+// Mean and 1/sqrt(var + epsilon) of one row.
+template <typename T>
+std::pair<double, double> RowStats(const T* row, int64_t width, double epsilon) {
+  double mean = 0;
+  for (int64_t j = 0; j < width; ++j) mean += row[j];
+  mean /= static_cast<double>(width);
+  double var = 0;
+  for (int64_t j = 0; j < width; ++j) var += (row[j] - mean) * (row[j] - mean);
+  var /= static_cast<double>(width);
+  return {mean, 1.0 / std::sqrt(var + epsilon)};
+}
+
+template <typename T>
+void LayerNorm(const KernelContext& ctx) {
+  const char* op = "layer_norm";
+  CheckArity(ctx, op, 3, 1);
+  const Rows rows = CheckLayerNorm(ctx, op, {1, 2});
+  CheckShape(op, "output", ctx.outputs[0]->shape(), ctx.inputs[0]->shape());
+  CheckDType(op, "output", *ctx.outputs[0], ctx.inputs[0]->dtype());
+  const double epsilon = ctx.attrs.GetDouble("epsilon", 1e-5);
+  const T* x = ctx.inputs[0]->data<T>();
+  const T* gamma = ctx.inputs[1]->data<T>();
+  const T* beta = ctx.inputs[2]->data<T>();
+  T* y = ctx.outputs[0]->data<T>();
+  for (int64_t r = 0; r < rows.count; ++r) {
+    const T* row = x + r * rows.width;
+    const auto [mean, inv] = RowStats(row, rows.width, epsilon);
+    for (int64_t j = 0; j < rows.width; ++j) {
+      y[r * rows.width + j] = static_cast<T>((row[j] - mean) * inv * gamma[j] + beta[j]);
+    }
+  }
+}
+
+template <typename T>
+void LayerNormGrad(const KernelContext& ctx) {
+  const char* op = "layer_norm_grad";
+  CheckArity(ctx, op, 3, 3);
+  const Rows rows = CheckLayerNorm(ctx, op, {1});
+  const Tensor& x = *ctx.inputs[0];
+  CheckShape(op, "dy", ctx.inputs[2]->shape(), x.shape());
+  CheckDType(op, "dy", *ctx.inputs[2], x.dtype());
+  CheckShape(op, "dx", ctx.outputs[0]->shape(), x.shape());
+  for (const Tensor* t : ctx.outputs) CheckDType(op, "every output", *t, x.dtype());
+  CheckShape(op, "dgamma", ctx.outputs[1]->shape(), Shape{rows.width});
+  CheckShape(op, "dbeta", ctx.outputs[2]->shape(), Shape{rows.width});
+  const double epsilon = ctx.attrs.GetDouble("epsilon", 1e-5);
+  const T* xs = x.data<T>();
+  const T* gamma = ctx.inputs[1]->data<T>();
+  const T* dy = ctx.inputs[2]->data<T>();
+  T* dx = ctx.outputs[0]->data<T>();
+  std::vector<double> dgamma(rows.width, 0.0);
+  std::vector<double> dbeta(rows.width, 0.0);
+  std::vector<double> xhat(rows.width);
+  for (int64_t r = 0; r < rows.count; ++r) {
+    const T* row = xs + r * rows.width;
+    const T* g = dy + r * rows.width;
+    const auto [mean, inv] = RowStats(row, rows.width, epsilon);
+    double mean_g = 0;
+    double mean_gx = 0;
+    for (int64_t j = 0; j < rows.width; ++j) {
+      xhat[j] = (row[j] - mean) * inv;
+      const double gj = static_cast<double>(g[j]) * gamma[j];
+      mean_g += gj;
+      mean_gx += gj * xhat[j];
+      dgamma[j] += static_cast<double>(g[j]) * xhat[j];
+      dbeta[j] += g[j];
+    }
+    mean_g /= static_cast<double>(rows.width);
+    mean_gx /= static_cast<double>(rows.width);
+    for (int64_t j = 0; j < rows.width; ++j) {
+      const double gj = static_cast<double>(g[j]) * gamma[j];
+      dx[r * rows.width + j] = static_cast<T>(inv * (gj - mean_g - xhat[j] * mean_gx));
+    }
+  }
+  for (int64_t j = 0; j < rows.width; ++j) {
+    ctx.outputs[1]->data<T>()[j] = static_cast<T>(dgamma[j]);
+    ctx.outputs[2]->data<T>()[j] = static_cast<T>(dbeta[j]);
+  }
+}
+
+template <typename T>
+void RegisterFor(KernelRegistry& registry, DType dtype) {
+  registry.Register({"layer_norm", DeviceType::kCpu, dtype}, LayerNorm<T>);
+  registry.Register({"layer_norm_grad", DeviceType::kCpu, dtype}, LayerNormGrad<T>);
+}
+
+}  // namespace
+
+void RegisterNormalizationKernels(KernelRegistry& registry) {
+  RegisterFor<float>(registry, DType::kF32);
+  RegisterFor<double>(registry, DType::kF64);
+}
+
 }  // namespace twinflow::kernels

@@ -1,6 +1,115 @@
-// Placeholder: the reduction kernels are being written.
+// CPU kernels of the reduction family: reduce_sum, reduce_mean, reduce_max, broadcast_reduced_like,
+// reduce_max_grad. Sums accumulate in double in row-major input order, so results do not
+// depend on anything but the physical input.
+#include <limits>
+#include <vector>
+
 #include "kernels/cpu/kernel_families.h"
+#include "kernels/cpu/rsne_kernel_helpers.h"
 
 namespace twinflow::kernels {
-void RegisterReductionKernels(KernelRegistry&) {}
+namespace {
+
+using namespace rsne;
+
+enum class Reduce { kSum, kMean, kMax };
+
+template <typename T>
+void ReduceKernel(const KernelContext& ctx, Reduce kind, const char* op) {
+  CheckArity(ctx, op, 1, 1);
+  const Tensor& x = *ctx.inputs[0];
+  Tensor& y = *ctx.outputs[0];
+  const std::vector<bool> reduced = ReducedAxes(op, ctx.attrs, x.shape().rank());
+  CheckShape(op, "output", y.shape(),
+             ReducedShape(x.shape(), reduced, ctx.attrs.GetBool("keepdims", false)));
+  CheckDType(op, "output", y, x.dtype());
+  const T* in = x.data<T>();
+  T* out = y.data<T>();
+  if (kind == Reduce::kMax) {
+    // An empty slice (an uneven split) yields the identity of max.
+    for (int64_t i = 0; i < y.numel(); ++i) out[i] = -std::numeric_limits<T>::infinity();
+    ForEachReduced(x.shape(), reduced, [&](int64_t i, int64_t o) {
+      if (in[i] > out[o]) out[o] = in[i];
+    });
+    return;
+  }
+  std::vector<double> acc(y.numel(), 0.0);
+  ForEachReduced(x.shape(), reduced, [&](int64_t i, int64_t o) { acc[o] += in[i]; });
+  double scale = 1.0;
+  if (kind == Reduce::kMean) {
+    // Divide by the logical extent: a device holding a split of a reduced axis contributes
+    // its share of the mean, and the partial sums add up to it.
+    const Shape& logical = LogicalInputShape(ctx, 0);
+    int64_t count = 1;
+    for (int i = 0; i < logical.rank(); ++i) count *= reduced[i] ? logical[i] : 1;
+    scale = 1.0 / static_cast<double>(count);
+  }
+  for (int64_t o = 0; o < y.numel(); ++o) out[o] = static_cast<T>(acc[o] * scale);
+}
+
+template <typename T>
+void BroadcastReducedLikeKernel(const KernelContext& ctx) {
+  const char* op = "broadcast_reduced_like";
+  CheckArity(ctx, op, 2, 1);
+  const Tensor& dy = *ctx.inputs[0];
+  Tensor& out = *ctx.outputs[0];
+  const Shape& like = ctx.inputs[1]->shape();
+  CheckShape(op, "output", out.shape(), like);
+  CheckDType(op, "output", out, dy.dtype());
+  const std::vector<bool> reduced = ReducedAxes(op, ctx.attrs, like.rank());
+  CheckShape(op, "dy", dy.shape(),
+             ReducedShape(like, reduced, ctx.attrs.GetBool("keepdims", false)));
+  const T scale = static_cast<T>(ctx.attrs.GetDouble("scale", 1.0));
+  const T* in = dy.data<T>();
+  T* o = out.data<T>();
+  ForEachReduced(like, reduced, [&](int64_t i, int64_t r) { o[i] = in[r] * scale; });
+}
+
+template <typename T>
+void ReduceMaxGradKernel(const KernelContext& ctx) {
+  const char* op = "reduce_max_grad";
+  CheckArity(ctx, op, 3, 1);
+  const Tensor& x = *ctx.inputs[0];
+  const Tensor& y = *ctx.inputs[1];
+  const Tensor& dy = *ctx.inputs[2];
+  Tensor& dx = *ctx.outputs[0];
+  const std::vector<bool> reduced = ReducedAxes(op, ctx.attrs, x.shape().rank());
+  const Shape y_shape = ReducedShape(x.shape(), reduced, ctx.attrs.GetBool("keepdims", false));
+  CheckShape(op, "y", y.shape(), y_shape);
+  CheckShape(op, "dy", dy.shape(), y_shape);
+  CheckShape(op, "dx", dx.shape(), x.shape());
+  for (const Tensor* t : {&y, &dy, static_cast<const Tensor*>(&dx)}) {
+    CheckDType(op, "every tensor", *t, x.dtype());
+  }
+  const T* xs = x.data<T>();
+  const T* ys = y.data<T>();
+  const T* dys = dy.data<T>();
+  T* out = dx.data<T>();
+  ForEachReduced(x.shape(), reduced,
+                 [&](int64_t i, int64_t r) { out[i] = xs[i] == ys[r] ? dys[r] : T(0); });
+}
+
+template <typename T>
+void RegisterFor(KernelRegistry& registry, DType dtype) {
+  registry.Register({"reduce_sum", DeviceType::kCpu, dtype}, [](const KernelContext& ctx) {
+    ReduceKernel<T>(ctx, Reduce::kSum, "reduce_sum");
+  });
+  registry.Register({"reduce_mean", DeviceType::kCpu, dtype}, [](const KernelContext& ctx) {
+    ReduceKernel<T>(ctx, Reduce::kMean, "reduce_mean");
+  });
+  registry.Register({"reduce_max", DeviceType::kCpu, dtype}, [](const KernelContext& ctx) {
+    ReduceKernel<T>(ctx, Reduce::kMax, "reduce_max");
+  });
+  registry.Register({"broadcast_reduced_like", DeviceType::kCpu, dtype},
+                    BroadcastReducedLikeKernel<T>);
+  registry.Register({"reduce_max_grad", DeviceType::kCpu, dtype}, ReduceMaxGradKernel<T>);
+}
+
+}  // namespace
+
+void RegisterReductionKernels(KernelRegistry& registry) {
+  RegisterFor<float>(registry, DType::kF32);
+  RegisterFor<double>(registry, DType::kF64);
+}
+
 }  // namespace twinflow::kernels

@@ -1,6 +1,150 @@
-// Placeholder: the softmax kernels are being written.
+// CPU kernels of the softmax family: softmax, log_softmax, their gradients, and the fused
+// sparse_softmax_cross_entropy with its gradient. Rows are computed in double, in index order.
+#include <cmath>
+#include <vector>
+
 #include "kernels/cpu/kernel_families.h"
+#include "kernels/cpu/rsne_kernel_helpers.h"
 
 namespace twinflow::kernels {
-void RegisterSoftmaxKernels(KernelRegistry&) {}
+namespace {
+
+using namespace rsne;
+
+int AxisOf(const KernelContext& ctx, const char* op) {
+  const int rank = ctx.inputs[0]->shape().rank();
+  if (rank == 0) throw ShapeError(std::string(op) + " kernel: input must have rank >= 1");
+  return NormalizeKernelAxis(op, ctx.attrs.GetInt("axis", -1), rank);
+}
+
+template <typename T>
+void SoftmaxKernel(const KernelContext& ctx, bool log, const char* op) {
+  CheckArity(ctx, op, 1, 1);
+  const Tensor& x = *ctx.inputs[0];
+  Tensor& y = *ctx.outputs[0];
+  CheckShape(op, "output", y.shape(), x.shape());
+  CheckDType(op, "output", y, x.dtype());
+  const AxisView v = ViewAround(x.shape(), AxisOf(ctx, op));
+  const T* in = x.data<T>();
+  T* out = y.data<T>();
+  for (int64_t o = 0; o < v.outer; ++o) {
+    for (int64_t i = 0; i < v.inner; ++i) {
+      const int64_t base = o * v.n * v.inner + i;
+      double max = -INFINITY;
+      for (int64_t j = 0; j < v.n; ++j) max = std::fmax(max, in[base + j * v.inner]);
+      double sum = 0;
+      for (int64_t j = 0; j < v.n; ++j) sum += std::exp(in[base + j * v.inner] - max);
+      const double log_sum = std::log(sum);
+      for (int64_t j = 0; j < v.n; ++j) {
+        const double z = in[base + j * v.inner] - max;
+        out[base + j * v.inner] = static_cast<T>(log ? z - log_sum : std::exp(z) / sum);
+      }
+    }
+  }
+}
+
+template <typename T>
+void SoftmaxGradKernel(const KernelContext& ctx, bool log, const char* op) {
+  CheckArity(ctx, op, 2, 1);
+  const Tensor& y = *ctx.inputs[0];
+  const Tensor& dy = *ctx.inputs[1];
+  Tensor& dx = *ctx.outputs[0];
+  CheckShape(op, "dy", dy.shape(), y.shape());
+  CheckShape(op, "dx", dx.shape(), y.shape());
+  CheckDType(op, "dy", dy, y.dtype());
+  CheckDType(op, "dx", dx, y.dtype());
+  const AxisView v = ViewAround(y.shape(), AxisOf(ctx, op));
+  const T* ys = y.data<T>();
+  const T* dys = dy.data<T>();
+  T* out = dx.data<T>();
+  for (int64_t o = 0; o < v.outer; ++o) {
+    for (int64_t i = 0; i < v.inner; ++i) {
+      const int64_t base = o * v.n * v.inner + i;
+      double acc = 0;  // softmax: sum(dy * y); log_softmax: sum(dy)
+      for (int64_t j = 0; j < v.n; ++j) {
+        const int64_t k = base + j * v.inner;
+        acc += log ? static_cast<double>(dys[k]) : static_cast<double>(dys[k]) * ys[k];
+      }
+      for (int64_t j = 0; j < v.n; ++j) {
+        const int64_t k = base + j * v.inner;
+        out[k] = static_cast<T>(log ? dys[k] - std::exp(static_cast<double>(ys[k])) * acc
+                                    : ys[k] * (dys[k] - acc));
+      }
+    }
+  }
+}
+
+// Checks logits [rows..., C] against labels [rows...]; returns (rows, C).
+std::pair<int64_t, int64_t> CheckXent(const KernelContext& ctx, const char* op) {
+  const Shape& logits = ctx.inputs[0]->shape();
+  if (logits.rank() == 0) throw ShapeError(std::string(op) + " kernel: logits must have rank >= 1");
+  std::vector<int64_t> rows = logits.dims();
+  const int64_t classes = rows.back();
+  rows.pop_back();
+  CheckShape(op, "labels", ctx.inputs[1]->shape(), Shape(rows));
+  CheckIndexTensor(op, "labels", *ctx.inputs[1]);
+  return {Shape(rows).numel(), classes};
+}
+
+template <typename T>
+void SparseXentKernel(const KernelContext& ctx, bool grad) {
+  const char* op = grad ? "sparse_softmax_cross_entropy_grad" : "sparse_softmax_cross_entropy";
+  CheckArity(ctx, op, grad ? 3 : 2, 1);
+  const auto [rows, classes] = CheckXent(ctx, op);
+  const Tensor& labels = *ctx.inputs[1];
+  Tensor& out = *ctx.outputs[0];
+  CheckShape(op, "output", out.shape(), grad ? ctx.inputs[0]->shape() : labels.shape());
+  CheckDType(op, "output", out, ctx.inputs[0]->dtype());
+  if (grad) {
+    CheckShape(op, "dloss", ctx.inputs[2]->shape(), labels.shape());
+    CheckDType(op, "dloss", *ctx.inputs[2], ctx.inputs[0]->dtype());
+  }
+  const T* x = ctx.inputs[0]->data<T>();
+  T* o = out.data<T>();
+  for (int64_t r = 0; r < rows; ++r) {
+    const int64_t label = IndexAt(labels, r);
+    CheckIndexValue(op, "label", label, classes);
+    const T* row = x + r * classes;
+    double max = -INFINITY;
+    for (int64_t c = 0; c < classes; ++c) max = std::fmax(max, row[c]);
+    double sum = 0;
+    for (int64_t c = 0; c < classes; ++c) sum += std::exp(row[c] - max);
+    if (!grad) {
+      o[r] = static_cast<T>(std::log(sum) + max - row[label]);
+      continue;
+    }
+    const double dloss = ctx.inputs[2]->data<T>()[r];
+    for (int64_t c = 0; c < classes; ++c) {
+      const double p = std::exp(row[c] - max) / sum;
+      o[r * classes + c] = static_cast<T>((p - (c == label ? 1.0 : 0.0)) * dloss);
+    }
+  }
+}
+
+template <typename T>
+void RegisterFor(KernelRegistry& registry, DType dtype) {
+  registry.Register({"softmax", DeviceType::kCpu, dtype},
+                    [](const KernelContext& ctx) { SoftmaxKernel<T>(ctx, false, "softmax"); });
+  registry.Register({"log_softmax", DeviceType::kCpu, dtype},
+                    [](const KernelContext& ctx) { SoftmaxKernel<T>(ctx, true, "log_softmax"); });
+  registry.Register({"softmax_grad", DeviceType::kCpu, dtype}, [](const KernelContext& ctx) {
+    SoftmaxGradKernel<T>(ctx, false, "softmax_grad");
+  });
+  registry.Register({"log_softmax_grad", DeviceType::kCpu, dtype}, [](const KernelContext& ctx) {
+    SoftmaxGradKernel<T>(ctx, true, "log_softmax_grad");
+  });
+  registry.Register({"sparse_softmax_cross_entropy", DeviceType::kCpu, dtype},
+                    [](const KernelContext& ctx) { SparseXentKernel<T>(ctx, false); });
+  registry.Register({"sparse_softmax_cross_entropy_grad", DeviceType::kCpu, dtype},
+                    [](const KernelContext& ctx) { SparseXentKernel<T>(ctx, true); });
+}
+
+}  // namespace
+
+void RegisterSoftmaxKernels(KernelRegistry& registry) {
+  RegisterFor<float>(registry, DType::kF32);
+  RegisterFor<double>(registry, DType::kF64);
+  RegisterSparseXentClassSplitKernels(registry);
+}
+
 }  // namespace twinflow::kernels

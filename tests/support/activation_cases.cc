@@ -1,6 +1,61 @@
-// Placeholder: the activation op cases are being written.
+// Random instances of the activation family, rank 1..3, f32 and f64. relu inputs avoid a small
+// band around the kink so that finite differences are meaningful.
 #include "tests/support/op_cases.h"
 
 namespace twinflow::testing {
-std::vector<OpCase> ActivationCases() { return {}; }
+namespace {
+
+Shape RandomShape(Rng& rng) {
+  std::vector<int64_t> dims;
+  const int64_t rank = rng.UniformInt(1, 3);
+  for (int64_t i = 0; i < rank; ++i) dims.push_back(rng.UniformInt(1, 7));
+  return Shape(dims);
+}
+
+// Values with |v| in [lo, hi), random sign unless `positive`; zero with probability `zeros`.
+std::function<Tensor(Rng&)> Fill(Shape shape, DType dtype, double lo, double hi, bool positive,
+                                 double zeros = 0) {
+  return [=](Rng& rng) {
+    Tensor t(shape, dtype);
+    for (int64_t i = 0; i < t.numel(); ++i) {
+      const double v = rng.Uniform() < zeros ? 0.0 : rng.Uniform(lo, hi);
+      t.SetDouble(i, !positive && rng.UniformInt(0, 1) ? -v : v);
+    }
+    return t;
+  };
+}
+
+OpInstance Draw(Rng& rng, const std::string& type) {
+  const Shape shape = RandomShape(rng);
+  const DType dtype = rng.UniformInt(0, 3) == 0 ? DType::kF64 : DType::kF32;
+  OpInstance instance{type, {}, {{shape, dtype}}, {}, {}};
+  if (type == "relu") instance.fill = {Fill(shape, dtype, 0.05, 2.0, false)};
+  if (type == "gelu") instance.fill = {Fill(shape, dtype, 0.0, 3.0, false)};
+  if (type.ends_with("_grad")) {
+    instance.inputs.push_back({shape, dtype});
+    if (type == "relu_grad") {
+      // y = relu(x): zeros and positive values; the mask is flat in y, so y is not perturbed.
+      instance.fill = {nullptr, Fill(shape, dtype, 0.05, 2.0, true, 0.3)};
+      instance.non_differentiable_inputs = {1};
+    } else if (type == "tanh_grad") {
+      instance.fill = {nullptr, Fill(shape, dtype, 0.0, 0.95, false)};  // y = tanh(x)
+    } else {
+      instance.fill = {nullptr, Fill(shape, dtype, 0.0, 3.0, false)};
+    }
+  }
+  return instance;
+}
+
+}  // namespace
+
+std::vector<OpCase> ActivationCases() {
+  std::vector<OpCase> cases;
+  for (const char* type : {"relu", "gelu", "tanh", "exp", "relu_grad", "tanh_grad", "gelu_grad"}) {
+    const std::string name = type;
+    // gelu_grad has no gradient of its own (no second derivative of gelu is built).
+    cases.push_back({name, [name](Rng& rng) { return Draw(rng, name); }, name != "gelu_grad"});
+  }
+  return cases;
+}
+
 }  // namespace twinflow::testing

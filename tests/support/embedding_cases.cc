@@ -1,6 +1,53 @@
-// Placeholder: the embedding op cases are being written.
+// Random instances of embedding and embedding_grad: vocabulary and hidden extents 1..7, ids of
+// rank 0..2 (i32 or i64) drawn in [0, vocabulary).
 #include "tests/support/op_cases.h"
+#include "tests/support/rsne_case_helpers.h"
 
 namespace twinflow::testing {
-std::vector<OpCase> EmbeddingCases() { return {}; }
+namespace {
+
+using namespace rsne;
+
+struct EmbeddingDraw {
+  int64_t vocabulary = 1;
+  int64_t hidden = 1;
+  Shape ids;
+  DType id_type = DType::kI32;
+};
+
+EmbeddingDraw DrawEmbedding(Rng& rng) {
+  EmbeddingDraw d;
+  d.vocabulary = rng.UniformInt(1, 7);
+  d.hidden = rng.UniformInt(1, 7);
+  d.ids = RandomShape(rng, static_cast<int>(rng.UniformInt(0, 2)));
+  d.id_type = RandomIndexType(rng);
+  return d;
+}
+
+}  // namespace
+
+std::vector<OpCase> EmbeddingCases() {
+  return {
+      {"embedding",
+       [](Rng& rng) {
+         const EmbeddingDraw d = DrawEmbedding(rng);
+         return OpInstance{"embedding",
+                           {},
+                           {{Shape{d.vocabulary, d.hidden}, DType::kF32}, {d.ids, d.id_type}},
+                           {{}, IndexFill(d.ids, d.id_type, d.vocabulary)},
+                           {1}};
+       }},
+      {"embedding_grad",
+       [](Rng& rng) {
+         const EmbeddingDraw d = DrawEmbedding(rng);
+         return OpInstance{"embedding_grad",
+                           Attrs{{"num_embeddings", d.vocabulary}},
+                           {{WithLast(d.ids, d.hidden), DType::kF32}, {d.ids, d.id_type}},
+                           {{}, IndexFill(d.ids, d.id_type, d.vocabulary)},
+                           {1}};
+       },
+       /*check_gradient=*/false},
+  };
+}
+
 }  // namespace twinflow::testing

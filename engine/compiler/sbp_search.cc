@@ -1,0 +1,291 @@
+#include "engine/compiler/sbp_search.h"
+
+#include <algorithm>
+#include <map>
+#include <sstream>
+
+#include "engine/compiler/min_sum_solver.h"
+#include "engine/core/error.h"
+#include "engine/sbp/boxing_planner.h"
+#include "engine/sbp/slicing.h"
+
+namespace twinflow::compiler {
+namespace {
+
+using graph::NdSbpSignature;
+using graph::OpId;
+using graph::TensorId;
+
+bool AllAxes(const sbp::NdSbp& nd, const sbp::Sbp& sbp) {
+  for (const sbp::Sbp& s : nd.sbps()) {
+    if (!(s == sbp)) return false;
+  }
+  return true;
+}
+
+// Boxing times by (shape, dtype, layouts): models repeat the same edges layer after layer.
+class BoxingPricer {
+ public:
+  explicit BoxingPricer(const sbp::CostModel& cost_model) : cost_model_(cost_model) {}
+
+  double Time(const graph::TensorMeta& meta, const sbp::Layout& src, const sbp::Layout& dst) {
+    if (src == dst) return 0;
+    const std::string key = meta.ToString() + "|" + src.ToString() + "|" + dst.ToString();
+    const auto it = cache_.find(key);
+    if (it != cache_.end()) return it->second;
+    const double time = sbp::PlanBoxing(meta.shape, meta.dtype, src, dst, cost_model_).time();
+    cache_.emplace(key, time);
+    return time;
+  }
+
+ private:
+  const sbp::CostModel& cost_model_;
+  std::map<std::string, double> cache_;
+};
+
+// An assign writes into its variable where the variable lives: its first input cannot be
+// re-laid-out (the new value, its second input, is boxed to the variable's layout instead).
+constexpr double kForbidden = 1e30;
+
+double EdgeTime(BoxingPricer& pricer, const graph::TensorMeta& meta, const sbp::Layout& src,
+                const graph::OpNode& consumer, size_t input, const sbp::Layout& dst) {
+  if (consumer.type == "assign" && input == 0) return src == dst ? 0.0 : kForbidden;
+  return pricer.Time(meta, src, dst);
+}
+
+// The search as a MinSumProblem: one variable per op, its candidates the op's signatures.
+struct SearchModel {
+  std::vector<std::vector<NdSbpSignature>> candidates;  // by op id
+  MinSumProblem problem;
+};
+
+std::vector<NdSbpSignature> CandidatesOf(const graph::LogicalGraph& graph,
+                                         const graph::OpRegistry& registry,
+                                         const graph::OpNode& op, bool data_parallel_only) {
+  std::vector<graph::TensorMeta> inputs;
+  for (TensorId t : op.inputs) inputs.push_back(graph.tensor(t).meta);
+  const graph::OpContext ctx{op.type, op.attrs, inputs};
+  std::vector<NdSbpSignature> all =
+      graph::NdSignatures(registry.Find(op.type), ctx, op.placement.hierarchy());
+  std::vector<NdSbpSignature> kept;
+  std::string pin_text;
+  for (const NdSbpSignature& sig : all) {
+    bool ok = true;
+    for (size_t o = 0; o < op.outputs.size(); ++o) {
+      const auto& pin = graph.tensor(op.outputs[o]).pin;
+      if (pin && !(sig.outputs[o] == *pin)) {
+        ok = false;
+        pin_text = pin->ToString() + " of tensor '" + graph.tensor(op.outputs[o]).name + "'";
+      }
+    }
+    if (ok && data_parallel_only && !op.outputs.empty()) {
+      if (op.type == "variable") ok = AllAxes(sig.outputs[0], sbp::Sbp::Broadcast());
+      if (op.type == "input") ok = AllAxes(sig.outputs[0], sbp::Sbp::Split(0));
+    }
+    if (ok) kept.push_back(sig);
+  }
+  if (kept.empty()) {
+    throw SbpError("op '" + op.name + "' (" + op.type + "): no SBP signature on " +
+                   op.placement.ToString() +
+                   (pin_text.empty() ? std::string(" fits its shapes")
+                                     : " produces the pinned layout " + pin_text) +
+                   (data_parallel_only ? " under pure data parallelism" : ""));
+  }
+  return kept;
+}
+
+// Candidates, compute times and memory of every op: the unary part of the problem.
+SearchModel BuildUnary(const graph::LogicalGraph& graph, const graph::OpRegistry& registry,
+                       const sbp::CostModel& cost_model, bool data_parallel_only) {
+  SearchModel model;
+  std::map<std::string, int> placement_groups;
+  for (const graph::OpNode& op : graph.ops()) {
+    model.candidates.push_back(CandidatesOf(graph, registry, op, data_parallel_only));
+    const graph::OpDef& def = registry.Find(op.type);
+    std::vector<double> unary, memory;
+    for (const NdSbpSignature& sig : model.candidates.back()) {
+      // Device 0 holds the largest part of every balanced split: price and size it.
+      std::vector<graph::TensorMeta> physical;
+      for (size_t i = 0; i < op.inputs.size(); ++i) {
+        const graph::TensorMeta& meta = graph.tensor(op.inputs[i]).meta;
+        physical.push_back({sbp::PhysicalShape(meta.shape, {op.placement, sig.inputs[i]}, 0),
+                            meta.dtype});
+      }
+      double bytes = 0;
+      for (size_t o = 0; o < op.outputs.size(); ++o) {
+        const graph::TensorMeta& meta = graph.tensor(op.outputs[o]).meta;
+        bytes += static_cast<double>(
+            sbp::PhysicalShape(meta.shape, {op.placement, sig.outputs[o]}, 0).numel() *
+            DTypeSize(meta.dtype));
+      }
+      double time = 0;
+      if (!def.is_source && def.cost) {
+        const graph::OpCost cost = def.cost(graph::OpContext{op.type, op.attrs, physical});
+        const DType dtype = physical.empty() ? DType::kF32 : physical[0].dtype;
+        time = cost_model.ComputeTime(cost.flops, cost.bytes_read + cost.bytes_written, dtype);
+      }
+      unary.push_back(time);
+      memory.push_back(bytes);
+    }
+    model.problem.domain.push_back(static_cast<int>(unary.size()));
+    model.problem.unary.push_back(std::move(unary));
+    model.problem.memory.push_back(std::move(memory));
+    const auto group = placement_groups.emplace(op.placement.ToString(),
+                                                static_cast<int>(placement_groups.size()));
+    model.problem.memory_group.push_back(group.first->second);
+  }
+  return model;
+}
+
+// The boxing time of every (producer signature, consumer signature) pair on every edge.
+void AddPairwise(const graph::LogicalGraph& graph, BoxingPricer& pricer, SearchModel& model) {
+  for (const graph::OpNode& consumer : graph.ops()) {
+    for (size_t i = 0; i < consumer.inputs.size(); ++i) {
+      const graph::TensorNode& tensor = graph.tensor(consumer.inputs[i]);
+      const graph::OpNode& producer = graph.op(tensor.producer);
+      MinSumProblem::Pairwise pair{producer.id, consumer.id, {}};
+      for (const NdSbpSignature& ps : model.candidates[producer.id]) {
+        for (const NdSbpSignature& cs : model.candidates[consumer.id]) {
+          pair.cost.push_back(EdgeTime(pricer, tensor.meta,
+                                       {producer.placement, ps.outputs[tensor.output_index]},
+                                       consumer, i, {consumer.placement, cs.inputs[i]}));
+        }
+      }
+      model.problem.pairwise.push_back(std::move(pair));
+    }
+  }
+}
+
+SearchModel BuildModel(const graph::LogicalGraph& graph, const graph::OpRegistry& registry,
+                       const sbp::CostModel& cost_model, BoxingPricer& pricer,
+                       bool data_parallel_only) {
+  SearchModel model = BuildUnary(graph, registry, cost_model, data_parallel_only);
+  AddPairwise(graph, pricer, model);
+  return model;
+}
+
+// Method::kPropagate: ops in topological order, each taking its cheapest candidate given the
+// layouts its producers already chose.
+std::vector<int> Propagate(const graph::LogicalGraph& graph, BoxingPricer& pricer,
+                           const SearchModel& model) {
+  std::vector<int> choice(graph.ops().size(), 0);
+  for (const OpId id : graph.TopologicalOrder()) {
+    const graph::OpNode& op = graph.op(id);
+    double best = std::numeric_limits<double>::infinity();
+    for (size_t c = 0; c < model.candidates[id].size(); ++c) {
+      double cost = model.problem.unary[id][c];
+      for (size_t i = 0; i < op.inputs.size() && cost < best; ++i) {
+        const graph::TensorNode& tensor = graph.tensor(op.inputs[i]);
+        const graph::OpNode& producer = graph.op(tensor.producer);
+        const NdSbpSignature& chosen = model.candidates[producer.id][choice[producer.id]];
+        cost += EdgeTime(pricer, tensor.meta,
+                         {producer.placement, chosen.outputs[tensor.output_index]}, op, i,
+                         {op.placement, model.candidates[id][c].inputs[i]});
+      }
+      if (cost < best) {
+        best = cost;
+        choice[id] = static_cast<int>(c);
+      }
+    }
+  }
+  return choice;
+}
+
+// Where a baseline's choices (by signature) sit in the full candidate lists.
+std::vector<int> MapChoice(const SearchModel& from, const std::vector<int>& choice,
+                           const SearchModel& to) {
+  std::vector<int> mapped;
+  for (size_t op = 0; op < choice.size(); ++op) {
+    const auto& list = to.candidates[op];
+    const auto it = std::find(list.begin(), list.end(), from.candidates[op][choice[op]]);
+    mapped.push_back(static_cast<int>(it - list.begin()));
+  }
+  return mapped;
+}
+
+std::string LargestTensors(const graph::LogicalGraph& graph, const SearchModel& model) {
+  std::vector<std::pair<double, std::string>> least;
+  for (const graph::OpNode& op : graph.ops()) {
+    const auto& memory = model.problem.memory[op.id];
+    least.emplace_back(*std::min_element(memory.begin(), memory.end()), op.name);
+  }
+  std::sort(least.rbegin(), least.rend());
+  std::ostringstream out;
+  for (size_t k = 0; k < std::min<size_t>(3, least.size()); ++k) {
+    out << (k ? ", " : "") << "'" << least[k].second << "' "
+        << static_cast<int64_t>(least[k].first) << " bytes";
+  }
+  return out.str();
+}
+
+}  // namespace
+
+SbpAssignment SearchSbp(const graph::LogicalGraph& graph, const graph::OpRegistry& registry,
+                        const sbp::CostModel& cost_model, const SbpSearchOptions& options) {
+  BoxingPricer pricer(cost_model);
+  MinSumSolution solution;
+  SearchModel model;
+  if (options.method == SbpSearchOptions::Method::kPropagate) {
+    model = BuildUnary(graph, registry, cost_model, options.data_parallel_only);
+    solution.choice = Propagate(graph, pricer, model);
+    solution.peak_memory = MinSumSolver::PeakMemory(model.problem, solution.choice);
+    if (solution.peak_memory > options.memory_limit) {
+      throw OutOfMemoryError("the layouts propagated from the pins need " +
+                             std::to_string(static_cast<int64_t>(solution.peak_memory)) +
+                             " bytes on some device, over the limit of " +
+                             std::to_string(static_cast<int64_t>(options.memory_limit)) +
+                             "; the largest tensors at their leanest: " +
+                             LargestTensors(graph, model));
+    }
+  } else {
+    model = BuildModel(graph, registry, cost_model, pricer, options.data_parallel_only);
+    model.problem.memory_limit = options.memory_limit;
+    const MinSumSolver solver(options.table_budget);
+    if (!options.data_parallel_only) {
+      // Pure data parallelism is a baseline the search must match or beat.
+      try {
+        SearchModel dp = BuildModel(graph, registry, cost_model, pricer, true);
+        dp.problem.memory_limit = options.memory_limit;
+        model.problem.baselines.push_back(MapChoice(dp, solver.Solve(dp.problem).choice, model));
+      } catch (const Error&) {
+        // Data parallelism does not apply (no batch axis to split) or does not fit.
+      }
+    }
+    try {
+      solution = solver.Solve(model.problem);
+    } catch (const OutOfMemoryError& e) {
+      throw OutOfMemoryError(e.message() + "; the largest tensors at their leanest: " +
+                             LargestTensors(graph, model));
+    }
+  }
+  SbpAssignment assignment;
+  assignment.exact = solution.exact;
+  assignment.peak_memory = solution.peak_memory;
+  for (const graph::OpNode& op : graph.ops()) {
+    assignment.signatures.push_back(model.candidates[op.id][solution.choice[op.id]]);
+    assignment.compute_time += model.problem.unary[op.id][solution.choice[op.id]];
+  }
+  for (const graph::OpNode& consumer : graph.ops()) {
+    for (size_t i = 0; i < consumer.inputs.size(); ++i) {
+      const graph::TensorNode& tensor = graph.tensor(consumer.inputs[i]);
+      const sbp::Layout src = ProducedLayout(graph, assignment, tensor.id);
+      const sbp::Layout dst{consumer.placement, assignment.signatures[consumer.id].inputs[i]};
+      if (src == dst) continue;
+      BoxingEdge edge{tensor.id, consumer.id, static_cast<int>(i),
+                      sbp::PlanBoxing(tensor.meta.shape, tensor.meta.dtype, src, dst,
+                                      cost_model)};
+      assignment.boxing_time += edge.plan.time();
+      assignment.boxings.push_back(std::move(edge));
+    }
+  }
+  return assignment;
+}
+
+sbp::Layout ProducedLayout(const graph::LogicalGraph& graph, const SbpAssignment& assignment,
+                           graph::TensorId tensor) {
+  const graph::TensorNode& node = graph.tensor(tensor);
+  const graph::OpNode& producer = graph.op(node.producer);
+  return {producer.placement, assignment.signatures[producer.id].outputs[node.output_index]};
+}
+
+}  // namespace twinflow::compiler

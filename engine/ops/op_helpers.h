@@ -1,0 +1,63 @@
+#pragma once
+// Helpers shared by the op family files: errors that name the op, axis normalisation, numpy
+// broadcasting, signature building, the usual cost shapes and gradient plumbing.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/graph/graph_builder.h"
+#include "engine/graph/op_def.h"
+#include "engine/sbp/sbp.h"
+
+namespace twinflow::ops {
+
+// Errors whose message starts with the op type: "matmul: ...".
+[[noreturn]] void ThrowShape(const graph::OpContext& ctx, const std::string& problem);
+[[noreturn]] void ThrowInvalid(const graph::OpContext& ctx, const std::string& problem);
+
+// Throws InvalidArgumentError unless the op has exactly `count` inputs.
+void CheckInputCount(const graph::OpContext& ctx, int count);
+// Throws ShapeError unless input `index` has rank `rank`.
+void CheckRank(const graph::OpContext& ctx, int index, int rank);
+// Throws InvalidArgumentError unless every input has the dtype of input 0.
+void CheckSameDType(const graph::OpContext& ctx);
+// Throws InvalidArgumentError unless input `index` is f32 or f64 (the computed float types).
+void CheckFloat(const graph::OpContext& ctx, int index);
+// Throws InvalidArgumentError unless input `index` is f32, f64, i32 or i64.
+void CheckNumeric(const graph::OpContext& ctx, int index);
+
+// Maps axis in [-rank, rank) to [0, rank); InvalidArgumentError naming `attr` otherwise.
+int NormalizeAxis(const graph::OpContext& ctx, int64_t axis, int rank,
+                  const std::string& attr = "axis");
+
+// Numpy broadcasting: shapes aligned at the right, each pair of extents equal or one of them 1.
+std::optional<Shape> BroadcastShapes(const Shape& a, const Shape& b);
+Shape InferBroadcast(const graph::OpContext& ctx, const Shape& a, const Shape& b);
+// True when `small` broadcasts to exactly `big` (what a gradient must be summed back from).
+bool BroadcastsTo(const Shape& small, const Shape& big);
+
+int64_t Bytes(const graph::TensorMeta& meta);
+int64_t InputBytes(const graph::OpContext& ctx);
+// Reads every input once, writes every output once, `flops_per_element` per output element.
+graph::OpCost ElementwiseCost(const graph::OpContext& ctx,
+                              const std::vector<graph::TensorMeta>& outputs,
+                              double flops_per_element);
+
+inline sbp::Sbp S(int axis) { return sbp::Sbp::Split(axis); }
+inline sbp::Sbp B() { return sbp::Sbp::Broadcast(); }
+inline sbp::Sbp P(ReduceOp op = ReduceOp::kSum) { return sbp::Sbp::Partial(op); }
+
+// Appends `signature` unless an equal one is already listed (keeps the order stable).
+void AddSignature(std::vector<graph::SbpSignature>& signatures, graph::SbpSignature signature);
+
+// Signatures of an op whose inputs broadcast (numpy-style) to `out`, every output having the
+// shape `out`: for each output axis, that axis split on every output and on each input that
+// holds it at full extent, B on inputs that broadcast it; then all B -> all B.
+std::vector<graph::SbpSignature> BroadcastSplitSignatures(const std::vector<Shape>& inputs,
+                                                          const Shape& out, int num_outputs = 1);
+
+// The gradient `grad` (shaped like the broadcast result) summed back to the shape of `like`
+// with reduce_sum_like; `grad` itself when the shapes already agree.
+graph::TensorId SumToLike(graph::GraphBuilder& builder, graph::TensorId grad, graph::TensorId like);
+
+}  // namespace twinflow::ops

@@ -1,0 +1,22 @@
+#pragma once
+// The model flags shared by `explain` (and later `compile`, `run`, `sim`, `tune`): which model,
+// its sizes, the devices and the strategy. Declared once, parsed into a built model.
+#include <string>
+
+#include "engine/graph/op_registry.h"
+#include "engine/sbp/alpha_beta_cost_model.h"
+#include "launcher/cli_args.h"
+#include "models/model.h"
+
+namespace twinflow::launcher {
+
+// Adds --model, --layers, --hidden, --heads, --sequence, --vocab, --batch, --widths, --devices,
+// --strategy, --hierarchy, --optimizer, --seed, --inference and --devices-per-node.
+void AddModelFlags(ArgParser& parser);
+
+// Builds the model the flags describe; InvalidArgumentError names the flag at fault.
+models::BuiltModel BuildModelFromArgs(const ParsedArgs& args, const graph::OpRegistry& registry);
+
+sbp::AlphaBetaConfig CostConfigFromArgs(const ParsedArgs& args);
+
+}  // namespace twinflow::launcher

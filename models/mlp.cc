@@ -1,0 +1,62 @@
+// The MLP: dense layers with ReLU between them and a softmax cross-entropy loss. Under tensor
+// parallelism layers pair up Megatron-style (column-parallel, then row-parallel); a trailing
+// column-parallel layer leaves the logits split by class, and the loss is then built for
+// split classes.
+#include <cmath>
+
+#include "engine/core/error.h"
+#include "engine/ops/softmax_ops.h"
+#include "models/model.h"
+#include "models/pins.h"
+#include "models/training.h"
+
+namespace twinflow::models {
+
+BuiltModel BuildMlp(const graph::OpRegistry& registry, const MlpConfig& config,
+                    const BuildOptions& options) {
+  const Strategy& strategy = options.strategy;
+  strategy.CheckDevices(options.devices);
+  const int64_t layers = static_cast<int64_t>(config.widths.size()) - 1;
+  if (layers < 1) throw InvalidArgumentError("mlp needs at least an input and an output width");
+  for (int64_t w : config.widths) {
+    if (w < 1) throw InvalidArgumentError("mlp widths must be positive");
+  }
+  if (config.batch < 1) throw InvalidArgumentError("mlp batch must be positive");
+  if (strategy.pp > layers) {
+    throw InvalidArgumentError("pp=" + std::to_string(strategy.pp) + " exceeds the mlp's " +
+                               std::to_string(layers) + " layers");
+  }
+  graph::GraphBuilder builder(registry, strategy.StagePlacement(0, options.devices));
+  const graph::TensorId x = builder.Input("x", Shape{config.batch, config.widths[0]});
+  const graph::TensorId labels = builder.Input("labels", Shape{config.batch}, DType::kI32);
+  PinData(builder, strategy, x);
+  PinData(builder, strategy, labels);
+
+  std::vector<graph::TensorId> parameters;
+  graph::TensorId h = x;
+  for (int64_t i = 0; i < layers; ++i) {
+    builder.SetPlacement(
+        strategy.StagePlacement(StageOf(i, layers, strategy.pp), options.devices));
+    const int64_t in = config.widths[i], out = config.widths[i + 1];
+    const std::string name = "layer" + std::to_string(i);
+    const graph::TensorId w = Parameter(builder, name + "/weight", Shape{in, out}, "normal",
+                                        std::sqrt(2.0 / static_cast<double>(in)),
+                                        options.seed * 1000 + 2 * i);
+    const graph::TensorId b =
+        Parameter(builder, name + "/bias", Shape{out}, "zeros", 0, options.seed * 1000 + 2 * i + 1);
+    const bool column = i % 2 == 0;
+    PinWeight(builder, strategy, w, column ? WeightRole::kColumn : WeightRole::kRow);
+    PinWeight(builder, strategy, b, column ? WeightRole::kColumnBias : WeightRole::kReplicated);
+    parameters.push_back(w);
+    parameters.push_back(b);
+    h = builder.Add1("bias_add", {builder.Add1("matmul", {h, w}, {}, name + "/matmul"), b}, {},
+                     name + "/bias_add");
+    if (i + 1 < layers) h = builder.Add1("relu", {h}, {}, name + "/relu");
+  }
+  const bool classes_split = !strategy.automatic && strategy.tp > 1 && (layers - 1) % 2 == 0;
+  const graph::TensorId losses =
+      ops::SparseSoftmaxCrossEntropy(builder, h, labels, classes_split);
+  return FinishModel(builder, losses, parameters, {"x", "labels"}, options);
+}
+
+}  // namespace twinflow::models

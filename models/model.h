@@ -1,0 +1,59 @@
+#pragma once
+// Model builders shared by the CLI, Python and the benchmarks. A builder writes the forward
+// graph of a model for one logical device, places its layers on pipeline stages and pins the
+// layouts a strategy prescribes (Megatron-style tensor parallelism: the first weight of a pair
+// split by columns, the second by rows, so each pair needs one all-reduce); with `training` it
+// appends autograd and the optimizer. Layouts not pinned are left to the SBP search.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "engine/graph/graph_builder.h"
+#include "engine/graph/optimizer.h"
+#include "models/strategy.h"
+
+namespace twinflow::models {
+
+struct BuiltModel {
+  graph::LogicalGraph graph;
+  graph::TensorId loss = -1;
+  std::vector<graph::TensorId> parameters;  // the model's variables (not optimizer state)
+  std::vector<std::string> feeds;           // input op names, e.g. "x", "labels"
+  Strategy strategy;
+};
+
+struct BuildOptions {
+  Strategy strategy;
+  int64_t devices = 1;
+  bool training = true;
+  graph::OptimizerConfig optimizer;
+  uint64_t seed = 1;
+};
+
+struct MlpConfig {
+  std::vector<int64_t> widths = {784, 4096, 4096, 10};  // input, hidden..., classes
+  int64_t batch = 512;
+};
+
+struct GptConfig {
+  int64_t layers = 2;
+  int64_t hidden = 64;
+  int64_t heads = 4;
+  int64_t sequence = 32;
+  int64_t vocab = 128;
+  int64_t batch = 8;
+  static GptConfig Gpt3_175B();  // 96 layers, 12288 hidden, 96 heads, 2048 tokens, 50257 vocab
+};
+
+// Both throw InvalidArgumentError naming the field for bad sizes (non-positive, hidden not
+// divisible by heads, fewer layers than pipeline stages, a device count the strategy does not
+// fit).
+BuiltModel BuildMlp(const graph::OpRegistry& registry, const MlpConfig& config,
+                    const BuildOptions& options);
+BuiltModel BuildGpt(const graph::OpRegistry& registry, const GptConfig& config,
+                    const BuildOptions& options);
+
+// The stage of layer `layer` of `layers` over `stages` pipeline stages (balanced, in order).
+int64_t StageOf(int64_t layer, int64_t layers, int64_t stages);
+
+}  // namespace twinflow::models

@@ -1,0 +1,229 @@
+// Autograd (gradients through the interpreter against finite differences), the optimizers
+// (parsing, and updates applied by the interpreter) and the composed causal attention.
+#include "engine/graph/autograd.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "engine/core/error.h"
+#include "engine/graph/optimizer.h"
+#include "engine/interpreter/reference_interpreter.h"
+#include "engine/ops/attention.h"
+#include "engine/ops/builtin_ops.h"
+#include "kernels/cpu/cpu_kernels.h"
+
+namespace twinflow::graph {
+namespace {
+
+const OpRegistry& Ops() {
+  static const OpRegistry registry = ops::BuiltinOps();
+  return registry;
+}
+
+const kernels::KernelRegistry& Kernels() {
+  static const kernels::KernelRegistry registry = kernels::CpuKernels();
+  return registry;
+}
+
+sbp::Placement Cpu0() { return sbp::Placement(DeviceType::kCpu, {0}); }
+
+Tensor RandomTensor(Shape shape, uint64_t seed) {
+  Rng rng(seed);
+  return Tensor::Random(std::move(shape), DType::kF32, rng);
+}
+
+Attrs Normal(int64_t seed) {
+  return Attrs{{"init", std::string("normal")}, {"std", 0.5}, {"seed", seed}};
+}
+
+// loss = reduce_sum(tanh(x w) * (x w)): x w feeds two consumers, so its gradient is a sum.
+struct Model {
+  GraphBuilder builder{Ops(), Cpu0()};
+  TensorId x, w, loss;
+  Model() {
+    x = builder.Input("x", Shape{2, 3});
+    w = builder.Variable("w", Shape{3, 4}, DType::kF32, Normal(5));
+    const TensorId h = builder.Add1("matmul", {x, w}, {}, "h");
+    const TensorId t = builder.Add1("tanh", {h}, {}, "t");
+    const TensorId p = builder.Add1("mul", {t, h}, {}, "p");
+    loss = builder.Add1("reduce_sum", {p}, {}, "loss");
+  }
+};
+
+double Loss(const LogicalGraph& graph, TensorId loss, const Tensor& x, const Tensor& w) {
+  interpreter::ReferenceInterpreter run(graph, Kernels());
+  run.set_variable("w", w);
+  return run.Step({{"x", x}}, {loss}).at(loss).GetDouble(0);
+}
+
+TEST(Autograd, GradientsMatchFiniteDifferences) {
+  Model m;
+  const auto grads = AddBackward(m.builder, m.loss, {m.w, m.x});
+  ASSERT_EQ(grads.size(), 2u);
+  EXPECT_EQ(m.builder.meta(grads.at(m.w)), m.builder.meta(m.w));
+  EXPECT_EQ(m.builder.meta(grads.at(m.x)), m.builder.meta(m.x));
+  m.builder.graph().Validate(Ops());
+
+  const Tensor x = RandomTensor(Shape{2, 3}, 1);
+  interpreter::ReferenceInterpreter run(m.builder.graph(), Kernels());
+  const Tensor w = run.variable("w");
+  const auto got = run.Step({{"x", x}}, {grads.at(m.w), grads.at(m.x)});
+  const double eps = 1e-2;
+  for (int64_t i = 0; i < w.numel(); ++i) {
+    Tensor up = w, down = w;
+    up.SetDouble(i, w.GetDouble(i) + eps);
+    down.SetDouble(i, w.GetDouble(i) - eps);
+    const double fd =
+        (Loss(m.builder.graph(), m.loss, x, up) - Loss(m.builder.graph(), m.loss, x, down)) /
+        (2 * eps);
+    EXPECT_NEAR(got.at(grads.at(m.w)).GetDouble(i), fd, 2e-3 * (1 + std::fabs(fd))) << "w " << i;
+  }
+  for (int64_t i = 0; i < x.numel(); ++i) {
+    Tensor up = x, down = x;
+    up.SetDouble(i, x.GetDouble(i) + eps);
+    down.SetDouble(i, x.GetDouble(i) - eps);
+    const double fd =
+        (Loss(m.builder.graph(), m.loss, up, w) - Loss(m.builder.graph(), m.loss, down, w)) /
+        (2 * eps);
+    EXPECT_NEAR(got.at(grads.at(m.x)).GetDouble(i), fd, 2e-3 * (1 + std::fabs(fd))) << "x " << i;
+  }
+}
+
+TEST(Autograd, UnreachedTensorsGetZeros) {
+  Model m;
+  const TensorId unused = m.builder.Variable("unused", Shape{5}, DType::kF32, Normal(1));
+  const auto grads = AddBackward(m.builder, m.loss, {unused});
+  const OpNode& op = m.builder.graph().op(m.builder.graph().tensor(grads.at(unused)).producer);
+  EXPECT_EQ(op.type, "zeros_like");
+}
+
+TEST(Autograd, ErrorsNameTheProblem) {
+  GraphBuilder b(Ops(), Cpu0());
+  const TensorId w = b.Variable("w", Shape{3}, DType::kF32, Normal(1));
+  const TensorId stepped = b.Add1("sgd_update", {w, w}, {{"lr", 0.1}}, "upd");
+  const TensorId loss = b.Add1("reduce_sum", {stepped}, {}, "loss");
+  try {
+    AddBackward(b, loss, {w});
+    FAIL() << "no error";
+  } catch (const InvalidArgumentError& e) {
+    EXPECT_NE(std::string(e.what()).find("'upd'"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(AddBackward(b, stepped, {w}), InvalidArgumentError);  // not a scalar
+}
+
+TEST(Optimizer, ParsesAndNamesBadFields) {
+  const OptimizerConfig sgd = ParseOptimizer("sgd:lr=0.1,momentum=0.9");
+  EXPECT_EQ(sgd.kind, OptimizerConfig::Kind::kSgd);
+  EXPECT_DOUBLE_EQ(sgd.learning_rate, 0.1);
+  EXPECT_DOUBLE_EQ(sgd.momentum, 0.9);
+  EXPECT_EQ(ParseOptimizer("sgd").kind, OptimizerConfig::Kind::kSgd);
+  const OptimizerConfig adamw = ParseOptimizer("adamw:lr=1e-3,weight_decay=0.01");
+  EXPECT_EQ(adamw.kind, OptimizerConfig::Kind::kAdamW);
+  EXPECT_DOUBLE_EQ(adamw.learning_rate, 1e-3);
+  EXPECT_DOUBLE_EQ(adamw.weight_decay, 0.01);
+  EXPECT_EQ(ParseOptimizer("adam:lr=1e-3").kind, OptimizerConfig::Kind::kAdam);
+  for (const auto& [text, field] :
+       std::vector<std::pair<std::string, std::string>>{{"rmsprop", "rmsprop"},
+                                                        {"sgd:lr=abc", "lr"},
+                                                        {"sgd:lr=-1", "lr"},
+                                                        {"sgd:beta1=0.9", "beta1"},
+                                                        {"adam:momentum=0.9", "momentum"},
+                                                        {"adam:beta2=1.5", "beta2"},
+                                                        {"sgd:lr", "lr"},
+                                                        {"sgd:lr=0.1,lr=0.2", "lr"},
+                                                        {"sgd:lr=0.1,", "''"}}) {
+    try {
+      ParseOptimizer(text);
+      ADD_FAILURE() << text << " parsed";
+    } catch (const InvalidArgumentError& e) {
+      EXPECT_NE(std::string(e.what()).find(field), std::string::npos) << e.what();
+    }
+  }
+}
+
+// One SGD step through the interpreter: w' = w - lr * dloss/dw, dloss/dw = x^T 1.
+TEST(Optimizer, SgdStepUpdatesTheVariable) {
+  GraphBuilder b(Ops(), Cpu0());
+  const TensorId x = b.Input("x", Shape{2, 3});
+  const TensorId w = b.Variable("w", Shape{3, 1}, DType::kF32, Normal(3));
+  const TensorId loss = b.Add1("reduce_sum", {b.Add1("matmul", {x, w})}, {}, "loss");
+  AddOptimizer(b, ParseOptimizer("sgd:lr=0.5"), AddBackward(b, loss, {w}));
+  b.graph().Validate(Ops());
+  interpreter::ReferenceInterpreter run(b.graph(), Kernels());
+  const Tensor before = run.variable("w");
+  const Tensor xv = RandomTensor(Shape{2, 3}, 2);
+  run.Step({{"x", xv}}, {});
+  for (int64_t k = 0; k < 3; ++k) {
+    const double grad = xv.GetDouble(k) + xv.GetDouble(3 + k);
+    EXPECT_NEAR(run.variable("w").GetDouble(k), before.GetDouble(k) - 0.5 * grad, 1e-5);
+  }
+}
+
+TEST(Optimizer, MomentumAndAdamKeepState) {
+  for (const std::string spec : {"sgd:lr=0.1,momentum=0.9", "adamw:lr=0.01"}) {
+    GraphBuilder b(Ops(), Cpu0());
+    const TensorId w = b.Variable("w", Shape{2}, DType::kF32, Normal(4));
+    const TensorId loss = b.Add1("reduce_sum", {b.Add1("mul", {w, w})}, {}, "loss");
+    AddOptimizer(b, ParseOptimizer(spec), AddBackward(b, loss, {w}));
+    b.graph().Validate(Ops());
+    interpreter::ReferenceInterpreter run(b.graph(), Kernels());
+    const double w0 = run.variable("w").GetDouble(0);
+    run.Step({}, {});
+    const double w1 = run.variable("w").GetDouble(0);
+    run.Step({}, {});
+    const double w2 = run.variable("w").GetDouble(0);
+    if (spec[0] == 's') {
+      // buf1 = 2 w0, w1 = w0 - 0.1 buf1; buf2 = 0.9 buf1 + 2 w1, w2 = w1 - 0.1 buf2.
+      EXPECT_NEAR(w1, w0 - 0.2 * w0, 1e-5);
+      EXPECT_NEAR(run.variable("w/momentum").GetDouble(0), 0.9 * 2 * w0 + 2 * w1, 1e-5);
+      EXPECT_NEAR(w2, w1 - 0.1 * (0.9 * 2 * w0 + 2 * w1), 1e-5);
+    } else {
+      EXPECT_EQ(run.variable("w/adam_step").GetDouble(0), 2.0);
+      EXPECT_NEAR(w1, w0 - 0.01 * (w0 > 0 ? 1 : -1) - 0.01 * 0.01 * w0, 1e-5);
+      EXPECT_LT(std::fabs(w2), std::fabs(w1));
+    }
+  }
+}
+
+TEST(Attention, IsCausalAndDifferentiable) {
+  GraphBuilder b(Ops(), Cpu0());
+  const TensorId q = b.Input("q", Shape{2, 4, 6});
+  const TensorId k = b.Input("k", Shape{2, 4, 6});
+  const TensorId v = b.Input("v", Shape{2, 4, 6});
+  const TensorId out = ops::CausalSelfAttention(b, q, k, v, 2, "attn");
+  EXPECT_EQ(b.meta(out), b.meta(q));
+  EXPECT_THROW(ops::CausalSelfAttention(b, q, k, v, 4, "bad"), ShapeError);
+  const TensorId loss = b.Add1("reduce_sum", {out}, {}, "loss");
+  const auto grads = AddBackward(b, loss, {q, k, v});
+  b.graph().Validate(Ops());
+
+  std::map<std::string, Tensor> feeds{{"q", RandomTensor(Shape{2, 4, 6}, 1)},
+                                      {"k", RandomTensor(Shape{2, 4, 6}, 2)},
+                                      {"v", RandomTensor(Shape{2, 4, 6}, 3)}};
+  interpreter::ReferenceInterpreter run(b.graph(), Kernels());
+  const Tensor y = run.Step(feeds, {out}).at(out);
+  // Position 0 attends to itself only: its output is v at position 0.
+  for (int64_t c = 0; c < 6; ++c) {
+    EXPECT_NEAR(y.GetDouble(c), feeds["v"].GetDouble(c), 1e-5);
+  }
+  // Changing the last position's key and value leaves the earlier outputs alone.
+  std::map<std::string, Tensor> changed = feeds;
+  for (int64_t c = 0; c < 6; ++c) {
+    changed["k"].SetDouble(3 * 6 + c, 5.0);
+    changed["v"].SetDouble(3 * 6 + c, -5.0);
+  }
+  const Tensor y2 = run.Step(changed, {out}).at(out);
+  for (int64_t i = 0; i < 3 * 6; ++i) EXPECT_NEAR(y2.GetDouble(i), y.GetDouble(i), 1e-6);
+  const auto dv = run.Step(feeds, {grads.at(v)}).at(grads.at(v));
+  EXPECT_EQ(dv.shape(), Shape({2, 4, 6}));
+  // Every query's weights sum to 1, so d(sum y)/dv summed over positions is seq per batch.
+  double total = 0;
+  for (int64_t i = 0; i < 4 * 6; ++i) total += dv.GetDouble(i);
+  EXPECT_NEAR(total, 4 * 6, 1e-4);
+}
+
+}  // namespace
+}  // namespace twinflow::graph

@@ -1,0 +1,129 @@
+// The SBP search on real training graphs: it picks data parallelism for a 2-layer MLP whose
+// batch dominates and Megatron-style tensor parallelism (weights split, one all-reduce in the
+// forward block) when the weights dominate; it honours pins and the memory limit.
+#include <gtest/gtest.h>
+
+#include "engine/compiler/sbp_search.h"
+#include "engine/core/error.h"
+#include "engine/ops/builtin_ops.h"
+#include "engine/sbp/alpha_beta_cost_model.h"
+#include "models/model.h"
+
+namespace twinflow::compiler {
+namespace {
+
+const graph::OpRegistry& Ops() {
+  static const graph::OpRegistry registry = ops::BuiltinOps();
+  return registry;
+}
+
+models::BuiltModel Mlp(std::vector<int64_t> widths, int64_t batch, const std::string& strategy,
+                       int64_t devices) {
+  models::MlpConfig config;
+  config.widths = std::move(widths);
+  config.batch = batch;
+  models::BuildOptions options;
+  options.strategy = models::ParseStrategy(strategy);
+  options.devices = devices;
+  return models::BuildMlp(Ops(), config, options);
+}
+
+sbp::NdSbp LayoutOf(const models::BuiltModel& m, const SbpAssignment& a, const std::string& op) {
+  return ProducedLayout(m.graph, a, m.graph.op(*m.graph.FindOp(op)).outputs[0]).nd_sbp;
+}
+
+// all_reduce steps in boxings feeding forward ops (those not created by autograd/optimizer).
+int ForwardAllReduces(const models::BuiltModel& m, const SbpAssignment& a) {
+  int count = 0;
+  for (const BoxingEdge& edge : a.boxings) {
+    const std::string& name = m.graph.op(edge.consumer).name;
+    if (name.rfind("layer", 0) != 0 || name.find("/grad") != std::string::npos ||
+        name.find("sgd") != std::string::npos || name.find("assign") != std::string::npos) {
+      continue;
+    }
+    for (const sbp::BoxingStep& step : edge.plan.steps) {
+      count += step.kind == sbp::BoxingStepKind::kAllReduce;
+    }
+  }
+  return count;
+}
+
+TEST(SbpSearch, PicksDataParallelismWhenTheBatchDominates) {
+  const models::BuiltModel m = Mlp({256, 256, 16}, 1 << 15, "auto", 4);
+  const SbpAssignment a = SearchSbp(m.graph, Ops(), sbp::AlphaBetaCostModel());
+  EXPECT_TRUE(a.exact);
+  EXPECT_EQ(LayoutOf(m, a, "x").ToString(), "S(0)");
+  EXPECT_EQ(LayoutOf(m, a, "layer0/weight").ToString(), "B");
+  EXPECT_EQ(LayoutOf(m, a, "layer1/weight").ToString(), "B");
+  EXPECT_EQ(ForwardAllReduces(m, a), 0);
+}
+
+TEST(SbpSearch, PicksMegatronTensorParallelismWhenTheWeightsDominate) {
+  const models::BuiltModel m = Mlp({4096, 8192, 4096}, 8, "auto", 4);
+  const SbpAssignment a = SearchSbp(m.graph, Ops(), sbp::AlphaBetaCostModel());
+  EXPECT_TRUE(a.exact);
+  EXPECT_EQ(LayoutOf(m, a, "layer0/weight").ToString(), "S(1)");  // column-parallel
+  EXPECT_EQ(LayoutOf(m, a, "layer1/weight").ToString(), "S(0)");  // row-parallel
+  EXPECT_EQ(ForwardAllReduces(m, a), 1);
+}
+
+TEST(SbpSearch, NeverWorseThanPureDataParallelism) {
+  const models::BuiltModel m = Mlp({512, 1024, 64}, 256, "auto", 4);
+  const sbp::AlphaBetaCostModel cost;
+  SbpSearchOptions dp;
+  dp.data_parallel_only = true;
+  const double best = SearchSbp(m.graph, Ops(), cost).cost();
+  EXPECT_LE(best, SearchSbp(m.graph, Ops(), cost, dp).cost() * (1 + 1e-9));
+}
+
+TEST(SbpSearch, HonoursPins) {
+  const models::BuiltModel m = Mlp({64, 128, 16}, 32, "dp=2,tp=2", 4);
+  const SbpAssignment a = SearchSbp(m.graph, Ops(), sbp::AlphaBetaCostModel());
+  EXPECT_EQ(LayoutOf(m, a, "x").ToString(), "(S(0),B)");
+  EXPECT_EQ(LayoutOf(m, a, "layer0/weight").ToString(), "(B,S(1))");
+  EXPECT_EQ(LayoutOf(m, a, "layer1/weight").ToString(), "(B,S(0))");
+}
+
+TEST(SbpSearch, MemoryLimitShardsWhatDoesNotFitAndFailsClearlyWhenNothingDoes) {
+  // Data parallelism is cheapest here but replicates 16 MiB weights and their state; the
+  // leanest layout needs about 60% of its memory.
+  const models::BuiltModel m = Mlp({2048, 2048, 2048}, 4096, "auto", 4);
+  const sbp::AlphaBetaCostModel cost;
+  SbpSearchOptions loose;
+  const double unlimited = SearchSbp(m.graph, Ops(), cost, loose).peak_memory;
+  SbpSearchOptions tight;
+  tight.memory_limit = unlimited * 0.85;
+  const SbpAssignment fitted = SearchSbp(m.graph, Ops(), cost, tight);
+  EXPECT_LE(fitted.peak_memory, tight.memory_limit);
+  SbpSearchOptions impossible;
+  impossible.memory_limit = 1024;
+  try {
+    SearchSbp(m.graph, Ops(), cost, impossible);
+    FAIL() << "expected OutOfMemoryError";
+  } catch (const OutOfMemoryError& e) {
+    EXPECT_NE(std::string(e.what()).find("largest tensors"), std::string::npos) << e.what();
+  }
+}
+
+TEST(SbpSearch, PinsThatNoSignatureHonourNameTheOp) {
+  models::MlpConfig config;
+  config.widths = {8, 8};
+  config.batch = 4;
+  models::BuildOptions options;
+  options.strategy = models::ParseStrategy("auto");
+  options.devices = 2;
+  options.training = false;
+  graph::GraphBuilder builder(Ops(), options.strategy.StagePlacement(0, 2));
+  const graph::TensorId x = builder.Input("x", Shape{4, 8});
+  const graph::TensorId y = builder.Add1("relu", {x}, {}, "act");
+  builder.Pin(y, sbp::NdSbp({sbp::Sbp::Partial()}));  // relu cannot produce a partial sum
+  try {
+    SearchSbp(builder.graph(), Ops(), sbp::AlphaBetaCostModel());
+    FAIL() << "expected SbpError";
+  } catch (const SbpError& e) {
+    EXPECT_NE(std::string(e.what()).find("'act'"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace twinflow::compiler
