@@ -23,24 +23,52 @@ bool AllAxes(const sbp::NdSbp& nd, const sbp::Sbp& sbp) {
   return true;
 }
 
-// Boxing times by (shape, dtype, layouts): models repeat the same edges layer after layer.
+// Boxing times by (shape, dtype, layouts): models repeat the same edges layer after layer, and
+// pipeline stages repeat them on shifted devices, which the cost model prices alike.
 class BoxingPricer {
  public:
   explicit BoxingPricer(const sbp::CostModel& cost_model) : cost_model_(cost_model) {}
 
   double Time(const graph::TensorMeta& meta, const sbp::Layout& src, const sbp::Layout& dst) {
     if (src == dst) return 0;
-    const std::string key = meta.ToString() + "|" + src.ToString() + "|" + dst.ToString();
-    const auto it = cache_.find(key);
-    if (it != cache_.end()) return it->second;
-    const double time = sbp::PlanBoxing(meta.shape, meta.dtype, src, dst, cost_model_).time();
-    cache_.emplace(key, time);
-    return time;
+    const int64_t shift = Shift(src, dst);
+    const sbp::Layout from = Shifted(src, shift), to = Shifted(dst, shift);
+    const std::string key = meta.ToString() + "|" + from.ToString() + "|" + to.placement.ToString();
+    auto it = cache_.find(key);
+    if (it == cache_.end()) {
+      it = cache_.emplace(key, sbp::BoxingTimesFrom(meta.shape, meta.dtype, from, to.placement,
+                                                    cost_model_)).first;
+    }
+    const auto time = it->second.find(to.nd_sbp);
+    if (time == it->second.end()) {
+      throw SbpError("boxing: no plan from " + src.ToString() + " to " + dst.ToString());
+    }
+    return time->second;
   }
 
  private:
+  // The largest multiple of the cost model's period that every device id of both layouts
+  // exceeds.
+  int64_t Shift(const sbp::Layout& src, const sbp::Layout& dst) const {
+    const int64_t period = cost_model_.TranslationPeriod();
+    if (period <= 0) return 0;
+    int64_t lowest = src.placement.device_ids()[0];
+    for (const sbp::Layout* l : {&src, &dst}) {
+      for (int64_t id : l->placement.device_ids()) lowest = std::min(lowest, id);
+    }
+    return lowest / period * period;
+  }
+
+  static sbp::Layout Shifted(const sbp::Layout& layout, int64_t shift) {
+    if (shift == 0) return layout;
+    std::vector<int64_t> ids = layout.placement.device_ids();
+    for (int64_t& id : ids) id -= shift;
+    return {sbp::Placement(layout.placement.device_type(), ids, layout.placement.hierarchy()),
+            layout.nd_sbp};
+  }
+
   const sbp::CostModel& cost_model_;
-  std::map<std::string, double> cache_;
+  std::map<std::string, std::map<sbp::NdSbp, double>> cache_;
 };
 
 // An assign writes into its variable where the variable lives: its first input cannot be
@@ -102,30 +130,41 @@ SearchModel BuildUnary(const graph::LogicalGraph& graph, const graph::OpRegistry
   for (const graph::OpNode& op : graph.ops()) {
     model.candidates.push_back(CandidatesOf(graph, registry, op, data_parallel_only));
     const graph::OpDef& def = registry.Find(op.type);
+    std::vector<graph::TensorMeta> logical;
+    for (TensorId t : op.inputs) logical.push_back(graph.tensor(t).meta);
+    const double flops = !def.is_source && def.cost
+                             ? def.cost(graph::OpContext{op.type, op.attrs, logical}).flops
+                             : 0.0;
+    const DType dtype = logical.empty() ? DType::kF32 : logical[0].dtype;
     std::vector<double> unary, memory;
     for (const NdSbpSignature& sig : model.candidates.back()) {
-      // Device 0 holds the largest part of every balanced split: price and size it.
-      std::vector<graph::TensorMeta> physical;
-      for (size_t i = 0; i < op.inputs.size(); ++i) {
-        const graph::TensorMeta& meta = graph.tensor(op.inputs[i]).meta;
-        physical.push_back({sbp::PhysicalShape(meta.shape, {op.placement, sig.inputs[i]}, 0),
-                            meta.dtype});
-      }
-      double bytes = 0;
+      // Device 0 holds the largest part of every balanced split: size and price it. Bytes
+      // come from its physical tensors; the work divides over every mesh axis that splits
+      // some tensor of the op (partial and broadcast inputs mean full-size work).
+      const auto physical_bytes = [&](TensorId t, const sbp::NdSbp& nd) {
+        const graph::TensorMeta& meta = graph.tensor(t).meta;
+        return static_cast<double>(sbp::PhysicalShape(meta.shape, {op.placement, nd}, 0).numel() *
+                                   DTypeSize(meta.dtype));
+      };
+      double in_bytes = 0, out_bytes = 0;
+      for (size_t i = 0; i < op.inputs.size(); ++i) in_bytes += physical_bytes(op.inputs[i], sig.inputs[i]);
       for (size_t o = 0; o < op.outputs.size(); ++o) {
-        const graph::TensorMeta& meta = graph.tensor(op.outputs[o]).meta;
-        bytes += static_cast<double>(
-            sbp::PhysicalShape(meta.shape, {op.placement, sig.outputs[o]}, 0).numel() *
-            DTypeSize(meta.dtype));
+        out_bytes += physical_bytes(op.outputs[o], sig.outputs[o]);
       }
-      double time = 0;
-      if (!def.is_source && def.cost) {
-        const graph::OpCost cost = def.cost(graph::OpContext{op.type, op.attrs, physical});
-        const DType dtype = physical.empty() ? DType::kF32 : physical[0].dtype;
-        time = cost_model.ComputeTime(cost.flops, cost.bytes_read + cost.bytes_written, dtype);
+      double parts = 1;
+      const Shape& hierarchy = op.placement.hierarchy();
+      for (int a = 0; a < hierarchy.rank(); ++a) {
+        bool split = false;
+        for (const auto& nd : sig.inputs) split = split || nd[a].is_split();
+        for (const auto& nd : sig.outputs) split = split || nd[a].is_split();
+        if (split) parts *= static_cast<double>(hierarchy[a]);
       }
+      const double time =
+          def.is_source ? 0.0
+                        : cost_model.ComputeTime(flops / parts,
+                                                 static_cast<int64_t>(in_bytes + out_bytes), dtype);
       unary.push_back(time);
-      memory.push_back(bytes);
+      memory.push_back(out_bytes);
     }
     model.problem.domain.push_back(static_cast<int>(unary.size()));
     model.problem.unary.push_back(std::move(unary));

@@ -43,7 +43,9 @@ AlphaBetaCostModel::AlphaBetaCostModel(AlphaBetaConfig config) : config_(std::mo
     throw InvalidArgumentError("compute parameters must be positive (peak flops, memory "
                                "bandwidth) and non-negative (launch overhead)");
   }
+  link_table_[static_cast<size_t>(LinkClass::kSameDevice)] = kSameDeviceLink;
   for (const auto& [link, params] : config_.links) {
+    if (link != LinkClass::kSameDevice) link_table_[static_cast<size_t>(link)] = params;
     // !(x > 0) also rejects NaN.
     if (!(params.bandwidth > 0)) {
       throw InvalidArgumentError(std::string(LinkClassName(link)) +
@@ -59,8 +61,7 @@ AlphaBetaCostModel::AlphaBetaCostModel(AlphaBetaConfig config) : config_(std::mo
 }
 
 const LinkParams& AlphaBetaCostModel::Link(LinkClass link) const {
-  if (link == LinkClass::kSameDevice) return kSameDeviceLink;
-  return config_.links.at(link);  // the constructor checked every other class is present
+  return link_table_[static_cast<size_t>(link)];
 }
 
 LinkClass AlphaBetaCostModel::Classify(const DeviceId& a, const DeviceId& b) const {

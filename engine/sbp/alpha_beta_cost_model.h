@@ -9,6 +9,7 @@
 // Compute is a roofline: launch overhead plus the larger of flops / peak and bytes / memory
 // bandwidth. Devices are grouped into nodes of `devices_per_node` consecutive ids; cpu and cuda devices
 // of one node talk over the host-device link.
+#include <array>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -49,12 +50,14 @@ class AlphaBetaCostModel : public CostModel {
                         int64_t bytes) const override;
   LinkBytes CollectiveLinkBytes(CollectiveKind kind, const std::vector<DeviceId>& group,
                                 int64_t bytes) const override;
+  int64_t TranslationPeriod() const override { return config_.devices_per_node; }
   double ComputeTime(double flops, int64_t bytes, DType dtype) const override;
   double MessageTime(const DeviceId& src, const DeviceId& dst, int64_t bytes) const override;
   double FastestMessageTime(int64_t bytes) const override;
 
  private:
   AlphaBetaConfig config_;
+  std::array<LinkParams, 4> link_table_;  // by LinkClass, for the hot path
 };
 
 }  // namespace twinflow::sbp

@@ -71,8 +71,8 @@ const LayoutFacts& BoxingGraph::Facts(int node) {
   return *facts_[node];
 }
 
-std::vector<std::pair<int, BoxingStep>> BoxingGraph::OutSteps(
-    int node, const std::function<double(int)>& budget) {
+void BoxingGraph::VisitOutSteps(int node, const std::function<double(int)>& budget,
+                                const StepVisitor& visit) {
   const StepContext ctx{shape_, dtype_, cost_model_};
   const int placement = nodes_[node].placement;
   if (!axis_steps_[node]) {
@@ -91,21 +91,20 @@ std::vector<std::pair<int, BoxingStep>> BoxingGraph::OutSteps(
     }
     axis_steps_[node] = std::move(steps);
   }
-  std::vector<std::pair<int, BoxingStep>> out = *axis_steps_[node];
-  if (IsPartial(node)) return out;
+  for (const auto& [next, step] : *axis_steps_[node]) visit(next, step);
+  if (IsPartial(node)) return;
   const LayoutFacts& from = Facts(node);
   for (int next = 0; next < size(); ++next) {
     if (next == node || IsPartial(next)) continue;
     const LayoutFacts& to = Facts(next);
-    if (auto step = BroadcastStep(ctx, from, to)) out.emplace_back(next, std::move(*step));
+    if (auto step = BroadcastStep(ctx, from, to)) visit(next, *step);
     const double limit = budget(next);
     const std::vector<int64_t>& local = local_index_[placement][nodes_[next].placement];
     if (limit < 0 || SendRecvLowerBound(ctx, from, to, local) > limit) continue;
     if (auto step = SendRecvStep(ctx, from, to, local, /*with_transfers=*/false)) {
-      out.emplace_back(next, std::move(*step));
+      visit(next, *step);
     }
   }
-  return out;
 }
 
 BoxingStep BoxingGraph::Materialize(BoxingStep step, int from, int to) {

@@ -23,11 +23,12 @@ class BoxingGraph {
   int source() const { return source_; }
   int target() const { return target_; }
   const Layout& layout(int node);
-  // The steps leaving `node`, each with the node it reaches, in a fixed order. Point-to-point
+  // Calls visit(next, step) for every step leaving `node`, in a fixed order. Point-to-point
   // steps whose lower bound exceeds budget(next) are skipped (they cannot improve the path to
   // next), and come without their transfer list: Materialize adds it to the ones kept.
-  std::vector<std::pair<int, BoxingStep>> OutSteps(int node,
-                                                   const std::function<double(int)>& budget);
+  using StepVisitor = std::function<void(int next, const BoxingStep& step)>;
+  void VisitOutSteps(int node, const std::function<double(int)>& budget,
+                     const StepVisitor& visit);
   BoxingStep Materialize(BoxingStep step, int from, int to);
 
  private:

@@ -35,8 +35,10 @@ struct Path {
 
 // Dijkstra from source to target. Point-to-point edges are priced only when their lower bound
 // could beat both the label of the node they reach and `cap`, a known upper bound on the
-// answer; with point_to_point false they are left out.
-std::optional<Path> ShortestPath(BoxingGraph& graph, bool point_to_point, double cap) {
+// answer; with point_to_point false they are left out. With `labels`, the search runs to
+// exhaustion and reports every node's label instead of stopping at the target.
+std::optional<Path> ShortestPath(BoxingGraph& graph, bool point_to_point, double cap,
+                                 std::vector<Label>* labels = nullptr) {
   const double infinity = std::numeric_limits<double>::infinity();
   std::vector<Label> label(graph.size());
   std::vector<int> previous(graph.size(), -1);
@@ -52,24 +54,27 @@ std::optional<Path> ShortestPath(BoxingGraph& graph, bool point_to_point, double
     frontier.pop();
     if (done[node]) continue;
     done[node] = true;
-    if (node == graph.target()) break;
+    if (node == graph.target() && !labels) break;
     const auto budget = [&](int next) {
       if (!point_to_point) return -1.0;
       double bound = cap;
       if (label[next].steps >= 0) bound = std::min(bound, label[next].time);
-      if (label[graph.target()].steps >= 0) bound = std::min(bound, label[graph.target()].time);
+      if (!labels && label[graph.target()].steps >= 0) {
+        bound = std::min(bound, label[graph.target()].time);
+      }
       return bound == infinity ? infinity : bound - label[node].time + kRelativeTie * bound;
     };
-    for (auto& [next, step] : graph.OutSteps(node, budget)) {
-      if (done[next]) continue;
+    graph.VisitOutSteps(node, budget, [&](int next, const BoxingStep& step) {
+      if (done[next]) return;
       const Label candidate{label[node].time + step.time, label[node].steps + 1};
-      if (!Better(candidate, label[next])) continue;
+      if (!Better(candidate, label[next])) return;
       label[next] = candidate;
       previous[next] = node;
-      via[next] = std::move(step);
+      via[next] = step;
       frontier.emplace(candidate.time, candidate.steps, next);
-    }
+    });
   }
+  if (labels) *labels = label;
   if (!done[graph.target()]) return std::nullopt;
   Path path;
   path.time = label[graph.target()].time;
@@ -104,6 +109,24 @@ BoxingPlan PlanBoxing(const Shape& shape, DType dtype, const Layout& src, const 
     from = node;
   }
   return plan;
+}
+
+std::map<NdSbp, double> BoxingTimesFrom(const Shape& shape, DType dtype, const Layout& src,
+                                        const Placement& dst_placement,
+                                        const CostModel& cost_model) {
+  src.Validate(shape);
+  const Layout any_dst{dst_placement,
+                       NdSbp(std::vector<Sbp>(dst_placement.hierarchy().rank(), Sbp::Broadcast()))};
+  BoxingGraph graph(shape, dtype, src, any_dst, cost_model);
+  std::vector<Label> labels;
+  ShortestPath(graph, true, std::numeric_limits<double>::infinity(), &labels);
+  std::map<NdSbp, double> times;
+  for (int node = 0; node < graph.size(); ++node) {
+    if (labels[node].steps < 0) continue;
+    const Layout& layout = graph.layout(node);
+    if (layout.placement == dst_placement) times[layout.nd_sbp] = labels[node].time;
+  }
+  return times;
 }
 
 }  // namespace twinflow::sbp

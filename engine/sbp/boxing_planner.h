@@ -3,6 +3,8 @@
 // another under a CostModel. It is a shortest-path search over layouts on the source and the
 // destination placement (docs/boxing.md explains the graph and why the result is optimal over
 // it, which makes plan costs obey the triangle inequality through those layouts).
+#include <map>
+
 #include "engine/core/dtype.h"
 #include "engine/core/shape.h"
 #include "engine/sbp/boxing_plan.h"
@@ -15,5 +17,12 @@ namespace twinflow::sbp {
 // always give the same plan.
 BoxingPlan PlanBoxing(const Shape& shape, DType dtype, const Layout& src, const Layout& dst,
                       const CostModel& cost_model);
+
+// The time of the cheapest plan from `src` to every layout of the tensor on `dst_placement`,
+// by NdSbp, from one search: what the SBP search needs when it prices every signature of a
+// consumer against one producer layout. Each time equals PlanBoxing(...).time().
+std::map<NdSbp, double> BoxingTimesFrom(const Shape& shape, DType dtype, const Layout& src,
+                                        const Placement& dst_placement,
+                                        const CostModel& cost_model);
 
 }  // namespace twinflow::sbp

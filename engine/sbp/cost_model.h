@@ -39,6 +39,11 @@ class CostModel {
   virtual LinkBytes CollectiveLinkBytes(CollectiveKind kind, const std::vector<DeviceId>& group,
                                         int64_t bytes) const = 0;
 
+  // Costs are unchanged when every device id shifts by a multiple of this period (0: never).
+  // Callers may then price a boxing between shifted placements once and reuse it, as the SBP
+  // search does across the identical stages of a pipeline.
+  virtual int64_t TranslationPeriod() const { return 0; }
+
   // One kernel doing `flops` floating-point operations and moving `bytes` to and from memory.
   virtual double ComputeTime(double flops, int64_t bytes, DType dtype) const = 0;
 

@@ -211,3 +211,21 @@ RC_GTEST_PROP(BoxingProperty, PlanningIsDeterministic, ()) {
 
 }  // namespace
 }  // namespace twinflow::sbp
+
+namespace twinflow::sbp {
+namespace {
+
+// The all-targets search the SBP search prices with agrees with planning each target alone.
+RC_GTEST_PROP(BoxingProperty, TimesFromOneSourceMatchSinglePlans, ()) {
+  const Shape shape = DrawShape();
+  const Layout src = DrawLayout(shape, DrawPlacement());
+  const Layout dst = DrawLayout(shape, DrawOtherPlacement(src.placement));
+  const AlphaBetaCostModel cost = DrawCostModel();
+  const auto times = BoxingTimesFrom(shape, DType::kF32, src, dst.placement, cost);
+  const double single = PlanBoxing(shape, DType::kF32, src, dst, cost).time();
+  RC_ASSERT(times.count(dst.nd_sbp) == 1u);
+  RC_ASSERT(std::fabs(times.at(dst.nd_sbp) - single) <= 1e-9 * (1 + single));
+}
+
+}  // namespace
+}  // namespace twinflow::sbp
