@@ -17,6 +17,8 @@
 namespace twinflow::launcher {
 namespace {
 
+constexpr size_t kExactSearchMaxOps = 3000;
+
 ArgParser MakeParser() {
   ArgParser parser("twinflow explain",
                    "Search the layouts of a model and list its signatures, boxings and memory.");
@@ -24,7 +26,7 @@ ArgParser MakeParser() {
   parser.Optional("memory-limit", "GIB", "per-device memory limit, in GiB")
       .Optional("search", "METHOD",
                 "exact (min-sum over the whole graph) or propagate (topological, linear); "
-                "default: exact for auto, propagate for a pinned strategy")
+                "default: exact up to 3000 ops, propagate beyond")
       .Switch("summary", "print the totals and memory only, not the per-op tables")
       .Epilog(
           "examples:\n"
@@ -118,8 +120,11 @@ int RunExplainCommand(const std::vector<std::string>& args, std::ostream& out) {
   const models::BuiltModel model = BuildModelFromArgs(parsed, registry);
   const sbp::AlphaBetaCostModel cost(CostConfigFromArgs(parsed));
   compiler::SbpSearchOptions options;
-  options.method = model.strategy.automatic ? compiler::SbpSearchOptions::Method::kExact
-                                            : compiler::SbpSearchOptions::Method::kPropagate;
+  // The exact search prices every signature pair of every edge; past a few thousand ops
+  // (GPT-3 has 13,000) propagation from the pins is the practical choice.
+  options.method = model.graph.ops().size() <= kExactSearchMaxOps
+                       ? compiler::SbpSearchOptions::Method::kExact
+                       : compiler::SbpSearchOptions::Method::kPropagate;
   if (parsed.Given("search")) {
     const std::string& method = parsed.Get("search");
     if (method != "exact" && method != "propagate") {
