@@ -8,12 +8,15 @@
 namespace twinflow::models {
 namespace {
 
+constexpr int64_t kMaxDegree = int64_t{1} << 20;  // keeps dp*tp*pp far from overflow
+
 int64_t ParsePositive(const std::string& key, const std::string& value) {
   int64_t number = 0;
   const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), number);
-  if (value.empty() || ec != std::errc() || end != value.data() + value.size() || number < 1) {
-    throw InvalidArgumentError("strategy field '" + key + "' must be a positive integer, got '" +
-                               value + "'");
+  if (value.empty() || ec != std::errc() || end != value.data() + value.size() || number < 1 ||
+      number > kMaxDegree) {
+    throw InvalidArgumentError("strategy field '" + key + "' must be an integer in [1, " +
+                               std::to_string(kMaxDegree) + "], got '" + value + "'");
   }
   return number;
 }
@@ -71,6 +74,9 @@ Strategy ParseStrategy(const std::string& text) {
     const size_t comma = text.find(',', pos);
     const std::string item = text.substr(pos, comma == std::string::npos ? comma : comma - pos);
     const size_t eq = item.find('=');
+    if (item.empty()) {
+      throw InvalidArgumentError("empty strategy field in '" + text + "' (a stray comma?)");
+    }
     if (eq == std::string::npos) {
       throw InvalidArgumentError("strategy field '" + item + "' is not key=value");
     }

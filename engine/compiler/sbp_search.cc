@@ -87,6 +87,15 @@ struct SearchModel {
   MinSumProblem problem;
 };
 
+// On a mesh axis of one device every Sbp names the same data, and NdSignatures lists only B
+// there; a pin is compared in that form.
+sbp::NdSbp OnMesh(sbp::NdSbp nd, const Shape& hierarchy) {
+  for (int a = 0; a < nd.size() && a < hierarchy.rank(); ++a) {
+    if (hierarchy[a] == 1) nd[a] = sbp::Sbp::Broadcast();
+  }
+  return nd;
+}
+
 std::vector<NdSbpSignature> CandidatesOf(const graph::LogicalGraph& graph,
                                          const graph::OpRegistry& registry,
                                          const graph::OpNode& op, bool data_parallel_only) {
@@ -101,7 +110,7 @@ std::vector<NdSbpSignature> CandidatesOf(const graph::LogicalGraph& graph,
     bool ok = true;
     for (size_t o = 0; o < op.outputs.size(); ++o) {
       const auto& pin = graph.tensor(op.outputs[o]).pin;
-      if (pin && !(sig.outputs[o] == *pin)) {
+      if (pin && !(sig.outputs[o] == OnMesh(*pin, op.placement.hierarchy()))) {
         ok = false;
         pin_text = pin->ToString() + " of tensor '" + graph.tensor(op.outputs[o]).name + "'";
       }

@@ -54,6 +54,27 @@ void ReduceTyped(T* dst, const T* src, int64_t n, ReduceOp op) {
 Tensor::Tensor(Shape shape, DType dtype)
     : shape_(std::move(shape)), dtype_(dtype), bytes_(shape_.numel() * DTypeSize(dtype)) {}
 
+Tensor::Tensor(const Tensor& other)
+    : shape_(other.shape_), dtype_(other.dtype_),
+      bytes_(other.raw(), other.raw() + other.nbytes()) {}
+
+Tensor& Tensor::operator=(const Tensor& other) {
+  if (this != &other) *this = Tensor(other);
+  return *this;
+}
+
+Tensor Tensor::View(Shape shape, DType dtype, std::byte* data) {
+  Tensor t;
+  t.shape_ = std::move(shape);
+  t.dtype_ = dtype;
+  if (data == nullptr && t.shape_.numel() > 0) {
+    throw InvalidArgumentError("tensor view of " + std::string(DTypeName(dtype)) +
+                               t.shape_.ToString() + " over null memory");
+  }
+  t.view_ = data;
+  return t;
+}
+
 Tensor Tensor::Random(Shape shape, DType dtype, Rng& rng) {
   Tensor t(std::move(shape), dtype);
   for (int64_t i = 0; i < t.numel(); ++i) {
@@ -119,7 +140,7 @@ void Tensor::Fill(double value) {
 
 void Tensor::FillIdentity(ReduceOp op) {
   if (op == ReduceOp::kSum) {
-    std::fill(bytes_.begin(), bytes_.end(), std::byte{0});
+    std::fill_n(raw(), nbytes(), std::byte{0});
     return;
   }
   const bool max = op == ReduceOp::kMax;

@@ -1,6 +1,11 @@
 #pragma once
-// Tensor: an owning, contiguous, row-major host tensor. It is what reference code, tests and
-// the CPU runtime hold; device memory comes later through arenas.
+// Tensor: a contiguous, row-major host tensor. It is what reference code, tests and the CPU
+// runtime hold. Normally it owns its bytes; a view (Tensor::View) instead works on external
+// memory, such as a slot of a runtime arena, so that kernels write straight into the arena.
+//
+// Copies always have value semantics: copying any tensor, a view included, gives an owning
+// tensor with its own bytes (so code such as `Tensor acc = inputs[0]; acc.ReduceFrom(...)`
+// can never write through a view by accident). Moving keeps the view.
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -18,6 +23,15 @@ class Tensor {
  public:
   Tensor() = default;
   Tensor(Shape shape, DType dtype);  // zero-filled
+  Tensor(const Tensor& other);       // an owning copy, also of a view
+  Tensor& operator=(const Tensor& other);
+  Tensor(Tensor&& other) noexcept = default;
+  Tensor& operator=(Tensor&& other) noexcept = default;
+
+  // A non-owning tensor over numel * DTypeSize(dtype) bytes at `data`, which must outlive it
+  // and is never freed by it. InvalidArgumentError when data is null for a non-empty shape.
+  static Tensor View(Shape shape, DType dtype, std::byte* data);
+  bool is_view() const { return view_ != nullptr; }
 
   // Values drawn uniformly: integers in [-100, 100], floats in [-1, 1) (rounded for bf16/f16).
   static Tensor Random(Shape shape, DType dtype, Rng& rng);
@@ -25,11 +39,13 @@ class Tensor {
   const Shape& shape() const { return shape_; }
   DType dtype() const { return dtype_; }
   int64_t numel() const { return shape_.numel(); }
-  int64_t nbytes() const { return static_cast<int64_t>(bytes_.size()); }
-  std::byte* raw() { return bytes_.data(); }
-  const std::byte* raw() const { return bytes_.data(); }
-  template <typename T> T* data() { return reinterpret_cast<T*>(bytes_.data()); }
-  template <typename T> const T* data() const { return reinterpret_cast<const T*>(bytes_.data()); }
+  int64_t nbytes() const {
+    return view_ ? numel() * DTypeSize(dtype_) : static_cast<int64_t>(bytes_.size());
+  }
+  std::byte* raw() { return view_ ? view_ : bytes_.data(); }
+  const std::byte* raw() const { return view_ ? view_ : bytes_.data(); }
+  template <typename T> T* data() { return reinterpret_cast<T*>(raw()); }
+  template <typename T> const T* data() const { return reinterpret_cast<const T*>(raw()); }
 
   // Element access by flat index through double; exact for all values of every dtype but i64
   // beyond 2^53. bf16/f16 convert through float.
@@ -51,6 +67,7 @@ class Tensor {
   Shape shape_;
   DType dtype_ = DType::kF32;
   std::vector<std::byte> bytes_;
+  std::byte* view_ = nullptr;  // external bytes of a view; bytes_ is then empty
 };
 
 bool BitEqual(const Tensor& a, const Tensor& b);  // same shape, dtype and bytes

@@ -14,15 +14,6 @@
 namespace twinflow::ops {
 namespace {
 
-using graph::GraphBuilder;
-using graph::OpContext;
-using graph::OpDef;
-using graph::OpNode;
-using graph::SbpSignature;
-using graph::TensorId;
-using graph::TensorMeta;
-using Grads = std::vector<std::optional<TensorId>>;
-
 // Rough flops per element, for the cost model.
 double FlopsPerElement(const std::string& type) {
   if (type == "gelu" || type == "gelu_grad") return 16;

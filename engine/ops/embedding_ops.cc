@@ -10,23 +10,10 @@
 
 #include "engine/graph/graph_builder.h"
 #include "engine/ops/op_families.h"
-#include "engine/ops/rsne_helpers.h"
+#include "engine/ops/op_helpers.h"
 
 namespace twinflow::ops {
 namespace {
-
-using graph::GraphBuilder;
-using graph::OpDef;
-using graph::OpNode;
-using graph::TensorId;
-using namespace rsne;
-using Grads = std::vector<std::optional<TensorId>>;
-
-Shape LookupShape(const Shape& ids, int64_t hidden) {
-  std::vector<int64_t> dims = ids.dims();
-  dims.push_back(hidden);
-  return Shape(dims);
-}
 
 OpDef MakeEmbedding() {
   OpDef def;
@@ -40,7 +27,7 @@ OpDef MakeEmbedding() {
       ThrowShape(ctx, "weight must be [vocabulary, hidden], got " + ctx.inputs[0].shape.ToString());
     }
     return std::vector<TensorMeta>{
-        {LookupShape(ctx.inputs[1].shape, ctx.inputs[0].shape[1]), ctx.inputs[0].dtype}};
+        {WithLast(ctx.inputs[1].shape, ctx.inputs[0].shape[1]), ctx.inputs[0].dtype}};
   };
   def.signatures = [](const OpContext& ctx, int64_t) {
     const int ids_rank = ctx.inputs[1].shape.rank();
@@ -53,7 +40,7 @@ OpDef MakeEmbedding() {
     return sigs;
   };
   def.cost = [](const OpContext& ctx) {
-    const TensorMeta out{LookupShape(ctx.inputs[1].shape, ctx.inputs[0].shape[1]),
+    const TensorMeta out{WithLast(ctx.inputs[1].shape, ctx.inputs[0].shape[1]),
                          ctx.inputs[0].dtype};
     graph::OpCost cost;
     cost.bytes_read = Bytes(ctx.inputs[1]) + Bytes(out);  // only the looked-up rows
@@ -80,7 +67,7 @@ OpDef MakeEmbeddingGrad() {
     CheckMinRank(ctx, 0, 1, "dy");
     CheckShapeEq(ctx, 1, DropLast(ctx.inputs[0].shape), "ids");
     const int64_t vocabulary = ctx.attrs.GetInt("num_embeddings");
-    if (vocabulary < 0) ThrowArg(ctx, "attribute 'num_embeddings' must be >= 0");
+    if (vocabulary < 0) ThrowInvalid(ctx, "attribute 'num_embeddings' must be >= 0");
     const Shape& dy = ctx.inputs[0].shape;
     return std::vector<TensorMeta>{{Shape{vocabulary, dy[dy.rank() - 1]}, ctx.inputs[0].dtype}};
   };
@@ -98,7 +85,7 @@ OpDef MakeEmbeddingGrad() {
     const Shape& dy = ctx.inputs[0].shape;
     graph::OpCost cost;
     cost.flops = static_cast<double>(dy.numel());
-    cost.bytes_read = BytesOf(ctx.inputs);
+    cost.bytes_read = InputBytes(ctx);
     cost.bytes_written =
         ctx.attrs.GetInt("num_embeddings") * dy[dy.rank() - 1] * DTypeSize(ctx.inputs[0].dtype);
     return cost;

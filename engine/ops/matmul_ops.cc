@@ -7,13 +7,6 @@
 namespace twinflow::ops {
 namespace {
 
-using graph::GraphBuilder;
-using graph::OpContext;
-using graph::OpNode;
-using graph::SbpSignature;
-using graph::TensorId;
-using graph::TensorMeta;
-
 // Where m, k and n sit in a and b (after the batch axes), and their extents.
 struct MatmulDims {
   int batch_rank = 0;

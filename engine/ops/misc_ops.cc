@@ -13,15 +13,7 @@
 namespace twinflow::ops {
 namespace {
 
-using graph::GraphBuilder;
-using graph::OpContext;
 using graph::OpCost;
-using graph::OpDef;
-using graph::OpNode;
-using graph::SbpSignature;
-using graph::TensorId;
-using graph::TensorMeta;
-using Grads = std::vector<std::optional<TensorId>>;
 
 // ---- input and variable -----------------------------------------------------------------
 

@@ -7,17 +7,10 @@
 
 #include "engine/graph/graph_builder.h"
 #include "engine/ops/op_families.h"
-#include "engine/ops/rsne_helpers.h"
+#include "engine/ops/op_helpers.h"
 
 namespace twinflow::ops {
 namespace {
-
-using graph::GraphBuilder;
-using graph::OpDef;
-using graph::OpNode;
-using graph::TensorId;
-using namespace rsne;
-using Grads = std::vector<std::optional<TensorId>>;
 
 // Checks x [..., H] (input 0) and the [H] vectors at `vectors`, and attr epsilon.
 void CheckLayerNorm(const OpContext& ctx, std::vector<int> vectors) {
@@ -30,7 +23,7 @@ void CheckLayerNorm(const OpContext& ctx, std::vector<int> vectors) {
     CheckShapeEq(ctx, i, hidden, i == 1 ? "gamma" : "beta");
   }
   if (!(ctx.attrs.GetDouble("epsilon", 1e-5) >= 0)) {
-    ThrowArg(ctx, "attribute 'epsilon' must be >= 0");
+    ThrowInvalid(ctx, "attribute 'epsilon' must be >= 0");
   }
 }
 
@@ -89,7 +82,7 @@ OpDef MakeLayerNormGrad() {
     return sigs;
   };
   def.cost = [](const OpContext& ctx) {
-    return ElementwiseCost(ctx, {ctx.inputs[0], ctx.inputs[1], ctx.inputs[1]}, 12.0);
+    return InputScaledCost(ctx, {ctx.inputs[0], ctx.inputs[1], ctx.inputs[1]}, 12.0);
   };
   return def;
 }

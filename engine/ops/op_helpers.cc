@@ -6,9 +6,6 @@
 
 namespace twinflow::ops {
 
-using graph::OpContext;
-using graph::SbpSignature;
-
 void ThrowShape(const OpContext& ctx, const std::string& problem) {
   throw ShapeError(ctx.type + ": " + problem);
 }
@@ -17,6 +14,14 @@ void ThrowInvalid(const OpContext& ctx, const std::string& problem) {
   throw InvalidArgumentError(ctx.type + ": " + problem);
 }
 
+namespace {
+
+std::string InputName(int index, const std::string& role) {
+  return role.empty() ? "input " + std::to_string(index) : role;
+}
+
+}  // namespace
+
 void CheckInputCount(const OpContext& ctx, int count) {
   if (static_cast<int>(ctx.inputs.size()) != count) {
     ThrowInvalid(ctx, "expects " + std::to_string(count) + " input(s), got " +
@@ -24,34 +29,58 @@ void CheckInputCount(const OpContext& ctx, int count) {
   }
 }
 
-void CheckRank(const OpContext& ctx, int index, int rank) {
+void CheckRank(const OpContext& ctx, int index, int rank, const std::string& role) {
   if (ctx.inputs[index].shape.rank() != rank) {
-    ThrowShape(ctx, "input " + std::to_string(index) + " must have rank " + std::to_string(rank) +
+    ThrowShape(ctx, InputName(index, role) + " must have rank " + std::to_string(rank) + ", got " +
+                        ctx.inputs[index].ToString());
+  }
+}
+
+void CheckMinRank(const OpContext& ctx, int index, int rank, const std::string& role) {
+  if (ctx.inputs[index].shape.rank() < rank) {
+    ThrowShape(ctx, InputName(index, role) + " must have rank >= " + std::to_string(rank) +
                         ", got " + ctx.inputs[index].ToString());
   }
 }
 
-void CheckSameDType(const OpContext& ctx) {
-  for (size_t i = 1; i < ctx.inputs.size(); ++i) {
-    if (ctx.inputs[i].dtype != ctx.inputs[0].dtype) {
-      ThrowInvalid(ctx, "input " + std::to_string(i) + " is " + ctx.inputs[i].ToString() +
-                            " but input 0 is " + ctx.inputs[0].ToString());
-    }
+void CheckShapeEq(const OpContext& ctx, int index, const Shape& expected, const std::string& role) {
+  if (ctx.inputs[index].shape != expected) {
+    ThrowShape(ctx, InputName(index, role) + " must have shape " + expected.ToString() + ", got " +
+                        ctx.inputs[index].ToString());
   }
 }
 
-void CheckFloat(const OpContext& ctx, int index) {
+void CheckSameDType(const OpContext& ctx) {
+  for (size_t i = 1; i < ctx.inputs.size(); ++i) CheckSameDType(ctx, 0, static_cast<int>(i));
+}
+
+void CheckSameDType(const OpContext& ctx, int a, int b) {
+  if (ctx.inputs[b].dtype != ctx.inputs[a].dtype) {
+    ThrowInvalid(ctx, "input " + std::to_string(b) + " is " + ctx.inputs[b].ToString() +
+                          " but input " + std::to_string(a) + " is " + ctx.inputs[a].ToString());
+  }
+}
+
+void CheckFloat(const OpContext& ctx, int index, const std::string& role) {
   const DType dtype = ctx.inputs[index].dtype;
   if (dtype != DType::kF32 && dtype != DType::kF64) {
-    ThrowInvalid(ctx, "input " + std::to_string(index) + " must be f32 or f64, got " +
+    ThrowInvalid(
+        ctx, InputName(index, role) + " must be f32 or f64, got " + ctx.inputs[index].ToString());
+  }
+}
+
+void CheckNumeric(const OpContext& ctx, int index, const std::string& role) {
+  if (IsStorageOnly(ctx.inputs[index].dtype)) {
+    ThrowInvalid(ctx, InputName(index, role) + " must be f32, f64, i32 or i64, got " +
                           ctx.inputs[index].ToString());
   }
 }
 
-void CheckNumeric(const OpContext& ctx, int index) {
-  if (IsStorageOnly(ctx.inputs[index].dtype)) {
-    ThrowInvalid(ctx, "input " + std::to_string(index) + " must be f32, f64, i32 or i64, got " +
-                          ctx.inputs[index].ToString());
+void CheckIndex(const OpContext& ctx, int index, const std::string& role) {
+  const DType dtype = ctx.inputs[index].dtype;
+  if (dtype != DType::kI32 && dtype != DType::kI64) {
+    ThrowInvalid(
+        ctx, InputName(index, role) + " must be i32 or i64, got " + ctx.inputs[index].ToString());
   }
 }
 
@@ -89,6 +118,18 @@ bool BroadcastsTo(const Shape& small, const Shape& big) {
   return out && *out == big;
 }
 
+Shape DropLast(const Shape& shape) {
+  std::vector<int64_t> dims = shape.dims();
+  if (!dims.empty()) dims.pop_back();
+  return Shape(std::move(dims));
+}
+
+Shape WithLast(const Shape& shape, int64_t extent) {
+  std::vector<int64_t> dims = shape.dims();
+  dims.push_back(extent);
+  return Shape(std::move(dims));
+}
+
 int64_t Bytes(const graph::TensorMeta& meta) { return meta.shape.numel() * DTypeSize(meta.dtype); }
 
 int64_t InputBytes(const OpContext& ctx) {
@@ -105,6 +146,13 @@ graph::OpCost ElementwiseCost(const OpContext& ctx, const std::vector<graph::Ten
     cost.bytes_written += Bytes(meta);
     cost.flops += flops_per_element * static_cast<double>(meta.shape.numel());
   }
+  return cost;
+}
+
+graph::OpCost InputScaledCost(const OpContext& ctx, const std::vector<graph::TensorMeta>& outputs,
+                              double flops_per_element) {
+  graph::OpCost cost = ElementwiseCost(ctx, outputs, 0.0);
+  cost.flops = flops_per_element * static_cast<double>(ctx.inputs[0].shape.numel());
   return cost;
 }
 

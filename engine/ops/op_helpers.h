@@ -1,8 +1,11 @@
 #pragma once
-// Helpers shared by the op family files: errors that name the op, axis normalisation, numpy
-// broadcasting, signature building, the usual cost shapes and gradient plumbing.
+// Helpers shared by the op family files: the graph names they use, errors and input checks
+// that name the op, axis normalisation, numpy broadcasting, signature building, the usual cost
+// shapes and gradient plumbing.
+#include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "engine/graph/graph_builder.h"
@@ -11,20 +14,44 @@
 
 namespace twinflow::ops {
 
+// The graph names every op family file uses. This header is private to engine/ops (only the op
+// family files include it), so importing them here leaks into no public API.
+using graph::GraphBuilder;
+using graph::OpContext;
+using graph::OpDef;
+using graph::OpNode;
+using graph::SbpSignature;
+using graph::TensorId;
+using graph::TensorMeta;
+using sbp::Sbp;
+// What an OpDef's gradient function takes (one per output) and returns (one per input).
+using Grads = std::vector<std::optional<TensorId>>;
+
 // Errors whose message starts with the op type: "matmul: ...".
 [[noreturn]] void ThrowShape(const graph::OpContext& ctx, const std::string& problem);
 [[noreturn]] void ThrowInvalid(const graph::OpContext& ctx, const std::string& problem);
 
+// The checks below name input `index` by `role` ("logits", "dy") in their messages, or as
+// "input <index>" when no role is given.
+
 // Throws InvalidArgumentError unless the op has exactly `count` inputs.
 void CheckInputCount(const graph::OpContext& ctx, int count);
-// Throws ShapeError unless input `index` has rank `rank`.
-void CheckRank(const graph::OpContext& ctx, int index, int rank);
+// Throws ShapeError unless input `index` has rank `rank` (at least `rank` for CheckMinRank).
+void CheckRank(const graph::OpContext& ctx, int index, int rank, const std::string& role = "");
+void CheckMinRank(const graph::OpContext& ctx, int index, int rank, const std::string& role = "");
+// Throws ShapeError unless input `index` has shape `expected`.
+void CheckShapeEq(const graph::OpContext& ctx, int index, const Shape& expected,
+                  const std::string& role = "");
 // Throws InvalidArgumentError unless every input has the dtype of input 0.
 void CheckSameDType(const graph::OpContext& ctx);
+// Throws InvalidArgumentError unless inputs `a` and `b` have the same dtype.
+void CheckSameDType(const graph::OpContext& ctx, int a, int b);
 // Throws InvalidArgumentError unless input `index` is f32 or f64 (the computed float types).
-void CheckFloat(const graph::OpContext& ctx, int index);
+void CheckFloat(const graph::OpContext& ctx, int index, const std::string& role = "");
 // Throws InvalidArgumentError unless input `index` is f32, f64, i32 or i64.
-void CheckNumeric(const graph::OpContext& ctx, int index);
+void CheckNumeric(const graph::OpContext& ctx, int index, const std::string& role = "");
+// Throws InvalidArgumentError unless input `index` is i32 or i64 (ids, labels).
+void CheckIndex(const graph::OpContext& ctx, int index, const std::string& role = "");
 
 // Maps axis in [-rank, rank) to [0, rank); InvalidArgumentError naming `attr` otherwise.
 int NormalizeAxis(const graph::OpContext& ctx, int64_t axis, int rank,
@@ -35,6 +62,9 @@ std::optional<Shape> BroadcastShapes(const Shape& a, const Shape& b);
 Shape InferBroadcast(const graph::OpContext& ctx, const Shape& a, const Shape& b);
 // True when `small` broadcasts to exactly `big` (what a gradient must be summed back from).
 bool BroadcastsTo(const Shape& small, const Shape& big);
+// `shape` without its last axis ("[N,C]" -> "[N]"), and with an extra last axis of `extent`.
+Shape DropLast(const Shape& shape);
+Shape WithLast(const Shape& shape, int64_t extent);
 
 int64_t Bytes(const graph::TensorMeta& meta);
 int64_t InputBytes(const graph::OpContext& ctx);
@@ -42,10 +72,18 @@ int64_t InputBytes(const graph::OpContext& ctx);
 graph::OpCost ElementwiseCost(const graph::OpContext& ctx,
                               const std::vector<graph::TensorMeta>& outputs,
                               double flops_per_element);
+// Like ElementwiseCost, but `flops_per_element` per element of input 0: for ops whose work
+// follows what they read (reductions, row-wise ops with extra or smaller outputs).
+graph::OpCost InputScaledCost(const graph::OpContext& ctx,
+                              const std::vector<graph::TensorMeta>& outputs,
+                              double flops_per_element);
 
 inline sbp::Sbp S(int axis) { return sbp::Sbp::Split(axis); }
 inline sbp::Sbp B() { return sbp::Sbp::Broadcast(); }
 inline sbp::Sbp P(ReduceOp op = ReduceOp::kSum) { return sbp::Sbp::Partial(op); }
+inline graph::SbpSignature Sig(std::vector<sbp::Sbp> inputs, std::vector<sbp::Sbp> outputs) {
+  return graph::SbpSignature{std::move(inputs), std::move(outputs)};
+}
 
 // Appends `signature` unless an equal one is already listed (keeps the order stable).
 void AddSignature(std::vector<graph::SbpSignature>& signatures, graph::SbpSignature signature);

@@ -11,16 +11,10 @@
 
 #include "engine/graph/graph_builder.h"
 #include "engine/ops/op_families.h"
-#include "engine/ops/rsne_helpers.h"
+#include "engine/ops/op_helpers.h"
 
 namespace twinflow::ops {
 namespace {
-
-using graph::GraphBuilder;
-using graph::OpDef;
-using graph::OpNode;
-using graph::TensorId;
-using namespace rsne;
 
 struct ReduceSpec {
   std::vector<bool> reduced;  // per input axis
@@ -45,7 +39,7 @@ ReduceSpec ParseReduce(const OpContext& ctx, const Shape& in) {
   if (ctx.attrs.Has("axes")) {
     for (int64_t axis : ctx.attrs.GetInts("axes")) {
       const int a = NormalizeAxis(ctx, axis, rank, "axes");
-      if (spec.reduced[a]) ThrowArg(ctx, "attribute 'axes' repeats axis " + std::to_string(a));
+      if (spec.reduced[a]) ThrowInvalid(ctx, "attribute 'axes' repeats axis " + std::to_string(a));
       spec.reduced[a] = true;
     }
   }
@@ -95,7 +89,7 @@ OpDef MakeReduce(const std::string& type, ReduceOp op) {
   };
   def.cost = [](const OpContext& ctx) {
     const ReduceSpec spec = ParseReduce(ctx, ctx.inputs[0].shape);
-    return ElementwiseCost(ctx, {{spec.out, ctx.inputs[0].dtype}}, 1.0);
+    return InputScaledCost(ctx, {{spec.out, ctx.inputs[0].dtype}}, 1.0);
   };
   return def;
 }

@@ -8,15 +8,6 @@
 namespace twinflow::ops {
 namespace {
 
-using graph::GraphBuilder;
-using graph::OpContext;
-using graph::OpDef;
-using graph::OpNode;
-using graph::SbpSignature;
-using graph::TensorId;
-using graph::TensorMeta;
-using Grads = std::vector<std::optional<TensorId>>;
-
 constexpr ReduceOp kSum = ReduceOp::kSum;
 constexpr ReduceOp kMax = ReduceOp::kMax;
 constexpr ReduceOp kMin = ReduceOp::kMin;

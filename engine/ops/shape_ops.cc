@@ -10,32 +10,17 @@
 #include "engine/core/region.h"
 #include "engine/graph/graph_builder.h"
 #include "engine/ops/op_families.h"
+#include "engine/ops/op_helpers.h"
 
 namespace twinflow::ops {
 namespace {
 
-using graph::GraphBuilder;
-using graph::OpContext;
 using graph::OpCost;
-using graph::OpDef;
-using graph::OpNode;
-using graph::SbpSignature;
-using graph::TensorId;
-using graph::TensorMeta;
-using sbp::Sbp;
-using Grads = std::vector<std::optional<TensorId>>;
 
 std::string Ints(const std::vector<int64_t>& v) {
   std::string s = "[";
   for (size_t i = 0; i < v.size(); ++i) s += (i ? "," : "") + std::to_string(v[i]);
   return s + "]";
-}
-
-void CheckInputs(const OpContext& ctx, size_t count) {
-  if (ctx.inputs.size() != count) {
-    throw InvalidArgumentError("op '" + ctx.type + "' takes " + std::to_string(count) +
-                               " input(s), got " + std::to_string(ctx.inputs.size()));
-  }
 }
 
 // The same Sbp on every input and output.
@@ -89,7 +74,7 @@ Shape ReshapeTarget(const OpContext& ctx) {
 }
 
 std::vector<TensorMeta> InferReshape(const OpContext& ctx) {
-  CheckInputs(ctx, 1);
+  CheckInputCount(ctx, 1);
   return {TensorMeta{ReshapeTarget(ctx), ctx.inputs[0].dtype}};
 }
 
@@ -170,7 +155,7 @@ std::vector<int64_t> CheckedPerm(const OpContext& ctx) {
 }
 
 std::vector<TensorMeta> InferTranspose(const OpContext& ctx) {
-  CheckInputs(ctx, 1);
+  CheckInputCount(ctx, 1);
   const std::vector<int64_t> perm = CheckedPerm(ctx);
   std::vector<int64_t> dims;
   for (int64_t p : perm) dims.push_back(ctx.inputs[0].shape[static_cast<int>(p)]);
@@ -221,12 +206,12 @@ Shape SliceShape(const std::string& type, const Attrs& attrs, const Shape& full)
 }
 
 std::vector<TensorMeta> InferSlice(const OpContext& ctx) {
-  CheckInputs(ctx, 1);
+  CheckInputCount(ctx, 1);
   return {TensorMeta{SliceShape(ctx.type, ctx.attrs, ctx.inputs[0].shape), ctx.inputs[0].dtype}};
 }
 
 std::vector<TensorMeta> InferSliceGrad(const OpContext& ctx) {
-  CheckInputs(ctx, 1);
+  CheckInputCount(ctx, 1);
   const Shape full(ctx.attrs.GetInts("shape"));
   const Shape expected = SliceShape(ctx.type, ctx.attrs, full);
   if (ctx.inputs[0].shape != expected) {

@@ -6,18 +6,12 @@
 #include <optional>
 #include <vector>
 
+#include "engine/core/error.h"
 #include "engine/ops/op_families.h"
-#include "engine/ops/rsne_helpers.h"
+#include "engine/ops/op_helpers.h"
 
 namespace twinflow::ops {
 namespace {
-
-using graph::GraphBuilder;
-using graph::OpDef;
-using graph::OpNode;
-using graph::TensorId;
-using namespace rsne;
-using Grads = std::vector<std::optional<TensorId>>;
 
 int SoftmaxAxis(const OpContext& ctx) {
   return NormalizeAxis(ctx, ctx.attrs.GetInt("axis", -1), ctx.inputs[0].shape.rank(), "axis");
@@ -109,7 +103,7 @@ OpDef MakeSparseXent() {
     return sigs;
   };
   def.cost = [](const OpContext& ctx) {
-    return ElementwiseCost(ctx, {{ctx.inputs[1].shape, ctx.inputs[0].dtype}}, 4.0);
+    return InputScaledCost(ctx, {{ctx.inputs[1].shape, ctx.inputs[0].dtype}}, 4.0);
   };
   def.gradient = [](GraphBuilder& b, const OpNode& op, const Grads& dy) -> Grads {
     if (!dy[0]) return {std::nullopt, std::nullopt};

@@ -11,18 +11,11 @@
 #include <optional>
 #include <vector>
 
-#include "engine/ops/rsne_helpers.h"
+#include "engine/ops/op_helpers.h"
 #include "engine/ops/softmax_ops.h"
 
 namespace twinflow::ops {
 namespace {
-
-using graph::GraphBuilder;
-using graph::OpDef;
-using graph::OpNode;
-using graph::TensorId;
-using namespace rsne;
-using Grads = std::vector<std::optional<TensorId>>;
 
 OpDef MakePickLabelLogit() {
   OpDef def;
@@ -73,10 +66,8 @@ OpDef MakePickLabelLogitGrad() {
     CheckIndex(ctx, 1, "labels");
     CheckShapeEq(ctx, 1, ctx.inputs[0].shape, "labels");
     const int64_t classes = ctx.attrs.GetInt("num_classes");
-    if (classes < 0) ThrowArg(ctx, "attribute 'num_classes' must be >= 0");
-    std::vector<int64_t> dims = ctx.inputs[0].shape.dims();
-    dims.push_back(classes);
-    return std::vector<TensorMeta>{{Shape(dims), ctx.inputs[0].dtype}};
+    if (classes < 0) ThrowInvalid(ctx, "attribute 'num_classes' must be >= 0");
+    return std::vector<TensorMeta>{{WithLast(ctx.inputs[0].shape, classes), ctx.inputs[0].dtype}};
   };
   def.signatures = [](const OpContext& ctx, int64_t) {
     const int rank = ctx.inputs[0].shape.rank();
@@ -90,7 +81,7 @@ OpDef MakePickLabelLogitGrad() {
   def.cost = [](const OpContext& ctx) {
     graph::OpCost cost;
     cost.flops = static_cast<double>(ctx.inputs[0].shape.numel());
-    cost.bytes_read = BytesOf(ctx.inputs);
+    cost.bytes_read = InputBytes(ctx);
     cost.bytes_written = ctx.inputs[0].shape.numel() * ctx.attrs.GetInt("num_classes") *
                          DTypeSize(ctx.inputs[0].dtype);
     return cost;
@@ -152,7 +143,7 @@ OpDef MakeClassSplitExpGrad() {
     return sigs;
   };
   def.cost = [](const OpContext& ctx) {
-    return ElementwiseCost(
+    return InputScaledCost(
         ctx, {ctx.inputs[0], {DropLast(ctx.inputs[0].shape), ctx.inputs[0].dtype}}, 2.0);
   };
   return def;
@@ -212,7 +203,7 @@ OpDef MakeClassSplitLossGrad() {
     return sigs;
   };
   def.cost = [](const OpContext& ctx) {
-    return ElementwiseCost(ctx, std::vector<TensorMeta>(3, ctx.inputs[0]), 2.0);
+    return InputScaledCost(ctx, std::vector<TensorMeta>(3, ctx.inputs[0]), 2.0);
   };
   return def;
 }

@@ -17,11 +17,6 @@
 namespace twinflow::ops {
 namespace {
 
-using graph::OpContext;
-using graph::OpDef;
-using graph::SbpSignature;
-using graph::TensorMeta;
-
 void CheckNonNegative(const OpContext& ctx, const std::string& attr, double fallback) {
   const double value = ctx.attrs.GetDouble(attr, fallback);
   if (!(value >= 0)) ThrowInvalid(ctx, "attribute '" + attr + "' must be >= 0");

@@ -73,19 +73,6 @@ void BinaryKernel(const KernelContext& ctx, const std::string& name, BinaryOp op
   });
 }
 
-// x viewed as [outer, n, inner] around `axis`.
-struct AxisView {
-  int64_t outer = 1, n = 1, inner = 1;
-};
-
-AxisView ViewAround(const Shape& shape, int axis) {
-  AxisView view;
-  for (int d = 0; d < shape.rank(); ++d) {
-    (d < axis ? view.outer : d == axis ? view.n : view.inner) *= shape[d];
-  }
-  return view;
-}
-
 void BiasAddKernel(const KernelContext& ctx) {
   const std::string name = "bias_add";
   CheckArity(ctx, 2, 1, name);

@@ -4,38 +4,36 @@
 #include <vector>
 
 #include "kernels/cpu/kernel_families.h"
-#include "kernels/cpu/rsne_kernel_helpers.h"
+#include "kernels/cpu/kernel_helpers.h"
 
 namespace twinflow::kernels {
 namespace {
 
-using namespace rsne;
-
 template <typename T>
 void Embedding(const KernelContext& ctx) {
   const char* op = "embedding";
-  CheckArity(ctx, op, 2, 1);
+  CheckArity(ctx, 2, 1, op);
   const Tensor& weight = *ctx.inputs[0];
   const Tensor& ids = *ctx.inputs[1];
   Tensor& out = *ctx.outputs[0];
-  CheckIndexTensor(op, "ids", ids);
+  CheckIndexDType(ids, op, "ids");
   if (weight.shape().rank() != 2) {
-    throw ShapeError(std::string(op) + " kernel: weight must have rank 2, got " +
+    throw ShapeError(std::string(op) + ": weight must have rank 2, got " +
                      weight.shape().ToString());
   }
   const int64_t rows = weight.shape()[0];
   const int64_t width = weight.shape()[1];
   std::vector<int64_t> dims = ids.shape().dims();
   dims.push_back(width);
-  CheckShape(op, "output", out.shape(), Shape(dims));
-  CheckDType(op, "output", out, weight.dtype());
+  CheckShape(out, Shape(dims), op, "output");
+  CheckDType(out, weight.dtype(), op, "output");
   const int64_t vocabulary = LogicalInputShape(ctx, 0)[0];
   const Range range = InputRange(ctx, 0, 0);
   const T* w = weight.data<T>();
   T* o = out.data<T>();
   for (int64_t i = 0; i < ids.numel(); ++i) {
     const int64_t id = IndexAt(ids, i);
-    CheckIndexValue(op, "id", id, vocabulary);
+    CheckIndexValue(id, vocabulary, op, "id");
     const int64_t local = id - range.begin;
     const bool mine = id >= range.begin && id < range.end && local < rows;
     for (int64_t j = 0; j < width; ++j) o[i * width + j] = mine ? w[local * width + j] : T(0);
@@ -45,21 +43,21 @@ void Embedding(const KernelContext& ctx) {
 template <typename T>
 void EmbeddingGrad(const KernelContext& ctx) {
   const char* op = "embedding_grad";
-  CheckArity(ctx, op, 2, 1);
+  CheckArity(ctx, 2, 1, op);
   const Tensor& dy = *ctx.inputs[0];
   const Tensor& ids = *ctx.inputs[1];
   Tensor& dweight = *ctx.outputs[0];
-  CheckIndexTensor(op, "ids", ids);
+  CheckIndexDType(ids, op, "ids");
   if (dweight.shape().rank() != 2) {
-    throw ShapeError(std::string(op) + " kernel: dweight must have rank 2, got " +
+    throw ShapeError(std::string(op) + ": dweight must have rank 2, got " +
                      dweight.shape().ToString());
   }
   const int64_t rows = dweight.shape()[0];
   const int64_t width = dweight.shape()[1];
   std::vector<int64_t> dims = ids.shape().dims();
   dims.push_back(width);
-  CheckShape(op, "dy", dy.shape(), Shape(dims));
-  CheckDType(op, "dweight", dweight, dy.dtype());
+  CheckShape(dy, Shape(dims), op, "dy");
+  CheckDType(dweight, dy.dtype(), op, "dweight");
   const int64_t vocabulary = ctx.attrs.GetInt("num_embeddings");
   const Range range = OutputRange(ctx, 0, 0);
   dweight.Fill(0);
@@ -67,7 +65,7 @@ void EmbeddingGrad(const KernelContext& ctx) {
   T* dw = dweight.data<T>();
   for (int64_t i = 0; i < ids.numel(); ++i) {  // id order: a fixed summation order per row
     const int64_t id = IndexAt(ids, i);
-    CheckIndexValue(op, "id", id, vocabulary);
+    CheckIndexValue(id, vocabulary, op, "id");
     const int64_t local = id - range.begin;
     if (id < range.begin || id >= range.end || local >= rows) continue;
     for (int64_t j = 0; j < width; ++j) dw[local * width + j] += g[i * width + j];

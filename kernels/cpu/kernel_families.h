@@ -4,11 +4,13 @@
 
 namespace twinflow::kernels {
 
-void RegisterMatmulKernels(KernelRegistry& registry);         // matmul_kernels.cc
-void RegisterElementwiseKernels(KernelRegistry& registry);    // elementwise_kernels.cc
-void RegisterActivationKernels(KernelRegistry& registry);     // activation_kernels.cc
-void RegisterReductionKernels(KernelRegistry& registry);      // reduction_kernels.cc
-void RegisterSoftmaxKernels(KernelRegistry& registry);        // softmax_kernels.cc
+void RegisterMatmulKernels(KernelRegistry& registry);       // matmul_kernels.cc
+void RegisterElementwiseKernels(KernelRegistry& registry);  // elementwise_kernels.cc
+void RegisterActivationKernels(KernelRegistry& registry);   // activation_kernels.cc
+void RegisterReductionKernels(KernelRegistry& registry);    // reduction_kernels.cc
+void RegisterSoftmaxKernels(KernelRegistry& registry);      // softmax_kernels.cc
+// sparse_xent_class_split_kernels.cc; called by RegisterSoftmaxKernels.
+void RegisterSparseXentClassSplitKernels(KernelRegistry& registry);
 void RegisterNormalizationKernels(KernelRegistry& registry);  // normalization_kernels.cc
 void RegisterEmbeddingKernels(KernelRegistry& registry);      // embedding_kernels.cc
 void RegisterShapeKernels(KernelRegistry& registry);          // shape_kernels.cc

@@ -16,8 +16,13 @@ void CheckArity(const KernelContext& ctx, int inputs, int outputs, const std::st
 
 void CheckShape(const Tensor& tensor, const Shape& expected, const std::string& op,
                 const std::string& what) {
-  if (tensor.shape() != expected) {
-    throw ShapeError(op + ": " + what + " has shape " + tensor.shape().ToString() + ", expected " +
+  CheckShape(tensor.shape(), expected, op, what);
+}
+
+void CheckShape(const Shape& shape, const Shape& expected, const std::string& op,
+                const std::string& what) {
+  if (shape != expected) {
+    throw ShapeError(op + ": " + what + " has shape " + shape.ToString() + ", expected " +
                      expected.ToString());
   }
 }
@@ -26,6 +31,20 @@ void CheckDType(const Tensor& tensor, DType dtype, const std::string& op, const 
   if (tensor.dtype() != dtype) {
     throw InvalidArgumentError(op + ": " + what + " is " + DTypeName(tensor.dtype()) +
                                ", expected " + DTypeName(dtype));
+  }
+}
+
+void CheckIndexDType(const Tensor& tensor, const std::string& op, const std::string& what) {
+  if (tensor.dtype() != DType::kI32 && tensor.dtype() != DType::kI64) {
+    throw InvalidArgumentError(op + ": " + what + " is " + DTypeName(tensor.dtype()) +
+                               ", expected i32 or i64");
+  }
+}
+
+void CheckIndexValue(int64_t index, int64_t limit, const std::string& op, const std::string& what) {
+  if (index < 0 || index >= limit) {
+    throw InvalidArgumentError(op + ": " + what + " " + std::to_string(index) +
+                               " is out of range [0, " + std::to_string(limit) + ")");
   }
 }
 
@@ -72,6 +91,56 @@ int KernelAxis(int64_t axis, int rank, const std::string& op) {
                                " is out of range for rank " + std::to_string(rank));
   }
   return static_cast<int>(axis < 0 ? axis + rank : axis);
+}
+
+AxisView ViewAround(const Shape& shape, int axis) {
+  AxisView view;
+  for (int d = 0; d < shape.rank(); ++d) {
+    (d < axis ? view.outer : d == axis ? view.n : view.inner) *= shape[d];
+  }
+  return view;
+}
+
+const Shape& LogicalInputShape(const KernelContext& ctx, size_t i) {
+  return i < ctx.input_logical_shapes.size() ? ctx.input_logical_shapes[i] : ctx.inputs[i]->shape();
+}
+
+const Shape& LogicalOutputShape(const KernelContext& ctx, size_t i) {
+  return i < ctx.output_logical_shapes.size() ? ctx.output_logical_shapes[i]
+                                              : ctx.outputs[i]->shape();
+}
+
+Range InputRange(const KernelContext& ctx, size_t i, int axis) {
+  if (i < ctx.input_regions.size() && axis < ctx.input_regions[i].rank()) {
+    return ctx.input_regions[i].ranges[axis];
+  }
+  return Range{0, ctx.inputs[i]->shape()[axis]};
+}
+
+Range OutputRange(const KernelContext& ctx, size_t i, int axis) {
+  if (i < ctx.output_regions.size() && axis < ctx.output_regions[i].rank()) {
+    return ctx.output_regions[i].ranges[axis];
+  }
+  return Range{0, ctx.outputs[i]->shape()[axis]};
+}
+
+std::vector<bool> ReducedAxes(const Attrs& attrs, int rank, const std::string& op) {
+  std::vector<bool> reduced(rank, !attrs.Has("axes"));
+  if (!attrs.Has("axes")) return reduced;
+  for (int64_t axis : attrs.GetInts("axes")) reduced[KernelAxis(axis, rank, op)] = true;
+  return reduced;
+}
+
+Shape ReducedShape(const Shape& in, const std::vector<bool>& reduced, bool keepdims) {
+  std::vector<int64_t> dims;
+  for (int d = 0; d < in.rank(); ++d) {
+    if (!reduced[d]) {
+      dims.push_back(in[d]);
+    } else if (keepdims) {
+      dims.push_back(1);
+    }
+  }
+  return Shape(std::move(dims));
 }
 
 void RegisterCpu(KernelRegistry& registry, const std::string& op,

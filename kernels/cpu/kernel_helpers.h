@@ -1,6 +1,7 @@
 #pragma once
 // Helpers shared by the CPU kernel files: shape checks that throw instead of reading out of
-// bounds, dtype dispatch, and row-major iteration with numpy broadcasting.
+// bounds, dtype dispatch, row-major iteration with numpy broadcasting or over reduced axes,
+// where a physical tensor sits in its logical tensor, and reads of i32/i64 index tensors.
 #include <cstdint>
 #include <initializer_list>
 #include <string>
@@ -16,8 +17,18 @@ void CheckArity(const KernelContext& ctx, int inputs, int outputs, const std::st
 // ShapeError "<op>: <what> has shape X, expected Y".
 void CheckShape(const Tensor& tensor, const Shape& expected, const std::string& op,
                 const std::string& what);
+void CheckShape(const Shape& shape, const Shape& expected, const std::string& op,
+                const std::string& what);
 // InvalidArgumentError unless the tensor has `dtype`.
 void CheckDType(const Tensor& tensor, DType dtype, const std::string& op, const std::string& what);
+// InvalidArgumentError unless the tensor is i32 or i64 (ids, labels).
+void CheckIndexDType(const Tensor& tensor, const std::string& op, const std::string& what);
+// InvalidArgumentError "<op>: <what> N is out of range [0, limit)" unless 0 <= index < limit.
+void CheckIndexValue(int64_t index, int64_t limit, const std::string& op, const std::string& what);
+// Element i of an i32 or i64 tensor (checked by CheckIndexDType).
+inline int64_t IndexAt(const Tensor& tensor, int64_t i) {
+  return tensor.dtype() == DType::kI32 ? tensor.data<int32_t>()[i] : tensor.data<int64_t>()[i];
+}
 
 // Strides (in elements) of `in` when iterating over `out`, aligned at the right: 0 on axes `in`
 // lacks or holds with extent 1 (broadcast). ShapeError when `in` does not broadcast to `out`.
@@ -29,6 +40,56 @@ Shape BroadcastShape(const Shape& a, const Shape& b, const std::string& op);
 
 // Normalises an axis attribute in [-rank, rank); InvalidArgumentError naming the op otherwise.
 int KernelAxis(int64_t axis, int rank, const std::string& op);
+
+// A tensor viewed as [outer, n, inner] around `axis`.
+struct AxisView {
+  int64_t outer = 1;
+  int64_t n = 1;
+  int64_t inner = 1;
+};
+AxisView ViewAround(const Shape& shape, int axis);
+
+// The logical shape of input (output) i; the physical one when the context carries none.
+const Shape& LogicalInputShape(const KernelContext& ctx, size_t i);
+const Shape& LogicalOutputShape(const KernelContext& ctx, size_t i);
+// The logical index range that physical input (output) i covers along `axis`; the whole
+// physical extent when the context carries no region.
+Range InputRange(const KernelContext& ctx, size_t i, int axis);
+Range OutputRange(const KernelContext& ctx, size_t i, int axis);
+
+// The axes that attr "axes" reduces (every axis when absent) for a tensor of `rank`, as a mask;
+// InvalidArgumentError naming the op for an axis out of range.
+std::vector<bool> ReducedAxes(const Attrs& attrs, int rank, const std::string& op);
+// The shape of `in` reduced over `reduced`, those axes dropped or (keepdims) kept as extent 1.
+Shape ReducedShape(const Shape& in, const std::vector<bool>& reduced, bool keepdims);
+
+// Calls fn(input flat index, output flat index) for every element of `in` in row-major order,
+// where the output is `in` reduced over `reduced` (see ReducedShape).
+template <typename Fn>
+void ForEachReduced(const Shape& in, const std::vector<bool>& reduced, Fn&& fn) {
+  const int rank = in.rank();
+  const int64_t numel = in.numel();
+  if (numel == 0) return;
+  std::vector<int64_t> out_strides(rank, 0);
+  int64_t stride = 1;
+  for (int d = rank - 1; d >= 0; --d) {
+    if (!reduced[d]) {
+      out_strides[d] = stride;
+      stride *= in[d];
+    }
+  }
+  std::vector<int64_t> index(rank, 0);
+  int64_t out_index = 0;
+  for (int64_t flat = 0; flat < numel; ++flat) {
+    fn(flat, out_index);
+    for (int d = rank - 1; d >= 0; --d) {
+      out_index += out_strides[d];
+      if (++index[d] < in[d]) break;
+      out_index -= out_strides[d] * in[d];
+      index[d] = 0;
+    }
+  }
+}
 
 // Calls fn(flat_out_index, offsets) for every element of `out` in row-major order, where
 // offsets[k] is the element offset into operand k given by strides[k] (from BroadcastStrides).

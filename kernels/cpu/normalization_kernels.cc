@@ -4,12 +4,10 @@
 #include <vector>
 
 #include "kernels/cpu/kernel_families.h"
-#include "kernels/cpu/rsne_kernel_helpers.h"
+#include "kernels/cpu/kernel_helpers.h"
 
 namespace twinflow::kernels {
 namespace {
-
-using namespace rsne;
 
 struct Rows {
   int64_t count = 0;
@@ -18,13 +16,13 @@ struct Rows {
 
 Rows CheckLayerNorm(const KernelContext& ctx, const char* op, std::vector<int> vectors) {
   const Tensor& x = *ctx.inputs[0];
-  if (x.shape().rank() == 0) throw ShapeError(std::string(op) + " kernel: x must have rank >= 1");
+  if (x.shape().rank() == 0) throw ShapeError(std::string(op) + ": x must have rank >= 1");
   Rows rows;
   rows.width = x.shape()[x.shape().rank() - 1];
   rows.count = rows.width == 0 ? 0 : x.numel() / rows.width;
   for (int i : vectors) {
-    CheckShape(op, "gamma/beta", ctx.inputs[i]->shape(), Shape{rows.width});
-    CheckDType(op, "gamma/beta", *ctx.inputs[i], x.dtype());
+    CheckShape(*ctx.inputs[i], Shape{rows.width}, op, "gamma/beta");
+    CheckDType(*ctx.inputs[i], x.dtype(), op, "gamma/beta");
   }
   return rows;
 }
@@ -44,10 +42,10 @@ std::pair<double, double> RowStats(const T* row, int64_t width, double epsilon) 
 template <typename T>
 void LayerNorm(const KernelContext& ctx) {
   const char* op = "layer_norm";
-  CheckArity(ctx, op, 3, 1);
+  CheckArity(ctx, 3, 1, op);
   const Rows rows = CheckLayerNorm(ctx, op, {1, 2});
-  CheckShape(op, "output", ctx.outputs[0]->shape(), ctx.inputs[0]->shape());
-  CheckDType(op, "output", *ctx.outputs[0], ctx.inputs[0]->dtype());
+  CheckShape(*ctx.outputs[0], ctx.inputs[0]->shape(), op, "output");
+  CheckDType(*ctx.outputs[0], ctx.inputs[0]->dtype(), op, "output");
   const double epsilon = ctx.attrs.GetDouble("epsilon", 1e-5);
   const T* x = ctx.inputs[0]->data<T>();
   const T* gamma = ctx.inputs[1]->data<T>();
@@ -65,15 +63,15 @@ void LayerNorm(const KernelContext& ctx) {
 template <typename T>
 void LayerNormGrad(const KernelContext& ctx) {
   const char* op = "layer_norm_grad";
-  CheckArity(ctx, op, 3, 3);
+  CheckArity(ctx, 3, 3, op);
   const Rows rows = CheckLayerNorm(ctx, op, {1});
   const Tensor& x = *ctx.inputs[0];
-  CheckShape(op, "dy", ctx.inputs[2]->shape(), x.shape());
-  CheckDType(op, "dy", *ctx.inputs[2], x.dtype());
-  CheckShape(op, "dx", ctx.outputs[0]->shape(), x.shape());
-  for (const Tensor* t : ctx.outputs) CheckDType(op, "every output", *t, x.dtype());
-  CheckShape(op, "dgamma", ctx.outputs[1]->shape(), Shape{rows.width});
-  CheckShape(op, "dbeta", ctx.outputs[2]->shape(), Shape{rows.width});
+  CheckShape(*ctx.inputs[2], x.shape(), op, "dy");
+  CheckDType(*ctx.inputs[2], x.dtype(), op, "dy");
+  CheckShape(*ctx.outputs[0], x.shape(), op, "dx");
+  for (const Tensor* t : ctx.outputs) CheckDType(*t, x.dtype(), op, "every output");
+  CheckShape(*ctx.outputs[1], Shape{rows.width}, op, "dgamma");
+  CheckShape(*ctx.outputs[2], Shape{rows.width}, op, "dbeta");
   const double epsilon = ctx.attrs.GetDouble("epsilon", 1e-5);
   const T* xs = x.data<T>();
   const T* gamma = ctx.inputs[1]->data<T>();

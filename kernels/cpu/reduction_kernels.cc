@@ -5,24 +5,22 @@
 #include <vector>
 
 #include "kernels/cpu/kernel_families.h"
-#include "kernels/cpu/rsne_kernel_helpers.h"
+#include "kernels/cpu/kernel_helpers.h"
 
 namespace twinflow::kernels {
 namespace {
-
-using namespace rsne;
 
 enum class Reduce { kSum, kMean, kMax };
 
 template <typename T>
 void ReduceKernel(const KernelContext& ctx, Reduce kind, const char* op) {
-  CheckArity(ctx, op, 1, 1);
+  CheckArity(ctx, 1, 1, op);
   const Tensor& x = *ctx.inputs[0];
   Tensor& y = *ctx.outputs[0];
-  const std::vector<bool> reduced = ReducedAxes(op, ctx.attrs, x.shape().rank());
-  CheckShape(op, "output", y.shape(),
-             ReducedShape(x.shape(), reduced, ctx.attrs.GetBool("keepdims", false)));
-  CheckDType(op, "output", y, x.dtype());
+  const std::vector<bool> reduced = ReducedAxes(ctx.attrs, x.shape().rank(), op);
+  CheckShape(y, ReducedShape(x.shape(), reduced, ctx.attrs.GetBool("keepdims", false)), op,
+             "output");
+  CheckDType(y, x.dtype(), op, "output");
   const T* in = x.data<T>();
   T* out = y.data<T>();
   if (kind == Reduce::kMax) {
@@ -50,15 +48,14 @@ void ReduceKernel(const KernelContext& ctx, Reduce kind, const char* op) {
 template <typename T>
 void BroadcastReducedLikeKernel(const KernelContext& ctx) {
   const char* op = "broadcast_reduced_like";
-  CheckArity(ctx, op, 2, 1);
+  CheckArity(ctx, 2, 1, op);
   const Tensor& dy = *ctx.inputs[0];
   Tensor& out = *ctx.outputs[0];
   const Shape& like = ctx.inputs[1]->shape();
-  CheckShape(op, "output", out.shape(), like);
-  CheckDType(op, "output", out, dy.dtype());
-  const std::vector<bool> reduced = ReducedAxes(op, ctx.attrs, like.rank());
-  CheckShape(op, "dy", dy.shape(),
-             ReducedShape(like, reduced, ctx.attrs.GetBool("keepdims", false)));
+  CheckShape(out, like, op, "output");
+  CheckDType(out, dy.dtype(), op, "output");
+  const std::vector<bool> reduced = ReducedAxes(ctx.attrs, like.rank(), op);
+  CheckShape(dy, ReducedShape(like, reduced, ctx.attrs.GetBool("keepdims", false)), op, "dy");
   const T scale = static_cast<T>(ctx.attrs.GetDouble("scale", 1.0));
   const T* in = dy.data<T>();
   T* o = out.data<T>();
@@ -68,18 +65,18 @@ void BroadcastReducedLikeKernel(const KernelContext& ctx) {
 template <typename T>
 void ReduceMaxGradKernel(const KernelContext& ctx) {
   const char* op = "reduce_max_grad";
-  CheckArity(ctx, op, 3, 1);
+  CheckArity(ctx, 3, 1, op);
   const Tensor& x = *ctx.inputs[0];
   const Tensor& y = *ctx.inputs[1];
   const Tensor& dy = *ctx.inputs[2];
   Tensor& dx = *ctx.outputs[0];
-  const std::vector<bool> reduced = ReducedAxes(op, ctx.attrs, x.shape().rank());
+  const std::vector<bool> reduced = ReducedAxes(ctx.attrs, x.shape().rank(), op);
   const Shape y_shape = ReducedShape(x.shape(), reduced, ctx.attrs.GetBool("keepdims", false));
-  CheckShape(op, "y", y.shape(), y_shape);
-  CheckShape(op, "dy", dy.shape(), y_shape);
-  CheckShape(op, "dx", dx.shape(), x.shape());
+  CheckShape(y, y_shape, op, "y");
+  CheckShape(dy, y_shape, op, "dy");
+  CheckShape(dx, x.shape(), op, "dx");
   for (const Tensor* t : {&y, &dy, static_cast<const Tensor*>(&dx)}) {
-    CheckDType(op, "every tensor", *t, x.dtype());
+    CheckDType(*t, x.dtype(), op, "every tensor");
   }
   const T* xs = x.data<T>();
   const T* ys = y.data<T>();

@@ -4,36 +4,34 @@
 #include <cmath>
 #include <vector>
 
-#include "kernels/cpu/rsne_kernel_helpers.h"
+#include "kernels/cpu/kernel_helpers.h"
 
 namespace twinflow::kernels {
 namespace {
 
-using namespace rsne;
-
 // Rows of a [rows..., C] tensor whose leading shape is `rows_shape`; throws unless it matches.
 int64_t CheckRows(const char* op, const char* role, const Tensor& t, const Shape& rows_shape) {
   if (t.shape().rank() != rows_shape.rank() + 1) {
-    throw ShapeError(std::string(op) + " kernel: " + role + " has shape " + t.shape().ToString() +
+    throw ShapeError(std::string(op) + ": " + role + " has shape " + t.shape().ToString() +
                      ", expected rank " + std::to_string(rows_shape.rank() + 1));
   }
   std::vector<int64_t> dims = t.shape().dims();
   dims.pop_back();
-  CheckShape(op, role, Shape(dims), rows_shape);
+  CheckShape(Shape(dims), rows_shape, op, role);
   return rows_shape.numel();
 }
 
 template <typename T>
 void PickLabelLogit(const KernelContext& ctx) {
   const char* op = "pick_label_logit";
-  CheckArity(ctx, op, 2, 1);
+  CheckArity(ctx, 2, 1, op);
   const Tensor& logits = *ctx.inputs[0];
   const Tensor& labels = *ctx.inputs[1];
   Tensor& out = *ctx.outputs[0];
-  CheckIndexTensor(op, "labels", labels);
+  CheckIndexDType(labels, op, "labels");
   const int64_t rows = CheckRows(op, "logits", logits, labels.shape());
-  CheckShape(op, "output", out.shape(), labels.shape());
-  CheckDType(op, "output", out, logits.dtype());
+  CheckShape(out, labels.shape(), op, "output");
+  CheckDType(out, logits.dtype(), op, "output");
   const int last = logits.shape().rank() - 1;
   const int64_t width = logits.shape()[last];
   const int64_t classes = LogicalInputShape(ctx, 0)[last];
@@ -42,7 +40,7 @@ void PickLabelLogit(const KernelContext& ctx) {
   T* o = out.data<T>();
   for (int64_t r = 0; r < rows; ++r) {
     const int64_t label = IndexAt(labels, r);
-    CheckIndexValue(op, "label", label, classes);
+    CheckIndexValue(label, classes, op, "label");
     const bool mine = label >= range.begin && label < range.end && label - range.begin < width;
     o[r] = mine ? x[r * width + (label - range.begin)] : T(0);
   }
@@ -51,14 +49,14 @@ void PickLabelLogit(const KernelContext& ctx) {
 template <typename T>
 void PickLabelLogitGrad(const KernelContext& ctx) {
   const char* op = "pick_label_logit_grad";
-  CheckArity(ctx, op, 2, 1);
+  CheckArity(ctx, 2, 1, op);
   const Tensor& dy = *ctx.inputs[0];
   const Tensor& labels = *ctx.inputs[1];
   Tensor& out = *ctx.outputs[0];
-  CheckIndexTensor(op, "labels", labels);
-  CheckShape(op, "labels", labels.shape(), dy.shape());
+  CheckIndexDType(labels, op, "labels");
+  CheckShape(labels, dy.shape(), op, "labels");
   const int64_t rows = CheckRows(op, "output", out, dy.shape());
-  CheckDType(op, "output", out, dy.dtype());
+  CheckDType(out, dy.dtype(), op, "output");
   const int last = out.shape().rank() - 1;
   const int64_t width = out.shape()[last];
   const int64_t classes = ctx.attrs.GetInt("num_classes");
@@ -68,7 +66,7 @@ void PickLabelLogitGrad(const KernelContext& ctx) {
   T* o = out.data<T>();
   for (int64_t r = 0; r < rows; ++r) {
     const int64_t label = IndexAt(labels, r);
-    CheckIndexValue(op, "label", label, classes);
+    CheckIndexValue(label, classes, op, "label");
     if (label >= range.begin && label < range.end && label - range.begin < width) {
       o[r * width + (label - range.begin)] = g[r];
     }
@@ -78,14 +76,14 @@ void PickLabelLogitGrad(const KernelContext& ctx) {
 template <typename T>
 void ClassSplitExp(const KernelContext& ctx) {
   const char* op = "sparse_xent_class_split_exp";
-  CheckArity(ctx, op, 2, 1);
+  CheckArity(ctx, 2, 1, op);
   const Tensor& logits = *ctx.inputs[0];
   const Tensor& m = *ctx.inputs[1];
   Tensor& out = *ctx.outputs[0];
   const int64_t rows = CheckRows(op, "logits", logits, m.shape());
-  CheckShape(op, "output", out.shape(), logits.shape());
-  CheckDType(op, "max", m, logits.dtype());
-  CheckDType(op, "output", out, logits.dtype());
+  CheckShape(out, logits.shape(), op, "output");
+  CheckDType(m, logits.dtype(), op, "max");
+  CheckDType(out, logits.dtype(), op, "output");
   const int64_t width = logits.shape()[logits.shape().rank() - 1];
   const T* x = logits.data<T>();
   const T* ms = m.data<T>();
@@ -100,17 +98,17 @@ void ClassSplitExp(const KernelContext& ctx) {
 template <typename T>
 void ClassSplitExpGrad(const KernelContext& ctx) {
   const char* op = "sparse_xent_class_split_exp_grad";
-  CheckArity(ctx, op, 2, 2);
+  CheckArity(ctx, 2, 2, op);
   const Tensor& e = *ctx.inputs[0];
   const Tensor& dy = *ctx.inputs[1];
   Tensor& dlogits = *ctx.outputs[0];
   Tensor& dm = *ctx.outputs[1];
-  CheckShape(op, "dy", dy.shape(), e.shape());
-  CheckShape(op, "dlogits", dlogits.shape(), e.shape());
+  CheckShape(dy, e.shape(), op, "dy");
+  CheckShape(dlogits, e.shape(), op, "dlogits");
   const int64_t rows = CheckRows(op, "e", e, dm.shape());
   for (const Tensor* t :
        {&dy, static_cast<const Tensor*>(&dlogits), static_cast<const Tensor*>(&dm)}) {
-    CheckDType(op, "every tensor", *t, e.dtype());
+    CheckDType(*t, e.dtype(), op, "every tensor");
   }
   const int64_t width = e.shape()[e.shape().rank() - 1];
   const T* es = e.data<T>();
@@ -131,12 +129,12 @@ void ClassSplitExpGrad(const KernelContext& ctx) {
 template <typename T>
 void ClassSplitLoss(const KernelContext& ctx) {
   const char* op = "sparse_xent_class_split_loss";
-  CheckArity(ctx, op, 3, 1);
+  CheckArity(ctx, 3, 1, op);
   const Shape& shape = ctx.inputs[0]->shape();
   for (const Tensor* t :
        {ctx.inputs[1], ctx.inputs[2], static_cast<const Tensor*>(ctx.outputs[0])}) {
-    CheckShape(op, "every tensor", t->shape(), shape);
-    CheckDType(op, "every tensor", *t, ctx.inputs[0]->dtype());
+    CheckShape(*t, shape, op, "every tensor");
+    CheckDType(*t, ctx.inputs[0]->dtype(), op, "every tensor");
   }
   const T* s = ctx.inputs[0]->data<T>();
   const T* m = ctx.inputs[1]->data<T>();
@@ -150,13 +148,13 @@ void ClassSplitLoss(const KernelContext& ctx) {
 template <typename T>
 void ClassSplitLossGrad(const KernelContext& ctx) {
   const char* op = "sparse_xent_class_split_loss_grad";
-  CheckArity(ctx, op, 2, 3);
+  CheckArity(ctx, 2, 3, op);
   const Shape& shape = ctx.inputs[0]->shape();
-  CheckShape(op, "dy", ctx.inputs[1]->shape(), shape);
-  CheckDType(op, "dy", *ctx.inputs[1], ctx.inputs[0]->dtype());
+  CheckShape(*ctx.inputs[1], shape, op, "dy");
+  CheckDType(*ctx.inputs[1], ctx.inputs[0]->dtype(), op, "dy");
   for (const Tensor* t : ctx.outputs) {
-    CheckShape(op, "every output", t->shape(), shape);
-    CheckDType(op, "every output", *t, ctx.inputs[0]->dtype());
+    CheckShape(*t, shape, op, "every output");
+    CheckDType(*t, ctx.inputs[0]->dtype(), op, "every output");
   }
   const T* s = ctx.inputs[0]->data<T>();
   const T* g = ctx.inputs[1]->data<T>();

@@ -8,22 +8,11 @@
 
 #include <map>
 
-#include "engine/ops/builtin_ops.h"
-#include "kernels/cpu/cpu_kernels.h"
 #include "tests/support/op_runner.h"
+#include "tests/support/op_test_helpers.h"
 
 namespace twinflow::testing {
 namespace {
-
-const graph::OpRegistry& Ops() {
-  static const graph::OpRegistry registry = ops::BuiltinOps();
-  return registry;
-}
-
-const kernels::KernelRegistry& Kernels() {
-  static const kernels::KernelRegistry registry = kernels::CpuKernels();
-  return registry;
-}
 
 std::map<std::string, OpCase> CasesByType() {
   std::map<std::string, OpCase> cases;
@@ -37,14 +26,14 @@ std::vector<std::string> OpTypesWithCases() {
   return types;
 }
 
-const std::vector<std::vector<int64_t>> kMeshes = {{1}, {2}, {3}, {4}, {1, 2}, {2, 1},
-                                                   {2, 2}, {2, 3}, {3, 2}};
+const std::vector<std::vector<int64_t>> kMeshes = {{1},    {2},    {3},    {4},   {1, 2},
+                                                   {2, 1}, {2, 2}, {2, 3}, {3, 2}};
 
 class OpSbpRules : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(OpSbpRules, EveryDeclaredSignatureMatchesTheSingleDeviceResult) {
   const OpCase op_case = CasesByType().at(GetParam());
-  const OpRunner runner{Ops(), Kernels()};
+  const OpRunner runner{BuiltinRegistry(), CpuRegistry()};
   const bool ok = rc::check(GetParam() + " signatures", [&] {
     Rng rng(*rc::gen::inRange<uint64_t>(0, uint64_t{1} << 40));
     const OpInstance instance = op_case.draw(rng);
@@ -60,7 +49,8 @@ TEST_P(OpSbpRules, EveryDeclaredSignatureMatchesTheSingleDeviceResult) {
     for (int64_t d = 0; d < devices; ++d) ids.push_back(d);
     const sbp::Placement placement(DeviceType::kCpu, ids, Shape(mesh));
     const graph::OpContext ctx{instance.type, instance.attrs, instance.inputs};
-    const auto signatures = graph::NdSignatures(Ops().Find(instance.type), ctx, Shape(mesh));
+    const auto signatures =
+        graph::NdSignatures(BuiltinRegistry().Find(instance.type), ctx, Shape(mesh));
     RC_ASSERT(!signatures.empty());
     for (const graph::NdSbpSignature& signature : signatures) {
       RC_LOG() << instance.type << " " << instance.attrs.ToString() << " inputs";
@@ -82,7 +72,7 @@ INSTANTIATE_TEST_SUITE_P(AllOps, OpSbpRules, ::testing::ValuesIn(OpTypesWithCase
 // have no kernels: executors feed and apply them.
 TEST(OpSbpRulesCoverage, EveryRegisteredOpHasCases) {
   const auto cases = CasesByType();
-  for (const std::string& type : Ops().Types()) {
+  for (const std::string& type : BuiltinRegistry().Types()) {
     if (type == "input" || type == "assign") continue;
     EXPECT_TRUE(cases.count(type)) << "op '" << type << "' has no test cases";
   }

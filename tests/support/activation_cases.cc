@@ -1,16 +1,10 @@
 // Random instances of the activation family, rank 1..3, f32 and f64. relu inputs avoid a small
 // band around the kink so that finite differences are meaningful.
+#include "tests/support/case_helpers.h"
 #include "tests/support/op_cases.h"
 
 namespace twinflow::testing {
 namespace {
-
-Shape RandomShape(Rng& rng) {
-  std::vector<int64_t> dims;
-  const int64_t rank = rng.UniformInt(1, 3);
-  for (int64_t i = 0; i < rank; ++i) dims.push_back(rng.UniformInt(1, 7));
-  return Shape(dims);
-}
 
 // Values with |v| in [lo, hi), random sign unless `positive`; zero with probability `zeros`.
 std::function<Tensor(Rng&)> Fill(Shape shape, DType dtype, double lo, double hi, bool positive,
@@ -26,7 +20,7 @@ std::function<Tensor(Rng&)> Fill(Shape shape, DType dtype, double lo, double hi,
 }
 
 OpInstance Draw(Rng& rng, const std::string& type) {
-  const Shape shape = RandomShape(rng);
+  const Shape shape = Shape(RandomDims(rng, 1, 3));
   const DType dtype = rng.UniformInt(0, 3) == 0 ? DType::kF64 : DType::kF32;
   OpInstance instance{type, {}, {{shape, dtype}}, {}, {}};
   if (type == "relu") instance.fill = {Fill(shape, dtype, 0.05, 2.0, false)};

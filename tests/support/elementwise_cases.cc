@@ -2,16 +2,11 @@
 // [5,4]), bias_add on any axis, scalar ops, identity, cast and the broadcast gradient helpers.
 #include <cmath>
 
+#include "tests/support/case_helpers.h"
 #include "tests/support/op_cases.h"
 
 namespace twinflow::testing {
 namespace {
-
-Shape RandomShape(Rng& rng, int rank) {
-  std::vector<int64_t> dims;
-  for (int i = 0; i < rank; ++i) dims.push_back(rng.UniformInt(1, 7));
-  return Shape(dims);
-}
 
 // A shape that broadcasts to `full`: some leading axes dropped, some extents set to 1.
 Shape Broadcastable(Rng& rng, const Shape& full) {

@@ -1,12 +1,10 @@
 // Random instances of embedding and embedding_grad: vocabulary and hidden extents 1..7, ids of
 // rank 0..2 (i32 or i64) drawn in [0, vocabulary).
+#include "tests/support/case_helpers.h"
 #include "tests/support/op_cases.h"
-#include "tests/support/rsne_case_helpers.h"
 
 namespace twinflow::testing {
 namespace {
-
-using namespace rsne;
 
 struct EmbeddingDraw {
   int64_t vocabulary = 1;

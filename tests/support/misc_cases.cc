@@ -1,23 +1,13 @@
 // Random instances of the misc ops: source ops, constants, assign, dropout, optimizer updates.
 #include <cmath>
 
+#include "tests/support/case_helpers.h"
 #include "tests/support/op_cases.h"
 
 namespace twinflow::testing {
 namespace {
 
 using graph::TensorMeta;
-
-std::vector<int64_t> RandomDims(Rng& rng, int min_rank, int max_rank) {
-  const int rank = static_cast<int>(rng.UniformInt(min_rank, max_rank));
-  std::vector<int64_t> dims;
-  for (int i = 0; i < rank; ++i) dims.push_back(rng.UniformInt(1, 7));
-  return dims;
-}
-
-TensorMeta F32(std::vector<int64_t> dims) {
-  return TensorMeta{Shape(std::move(dims)), DType::kF32};
-}
 
 OpInstance Unary(const std::string& type, Attrs attrs, Rng& rng) {
   return OpInstance{type, std::move(attrs), {F32(RandomDims(rng, 0, 3))}, {}, {}};
@@ -58,7 +48,7 @@ OpInstance Update(const std::string& type, Rng& rng) {
     instance.attrs.Set("decoupled", rng.UniformInt(0, 1) == 1);
     instance.inputs.push_back(meta);
     instance.inputs.push_back(meta);
-    instance.inputs.push_back(F32({}));
+    instance.inputs.push_back(F32(Shape{}));
     instance.fill.resize(5);
     instance.fill[3] = [meta](Rng& r) {
       Tensor t = Tensor::Random(meta.shape, DType::kF32, r);
@@ -75,8 +65,8 @@ OpInstance Update(const std::string& type, Rng& rng) {
 }
 
 OpInstance StepIncrement(Rng& rng) {
-  OpInstance instance{"step_increment", {}, {F32({})}, {}, {}};
-  if (rng.UniformInt(0, 1) == 1) instance.inputs[0] = F32({1});
+  OpInstance instance{"step_increment", {}, {F32(Shape{})}, {}, {}};
+  if (rng.UniformInt(0, 1) == 1) instance.inputs[0] = F32(Shape{1});
   return instance;
 }
 

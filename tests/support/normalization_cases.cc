@@ -1,12 +1,10 @@
 // Random instances of layer_norm and layer_norm_grad: x of rank 1..3 normalised over its last
 // axis, gamma and beta of that extent.
+#include "tests/support/case_helpers.h"
 #include "tests/support/op_cases.h"
-#include "tests/support/rsne_case_helpers.h"
 
 namespace twinflow::testing {
 namespace {
-
-using namespace rsne;
 
 OpInstance DrawLayerNorm(Rng& rng, const std::string& type) {
   const Shape x = RandomShape(rng, static_cast<int>(rng.UniformInt(1, 3)));

@@ -50,8 +50,8 @@ std::vector<Tensor> OpRunner::RunDistributed(const OpInstance& instance,
     in_layouts.push_back(sbp::Layout{placement, signature.inputs[i]});
     physical_in.push_back(sbp::Distribute(inputs[i], in_layouts.back(), rng));
   }
-  for (const graph::TensorMeta& m : metas) {
-    out_layouts.push_back(sbp::Layout{placement, signature.outputs[out_layouts.size()]});
+  for (size_t o = 0; o < metas.size(); ++o) {
+    out_layouts.push_back(sbp::Layout{placement, signature.outputs[o]});
   }
   const kernels::Kernel& kernel = kernels.Find(KeyFor(instance, metas));
   std::vector<std::vector<Tensor>> physical_out(metas.size());

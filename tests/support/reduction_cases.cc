@@ -1,12 +1,10 @@
 // Random instances of the reduction ops: reduce_sum, reduce_mean, reduce_max and their
 // gradient helpers broadcast_reduced_like and reduce_max_grad.
+#include "tests/support/case_helpers.h"
 #include "tests/support/op_cases.h"
-#include "tests/support/rsne_case_helpers.h"
 
 namespace twinflow::testing {
 namespace {
-
-using namespace rsne;
 
 struct ReduceDraw {
   Shape in;

@@ -1,23 +1,13 @@
 // Random instances of the shape ops: small shapes, extents often not divisible by 2 or 3.
 #include <algorithm>
 
+#include "tests/support/case_helpers.h"
 #include "tests/support/op_cases.h"
 
 namespace twinflow::testing {
 namespace {
 
 using graph::TensorMeta;
-
-std::vector<int64_t> RandomDims(Rng& rng, int min_rank, int max_rank, int64_t max_extent = 7) {
-  const int rank = static_cast<int>(rng.UniformInt(min_rank, max_rank));
-  std::vector<int64_t> dims;
-  for (int i = 0; i < rank; ++i) dims.push_back(rng.UniformInt(1, max_extent));
-  return dims;
-}
-
-TensorMeta F32(std::vector<int64_t> dims) {
-  return TensorMeta{Shape(std::move(dims)), DType::kF32};
-}
 
 // A target shape with the same element count: adjacent axes merged, an axis split into two
 // factors, a unit axis inserted, everything flattened, or one extent left as -1.

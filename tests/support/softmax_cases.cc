@@ -1,14 +1,10 @@
 // Random instances of the softmax family: softmax, log_softmax, the fused and the class-split
 // cross entropy ops, and their gradient helpers. Labels are drawn in [0, classes).
+#include "tests/support/case_helpers.h"
 #include "tests/support/op_cases.h"
-#include "tests/support/rsne_case_helpers.h"
 
 namespace twinflow::testing {
 namespace {
-
-using namespace rsne;
-
-graph::TensorMeta F32(const Shape& shape) { return {shape, DType::kF32}; }
 
 // rows [...] of rank 0..2 and a class count 1..7.
 struct XentDraw {

@@ -4,9 +4,8 @@
 
 #include "engine/core/error.h"
 #include "engine/graph/graph_builder.h"
-#include "engine/ops/builtin_ops.h"
-#include "kernels/cpu/cpu_kernels.h"
 #include "tests/support/op_runner.h"
+#include "tests/support/op_test_helpers.h"
 
 namespace twinflow {
 namespace {
@@ -14,15 +13,9 @@ namespace {
 using graph::OpContext;
 using graph::TensorMeta;
 
-const graph::OpRegistry& Ops() {
-  static const graph::OpRegistry registry = ops::BuiltinOps();
-  return registry;
-}
-
-const kernels::KernelRegistry& Kernels() {
-  static const kernels::KernelRegistry registry = kernels::CpuKernels();
-  return registry;
-}
+using testing::BuiltinRegistry;
+using testing::CpuRegistry;
+using testing::SignatureTexts;
 
 Tensor Make(std::vector<double> values, DType dtype = DType::kF64) {
   Tensor t(Shape{static_cast<int64_t>(values.size())}, dtype);
@@ -33,15 +26,7 @@ Tensor Make(std::vector<double> values, DType dtype = DType::kF64) {
 Tensor RunOp(const std::string& type, const std::vector<Tensor>& inputs) {
   testing::OpInstance instance{type, {}, {}, {}, {}};
   for (const Tensor& t : inputs) instance.inputs.push_back({t.shape(), t.dtype()});
-  return testing::OpRunner{Ops(), Kernels()}.RunSingle(instance, inputs)[0];
-}
-
-std::vector<std::string> Signatures(const std::string& type, std::vector<TensorMeta> inputs) {
-  std::vector<std::string> texts;
-  for (const auto& s : Ops().Find(type).signatures(OpContext{type, {}, inputs}, 2)) {
-    texts.push_back(s.ToString());
-  }
-  return texts;
+  return testing::OpRunner{BuiltinRegistry(), CpuRegistry()}.RunSingle(instance, inputs)[0];
 }
 
 double GeluTanh(double x) {
@@ -80,11 +65,12 @@ TEST(ActivationOps, GradientKernelsMatchDerivatives) {
 }
 
 TEST(ActivationOps, InferRejectsBadInputs) {
-  const auto& relu = Ops().Find("relu");
+  const auto& relu = BuiltinRegistry().Find("relu");
   const std::vector<TensorMeta> ints = {{Shape{3}, DType::kI32}};
   EXPECT_THROW(relu.infer(OpContext{"relu", {}, ints}), InvalidArgumentError);
   const std::vector<TensorMeta> mismatched = {{Shape{3}, DType::kF32}, {Shape{4}, DType::kF32}};
-  EXPECT_THROW(Ops().Find("relu_grad").infer(OpContext{"relu_grad", {}, mismatched}), ShapeError);
+  EXPECT_THROW(BuiltinRegistry().Find("relu_grad").infer(OpContext{"relu_grad", {}, mismatched}),
+               ShapeError);
   const std::vector<TensorMeta> two = {{Shape{3}, DType::kF32}, {Shape{3}, DType::kF32}};
   EXPECT_THROW(relu.infer(OpContext{"relu", {}, two}), InvalidArgumentError);
   try {
@@ -96,32 +82,33 @@ TEST(ActivationOps, InferRejectsBadInputs) {
 
 TEST(ActivationOps, ListsSignatures) {
   const std::vector<TensorMeta> x = {{Shape{4, 5}, DType::kF32}};
-  EXPECT_EQ(Signatures("relu", x),
+  EXPECT_EQ(SignatureTexts("relu", {}, x),
             (std::vector<std::string>{"S(0) -> S(0)", "S(1) -> S(1)", "B -> B", "P(max) -> P(max)",
                                       "P(min) -> P(min)"}));
-  EXPECT_EQ(Signatures("gelu", x),
+  EXPECT_EQ(SignatureTexts("gelu", {}, x),
             (std::vector<std::string>{"S(0) -> S(0)", "S(1) -> S(1)", "B -> B"}));
   const std::vector<TensorMeta> xx = {x[0], x[0]};
   EXPECT_EQ(
-      Signatures("tanh_grad", xx),
+      SignatureTexts("tanh_grad", {}, xx),
       (std::vector<std::string>{"S(0),S(0) -> S(0)", "S(1),S(1) -> S(1)", "B,B -> B", "P,B -> P"}));
 }
 
 TEST(ActivationOps, GradientsUseTheHelperOps) {
-  graph::GraphBuilder builder(Ops(), sbp::Placement(DeviceType::kCpu, {0}));
+  graph::GraphBuilder builder(BuiltinRegistry(), sbp::Placement(DeviceType::kCpu, {0}));
   const auto x = builder.Input("x", Shape{2, 3});
   for (const std::string type : {"relu", "gelu", "tanh", "exp"}) {
     const auto y = builder.Add1(type, {x});
     const graph::OpNode node = builder.graph().op(builder.graph().tensor(y).producer);
-    const auto grads = Ops().Find(type).gradient(builder, node, {y});
+    const auto grads = BuiltinRegistry().Find(type).gradient(builder, node, {y});
     ASSERT_TRUE(grads[0].has_value());
     EXPECT_EQ(builder.meta(*grads[0]).shape, (Shape{2, 3}));
     const std::string& grad_type =
         builder.graph().op(builder.graph().tensor(*grads[0]).producer).type;
     EXPECT_EQ(grad_type, type == "exp" ? "mul" : type + "_grad");
-    EXPECT_FALSE(Ops().Find(type).gradient(builder, node, {std::nullopt})[0].has_value());
+    EXPECT_FALSE(
+        BuiltinRegistry().Find(type).gradient(builder, node, {std::nullopt})[0].has_value());
   }
-  EXPECT_FALSE(static_cast<bool>(Ops().Find("gelu_grad").gradient));
+  EXPECT_FALSE(static_cast<bool>(BuiltinRegistry().Find("gelu_grad").gradient));
 }
 
 }  // namespace

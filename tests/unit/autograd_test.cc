@@ -12,21 +12,13 @@
 #include "engine/graph/optimizer.h"
 #include "engine/interpreter/reference_interpreter.h"
 #include "engine/ops/attention.h"
-#include "engine/ops/builtin_ops.h"
-#include "kernels/cpu/cpu_kernels.h"
+#include "tests/support/op_test_helpers.h"
 
 namespace twinflow::graph {
 namespace {
 
-const OpRegistry& Ops() {
-  static const OpRegistry registry = ops::BuiltinOps();
-  return registry;
-}
-
-const kernels::KernelRegistry& Kernels() {
-  static const kernels::KernelRegistry registry = kernels::CpuKernels();
-  return registry;
-}
+using testing::BuiltinRegistry;
+using testing::CpuRegistry;
 
 sbp::Placement Cpu0() { return sbp::Placement(DeviceType::kCpu, {0}); }
 
@@ -41,7 +33,7 @@ Attrs Normal(int64_t seed) {
 
 // loss = reduce_sum(tanh(x w) * (x w)): x w feeds two consumers, so its gradient is a sum.
 struct Model {
-  GraphBuilder builder{Ops(), Cpu0()};
+  GraphBuilder builder{BuiltinRegistry(), Cpu0()};
   TensorId x, w, loss;
   Model() {
     x = builder.Input("x", Shape{2, 3});
@@ -54,7 +46,7 @@ struct Model {
 };
 
 double Loss(const LogicalGraph& graph, TensorId loss, const Tensor& x, const Tensor& w) {
-  interpreter::ReferenceInterpreter run(graph, Kernels());
+  interpreter::ReferenceInterpreter run(graph, CpuRegistry());
   run.set_variable("w", w);
   return run.Step({{"x", x}}, {loss}).at(loss).GetDouble(0);
 }
@@ -65,10 +57,10 @@ TEST(Autograd, GradientsMatchFiniteDifferences) {
   ASSERT_EQ(grads.size(), 2u);
   EXPECT_EQ(m.builder.meta(grads.at(m.w)), m.builder.meta(m.w));
   EXPECT_EQ(m.builder.meta(grads.at(m.x)), m.builder.meta(m.x));
-  m.builder.graph().Validate(Ops());
+  m.builder.graph().Validate(BuiltinRegistry());
 
   const Tensor x = RandomTensor(Shape{2, 3}, 1);
-  interpreter::ReferenceInterpreter run(m.builder.graph(), Kernels());
+  interpreter::ReferenceInterpreter run(m.builder.graph(), CpuRegistry());
   const Tensor w = run.variable("w");
   const auto got = run.Step({{"x", x}}, {grads.at(m.w), grads.at(m.x)});
   const double eps = 1e-2;
@@ -101,7 +93,7 @@ TEST(Autograd, UnreachedTensorsGetZeros) {
 }
 
 TEST(Autograd, ErrorsNameTheProblem) {
-  GraphBuilder b(Ops(), Cpu0());
+  GraphBuilder b(BuiltinRegistry(), Cpu0());
   const TensorId w = b.Variable("w", Shape{3}, DType::kF32, Normal(1));
   const TensorId stepped = b.Add1("sgd_update", {w, w}, {{"lr", 0.1}}, "upd");
   const TensorId loss = b.Add1("reduce_sum", {stepped}, {}, "loss");
@@ -146,13 +138,13 @@ TEST(Optimizer, ParsesAndNamesBadFields) {
 
 // One SGD step through the interpreter: w' = w - lr * dloss/dw, dloss/dw = x^T 1.
 TEST(Optimizer, SgdStepUpdatesTheVariable) {
-  GraphBuilder b(Ops(), Cpu0());
+  GraphBuilder b(BuiltinRegistry(), Cpu0());
   const TensorId x = b.Input("x", Shape{2, 3});
   const TensorId w = b.Variable("w", Shape{3, 1}, DType::kF32, Normal(3));
   const TensorId loss = b.Add1("reduce_sum", {b.Add1("matmul", {x, w})}, {}, "loss");
   AddOptimizer(b, ParseOptimizer("sgd:lr=0.5"), AddBackward(b, loss, {w}));
-  b.graph().Validate(Ops());
-  interpreter::ReferenceInterpreter run(b.graph(), Kernels());
+  b.graph().Validate(BuiltinRegistry());
+  interpreter::ReferenceInterpreter run(b.graph(), CpuRegistry());
   const Tensor before = run.variable("w");
   const Tensor xv = RandomTensor(Shape{2, 3}, 2);
   run.Step({{"x", xv}}, {});
@@ -164,12 +156,12 @@ TEST(Optimizer, SgdStepUpdatesTheVariable) {
 
 TEST(Optimizer, MomentumAndAdamKeepState) {
   for (const std::string spec : {"sgd:lr=0.1,momentum=0.9", "adamw:lr=0.01"}) {
-    GraphBuilder b(Ops(), Cpu0());
+    GraphBuilder b(BuiltinRegistry(), Cpu0());
     const TensorId w = b.Variable("w", Shape{2}, DType::kF32, Normal(4));
     const TensorId loss = b.Add1("reduce_sum", {b.Add1("mul", {w, w})}, {}, "loss");
     AddOptimizer(b, ParseOptimizer(spec), AddBackward(b, loss, {w}));
-    b.graph().Validate(Ops());
-    interpreter::ReferenceInterpreter run(b.graph(), Kernels());
+    b.graph().Validate(BuiltinRegistry());
+    interpreter::ReferenceInterpreter run(b.graph(), CpuRegistry());
     const double w0 = run.variable("w").GetDouble(0);
     run.Step({}, {});
     const double w1 = run.variable("w").GetDouble(0);
@@ -189,7 +181,7 @@ TEST(Optimizer, MomentumAndAdamKeepState) {
 }
 
 TEST(Attention, IsCausalAndDifferentiable) {
-  GraphBuilder b(Ops(), Cpu0());
+  GraphBuilder b(BuiltinRegistry(), Cpu0());
   const TensorId q = b.Input("q", Shape{2, 4, 6});
   const TensorId k = b.Input("k", Shape{2, 4, 6});
   const TensorId v = b.Input("v", Shape{2, 4, 6});
@@ -198,12 +190,12 @@ TEST(Attention, IsCausalAndDifferentiable) {
   EXPECT_THROW(ops::CausalSelfAttention(b, q, k, v, 4, "bad"), ShapeError);
   const TensorId loss = b.Add1("reduce_sum", {out}, {}, "loss");
   const auto grads = AddBackward(b, loss, {q, k, v});
-  b.graph().Validate(Ops());
+  b.graph().Validate(BuiltinRegistry());
 
   std::map<std::string, Tensor> feeds{{"q", RandomTensor(Shape{2, 4, 6}, 1)},
                                       {"k", RandomTensor(Shape{2, 4, 6}, 2)},
                                       {"v", RandomTensor(Shape{2, 4, 6}, 3)}};
-  interpreter::ReferenceInterpreter run(b.graph(), Kernels());
+  interpreter::ReferenceInterpreter run(b.graph(), CpuRegistry());
   const Tensor y = run.Step(feeds, {out}).at(out);
   // Position 0 attends to itself only: its output is v at position 0.
   for (int64_t c = 0; c < 6; ++c) {

@@ -8,22 +8,11 @@
 
 #include "engine/graph/autograd.h"
 #include "engine/interpreter/reference_interpreter.h"
-#include "engine/ops/builtin_ops.h"
-#include "kernels/cpu/cpu_kernels.h"
 #include "tests/support/op_cases.h"
+#include "tests/support/op_test_helpers.h"
 
 namespace twinflow::testing {
 namespace {
-
-const graph::OpRegistry& Ops() {
-  static const graph::OpRegistry registry = ops::BuiltinOps();
-  return registry;
-}
-
-const kernels::KernelRegistry& Kernels() {
-  static const kernels::KernelRegistry registry = kernels::CpuKernels();
-  return registry;
-}
 
 std::vector<OpCase> DifferentiableCases() {
   std::vector<OpCase> cases;
@@ -43,25 +32,25 @@ struct Probe {
 };
 
 Probe BuildProbe(const OpInstance& instance) {
-  graph::GraphBuilder builder(Ops(), sbp::Placement(DeviceType::kCpu, {0}));
+  graph::GraphBuilder builder(BuiltinRegistry(), sbp::Placement(DeviceType::kCpu, {0}));
   Probe probe;
   for (size_t i = 0; i < instance.inputs.size(); ++i) {
-    probe.inputs.push_back(builder.Input("x" + std::to_string(i), instance.inputs[i].shape,
-                                         instance.inputs[i].dtype));
+    probe.inputs.push_back(
+        builder.Input("x" + std::to_string(i), instance.inputs[i].shape, instance.inputs[i].dtype));
   }
   const std::vector<graph::TensorId> outputs =
       builder.Add(instance.type, probe.inputs, instance.attrs, "probed");
   std::optional<graph::TensorId> loss;
   for (size_t o = 0; o < outputs.size(); ++o) {
-    const graph::TensorMeta meta = builder.meta(outputs[o]);  // a copy: Input() below grows the graph
+    const graph::TensorMeta meta =
+        builder.meta(outputs[o]);  // a copy: Input() below grows the graph
     if (!IsFloating(meta.dtype)) continue;
     const graph::TensorId w = builder.Input("w" + std::to_string(o), meta.shape, meta.dtype);
     probe.weights.push_back(w);
     std::vector<int64_t> axes;
     for (int k = 0; k < meta.shape.rank(); ++k) axes.push_back(k);
-    const graph::TensorId term = builder.Add1(
-        "reduce_sum", {builder.Add1("mul", {outputs[o], w})},
-        Attrs{{"axes", axes}, {"keepdims", false}});
+    const graph::TensorId term = builder.Add1("reduce_sum", {builder.Add1("mul", {outputs[o], w})},
+                                              Attrs{{"axes", axes}, {"keepdims", false}});
     loss = loss ? builder.Add1("add", {*loss, term}) : term;
   }
   probe.loss = *loss;
@@ -90,15 +79,15 @@ TEST_P(GradientCheck, MatchesCentralDifferences) {
   for (int trial = 0; trial < 4; ++trial) {
     const OpInstance instance = op_case.draw(rng);
     const Probe probe = BuildProbe(instance);
-    interpreter::ReferenceInterpreter interp(probe.graph, Kernels());
+    interpreter::ReferenceInterpreter interp(probe.graph, CpuRegistry());
     std::map<std::string, Tensor> feeds;
     for (size_t i = 0; i < instance.inputs.size(); ++i) {
       feeds["x" + std::to_string(i)] = FillInput(instance, static_cast<int>(i), rng);
     }
     for (const graph::TensorId w : probe.weights) {
       const graph::TensorNode& node = probe.graph.tensor(w);
-      feeds[probe.graph.op(node.producer).name] = Tensor::Random(node.meta.shape,
-                                                                 node.meta.dtype, rng);
+      feeds[probe.graph.op(node.producer).name] =
+          Tensor::Random(node.meta.shape, node.meta.dtype, rng);
     }
     std::vector<graph::TensorId> fetch;
     for (const auto& [input, gradient] : probe.gradients) fetch.push_back(gradient);
@@ -119,14 +108,13 @@ TEST_P(GradientCheck, MatchesCentralDifferences) {
         const double scale = std::max(1.0, std::fabs(feeds[name].GetDouble(index)));
         const double h = 1e-2 * scale;
         const double wide = (loss_at(name, index, h) - loss_at(name, index, -h)) / (2 * h);
-        const double narrow =
-            (loss_at(name, index, h / 2) - loss_at(name, index, -h / 2)) / h;
+        const double narrow = (loss_at(name, index, h / 2) - loss_at(name, index, -h / 2)) / h;
         const double tolerance = 2e-2 * std::max({1.0, std::fabs(wide), std::fabs(narrow)});
         // Near a kink (relu at 0, a max tie) the two step sizes disagree: skip the point.
         if (std::fabs(wide - narrow) > tolerance) continue;
         EXPECT_NEAR(grad.GetDouble(index), narrow, tolerance)
-            << instance.type << " " << instance.attrs.ToString() << " d/d" << name << "["
-            << index << "]";
+            << instance.type << " " << instance.attrs.ToString() << " d/d" << name << "[" << index
+            << "]";
         ++checked;
       }
     }

@@ -2,8 +2,7 @@
 
 #include "engine/core/error.h"
 #include "engine/graph/graph_builder.h"
-#include "engine/ops/builtin_ops.h"
-#include "kernels/cpu/cpu_kernels.h"
+#include "tests/support/op_test_helpers.h"
 
 namespace twinflow {
 namespace {
@@ -11,33 +10,17 @@ namespace {
 using graph::OpContext;
 using graph::TensorMeta;
 
-const graph::OpRegistry& Ops() {
-  static const graph::OpRegistry registry = ops::BuiltinOps();
-  return registry;
-}
-
-const kernels::KernelRegistry& Kernels() {
-  static const kernels::KernelRegistry registry = kernels::CpuKernels();
-  return registry;
-}
-
-std::vector<TensorMeta> Infer(const std::string& type, const Attrs& attrs,
-                              std::vector<TensorMeta> inputs) {
-  return Ops().Find(type).infer(OpContext{type, attrs, inputs});
-}
-
-Tensor Make(Shape shape, std::vector<double> values, DType dtype = DType::kF32) {
-  Tensor t(std::move(shape), dtype);
-  for (size_t i = 0; i < values.size(); ++i) t.SetDouble(static_cast<int64_t>(i), values[i]);
-  return t;
-}
+using testing::BuiltinRegistry;
+using testing::CpuRegistry;
+using testing::InferOp;
+using testing::Values;
 
 Tensor RunOp(const std::string& type, const Attrs& attrs, const std::vector<Tensor>& inputs,
              Shape out_shape) {
   Tensor out(std::move(out_shape), inputs[0].dtype());
   std::vector<const Tensor*> in;
   for (const Tensor& t : inputs) in.push_back(&t);
-  Kernels().Find({type, DeviceType::kCpu, inputs[0].dtype()})(
+  CpuRegistry().Find({type, DeviceType::kCpu, inputs[0].dtype()})(
       kernels::WholeTensorContext(attrs, in, {&out}));
   return out;
 }
@@ -51,28 +34,28 @@ double At(const Tensor& m, int64_t i, int64_t j, bool t) {
 TEST(MatmulOps, InfersShapesWithTransposes) {
   const TensorMeta a{Shape{3, 4}, DType::kF32};
   const TensorMeta b{Shape{5, 4}, DType::kF32};
-  EXPECT_EQ(Infer("matmul", {{"transpose_b", true}}, {a, b})[0].shape, (Shape{3, 5}));
-  EXPECT_EQ(Infer("matmul", {{"transpose_a", true}}, {a, {Shape{3, 2}, DType::kF32}})[0].shape,
+  EXPECT_EQ(InferOp("matmul", {{"transpose_b", true}}, {a, b})[0].shape, (Shape{3, 5}));
+  EXPECT_EQ(InferOp("matmul", {{"transpose_a", true}}, {a, {Shape{3, 2}, DType::kF32}})[0].shape,
             (Shape{4, 2}));
-  EXPECT_EQ(Infer("batch_matmul", {},
-                  {{Shape{2, 3, 3, 4}, DType::kF64}, {Shape{2, 3, 4, 6}, DType::kF64}})[0],
+  EXPECT_EQ(InferOp("batch_matmul", {},
+                    {{Shape{2, 3, 3, 4}, DType::kF64}, {Shape{2, 3, 4, 6}, DType::kF64}})[0],
             (TensorMeta{Shape{2, 3, 3, 6}, DType::kF64}));
 }
 
 TEST(MatmulOps, RejectsBadInputsNamingTheOp) {
   const TensorMeta a{Shape{3, 4}, DType::kF32};
-  EXPECT_THROW(Infer("matmul", {}, {a, a}), ShapeError);
-  EXPECT_THROW(Infer("matmul", {}, {a, {Shape{4}, DType::kF32}}), ShapeError);
-  EXPECT_THROW(Infer("matmul", {}, {a, {Shape{4, 2}, DType::kF64}}), InvalidArgumentError);
-  EXPECT_THROW(Infer("matmul", {}, {{Shape{3, 4}, DType::kI32}, {Shape{4, 2}, DType::kI32}}),
+  EXPECT_THROW(InferOp("matmul", {}, {a, a}), ShapeError);
+  EXPECT_THROW(InferOp("matmul", {}, {a, {Shape{4}, DType::kF32}}), ShapeError);
+  EXPECT_THROW(InferOp("matmul", {}, {a, {Shape{4, 2}, DType::kF64}}), InvalidArgumentError);
+  EXPECT_THROW(InferOp("matmul", {}, {{Shape{3, 4}, DType::kI32}, {Shape{4, 2}, DType::kI32}}),
                InvalidArgumentError);
-  EXPECT_THROW(Infer("matmul", {{"transpose_a", int64_t{1}}}, {a, a}), InvalidArgumentError);
-  EXPECT_THROW(Infer("batch_matmul", {}, {a, {Shape{4, 2}, DType::kF32}}), ShapeError);
+  EXPECT_THROW(InferOp("matmul", {{"transpose_a", int64_t{1}}}, {a, a}), InvalidArgumentError);
+  EXPECT_THROW(InferOp("batch_matmul", {}, {a, {Shape{4, 2}, DType::kF32}}), ShapeError);
   EXPECT_THROW(
-      Infer("batch_matmul", {}, {{Shape{2, 3, 4}, DType::kF32}, {Shape{3, 4, 2}, DType::kF32}}),
+      InferOp("batch_matmul", {}, {{Shape{2, 3, 4}, DType::kF32}, {Shape{3, 4, 2}, DType::kF32}}),
       ShapeError);
   try {
-    Infer("matmul", {}, {a, a});
+    InferOp("matmul", {}, {a, a});
     FAIL();
   } catch (const ShapeError& e) {
     EXPECT_NE(std::string(e.what()).find("matmul"), std::string::npos) << e.what();
@@ -80,10 +63,10 @@ TEST(MatmulOps, RejectsBadInputsNamingTheOp) {
 }
 
 TEST(MatmulOps, KernelComputesAHandProduct) {
-  const Tensor a = Make({2, 3}, {1, 2, 3, 4, 5, 6});
-  const Tensor b = Make({3, 2}, {7, 8, 9, 10, 11, 12});
+  const Tensor a = Values({2, 3}, {1, 2, 3, 4, 5, 6});
+  const Tensor b = Values({3, 2}, {7, 8, 9, 10, 11, 12});
   const Tensor c = RunOp("matmul", {}, {a, b}, {2, 2});
-  EXPECT_TRUE(BitEqual(c, Make({2, 2}, {58, 64, 139, 154})));
+  EXPECT_TRUE(BitEqual(c, Values({2, 2}, {58, 64, 139, 154})));
 }
 
 TEST(MatmulOps, KernelHonoursEveryTransposeCombination) {
@@ -109,9 +92,9 @@ TEST(MatmulOps, KernelHonoursEveryTransposeCombination) {
 }
 
 TEST(MatmulOps, BatchKernelMultipliesEachBatch) {
-  const Tensor a = Make({2, 1, 2}, {1, 2, 3, 4});
-  const Tensor b = Make({2, 2, 1}, {5, 6, 7, 8});
-  EXPECT_TRUE(BitEqual(RunOp("batch_matmul", {}, {a, b}, {2, 1, 1}), Make({2, 1, 1}, {17, 53})));
+  const Tensor a = Values({2, 1, 2}, {1, 2, 3, 4});
+  const Tensor b = Values({2, 2, 1}, {5, 6, 7, 8});
+  EXPECT_TRUE(BitEqual(RunOp("batch_matmul", {}, {a, b}, {2, 1, 1}), Values({2, 1, 1}, {17, 53})));
 }
 
 TEST(MatmulOps, KernelHandlesEmptyContractionAndRejectsBadShapes) {
@@ -129,7 +112,8 @@ TEST(MatmulOps, KernelHandlesEmptyContractionAndRejectsBadShapes) {
 TEST(MatmulOps, DeclaresTheMegatronSignatures) {
   const std::vector<TensorMeta> inputs = {{Shape{4, 6}, DType::kF32}, {Shape{5, 6}, DType::kF32}};
   const Attrs attrs{{"transpose_b", true}};
-  const auto sigs = Ops().Find("matmul").signatures(OpContext{"matmul", attrs, inputs}, 2);
+  const auto sigs =
+      BuiltinRegistry().Find("matmul").signatures(OpContext{"matmul", attrs, inputs}, 2);
   std::vector<std::string> texts;
   for (const auto& s : sigs) texts.push_back(s.ToString());
   EXPECT_EQ(texts, (std::vector<std::string>{"S(0),B -> S(0)", "B,S(0) -> S(1)", "S(1),S(1) -> P",
@@ -138,14 +122,14 @@ TEST(MatmulOps, DeclaresTheMegatronSignatures) {
   const std::vector<TensorMeta> batched = {{Shape{2, 4, 6}, DType::kF32},
                                            {Shape{2, 6, 5}, DType::kF32}};
   const auto bsigs =
-      Ops().Find("batch_matmul").signatures(OpContext{"batch_matmul", {}, batched}, 2);
+      BuiltinRegistry().Find("batch_matmul").signatures(OpContext{"batch_matmul", {}, batched}, 2);
   EXPECT_EQ(bsigs[0].ToString(), "S(0),S(0) -> S(0)");
   EXPECT_EQ(bsigs.size(), 7u);
 }
 
 TEST(MatmulOps, CostIsTwoMnk) {
   const std::vector<TensorMeta> inputs = {{Shape{3, 4}, DType::kF32}, {Shape{4, 5}, DType::kF32}};
-  const graph::OpCost cost = Ops().Find("matmul").cost(OpContext{"matmul", {}, inputs});
+  const graph::OpCost cost = BuiltinRegistry().Find("matmul").cost(OpContext{"matmul", {}, inputs});
   EXPECT_EQ(cost.flops, 2.0 * 3 * 4 * 5);
   EXPECT_EQ(cost.bytes_read, (12 + 20) * 4);
   EXPECT_EQ(cost.bytes_written, 15 * 4);
@@ -155,7 +139,7 @@ TEST(MatmulOps, GradientOpsHaveTheInputShapes) {
   for (const std::string type : {"matmul", "batch_matmul"}) {
     for (bool ta : {false, true}) {
       for (bool tb : {false, true}) {
-        graph::GraphBuilder builder(Ops(), sbp::Placement(DeviceType::kCpu, {0}));
+        graph::GraphBuilder builder(BuiltinRegistry(), sbp::Placement(DeviceType::kCpu, {0}));
         const bool batched = type == "batch_matmul";
         std::vector<int64_t> a_dims = ta ? std::vector<int64_t>{5, 3} : std::vector<int64_t>{3, 5};
         std::vector<int64_t> b_dims = tb ? std::vector<int64_t>{2, 5} : std::vector<int64_t>{5, 2};
@@ -168,7 +152,7 @@ TEST(MatmulOps, GradientOpsHaveTheInputShapes) {
         const auto y = builder.Add1(type, {a, b}, {{"transpose_a", ta}, {"transpose_b", tb}});
         const auto dy = builder.Input("dy", builder.meta(y).shape);
         const graph::OpNode& node = builder.graph().op(builder.graph().tensor(y).producer);
-        const auto grads = Ops().Find(type).gradient(builder, node, {dy});
+        const auto grads = BuiltinRegistry().Find(type).gradient(builder, node, {dy});
         ASSERT_EQ(grads.size(), 2u);
         EXPECT_EQ(builder.meta(*grads[0]).shape, Shape(a_dims)) << type << ta << tb;
         EXPECT_EQ(builder.meta(*grads[1]).shape, Shape(b_dims)) << type << ta << tb;

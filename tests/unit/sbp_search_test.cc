@@ -1,21 +1,19 @@
 // The SBP search on real training graphs: it picks data parallelism for a 2-layer MLP whose
 // batch dominates and Megatron-style tensor parallelism (weights split, one all-reduce in the
 // forward block) when the weights dominate; it honours pins and the memory limit.
+#include "engine/compiler/sbp_search.h"
+
 #include <gtest/gtest.h>
 
-#include "engine/compiler/sbp_search.h"
 #include "engine/core/error.h"
-#include "engine/ops/builtin_ops.h"
 #include "engine/sbp/alpha_beta_cost_model.h"
 #include "models/model.h"
+#include "tests/support/op_test_helpers.h"
 
 namespace twinflow::compiler {
 namespace {
 
-const graph::OpRegistry& Ops() {
-  static const graph::OpRegistry registry = ops::BuiltinOps();
-  return registry;
-}
+using testing::BuiltinRegistry;
 
 models::BuiltModel Mlp(std::vector<int64_t> widths, int64_t batch, const std::string& strategy,
                        int64_t devices) {
@@ -25,7 +23,7 @@ models::BuiltModel Mlp(std::vector<int64_t> widths, int64_t batch, const std::st
   models::BuildOptions options;
   options.strategy = models::ParseStrategy(strategy);
   options.devices = devices;
-  return models::BuildMlp(Ops(), config, options);
+  return models::BuildMlp(BuiltinRegistry(), config, options);
 }
 
 sbp::NdSbp LayoutOf(const models::BuiltModel& m, const SbpAssignment& a, const std::string& op) {
@@ -50,7 +48,7 @@ int ForwardAllReduces(const models::BuiltModel& m, const SbpAssignment& a) {
 
 TEST(SbpSearch, PicksDataParallelismWhenTheBatchDominates) {
   const models::BuiltModel m = Mlp({256, 256, 16}, 1 << 15, "auto", 4);
-  const SbpAssignment a = SearchSbp(m.graph, Ops(), sbp::AlphaBetaCostModel());
+  const SbpAssignment a = SearchSbp(m.graph, BuiltinRegistry(), sbp::AlphaBetaCostModel());
   EXPECT_TRUE(a.exact);
   EXPECT_EQ(LayoutOf(m, a, "x").ToString(), "S(0)");
   EXPECT_EQ(LayoutOf(m, a, "layer0/weight").ToString(), "B");
@@ -60,7 +58,7 @@ TEST(SbpSearch, PicksDataParallelismWhenTheBatchDominates) {
 
 TEST(SbpSearch, PicksMegatronTensorParallelismWhenTheWeightsDominate) {
   const models::BuiltModel m = Mlp({4096, 8192, 4096}, 8, "auto", 4);
-  const SbpAssignment a = SearchSbp(m.graph, Ops(), sbp::AlphaBetaCostModel());
+  const SbpAssignment a = SearchSbp(m.graph, BuiltinRegistry(), sbp::AlphaBetaCostModel());
   EXPECT_TRUE(a.exact);
   EXPECT_EQ(LayoutOf(m, a, "layer0/weight").ToString(), "S(1)");  // column-parallel
   EXPECT_EQ(LayoutOf(m, a, "layer1/weight").ToString(), "S(0)");  // row-parallel
@@ -72,13 +70,13 @@ TEST(SbpSearch, NeverWorseThanPureDataParallelism) {
   const sbp::AlphaBetaCostModel cost;
   SbpSearchOptions dp;
   dp.data_parallel_only = true;
-  const double best = SearchSbp(m.graph, Ops(), cost).cost();
-  EXPECT_LE(best, SearchSbp(m.graph, Ops(), cost, dp).cost() * (1 + 1e-9));
+  const double best = SearchSbp(m.graph, BuiltinRegistry(), cost).cost();
+  EXPECT_LE(best, SearchSbp(m.graph, BuiltinRegistry(), cost, dp).cost() * (1 + 1e-9));
 }
 
 TEST(SbpSearch, HonoursPins) {
   const models::BuiltModel m = Mlp({64, 128, 16}, 32, "dp=2,tp=2", 4);
-  const SbpAssignment a = SearchSbp(m.graph, Ops(), sbp::AlphaBetaCostModel());
+  const SbpAssignment a = SearchSbp(m.graph, BuiltinRegistry(), sbp::AlphaBetaCostModel());
   EXPECT_EQ(LayoutOf(m, a, "x").ToString(), "(S(0),B)");
   EXPECT_EQ(LayoutOf(m, a, "layer0/weight").ToString(), "(B,S(1))");
   EXPECT_EQ(LayoutOf(m, a, "layer1/weight").ToString(), "(B,S(0))");
@@ -90,15 +88,15 @@ TEST(SbpSearch, MemoryLimitShardsWhatDoesNotFitAndFailsClearlyWhenNothingDoes) {
   const models::BuiltModel m = Mlp({2048, 2048, 2048}, 4096, "auto", 4);
   const sbp::AlphaBetaCostModel cost;
   SbpSearchOptions loose;
-  const double unlimited = SearchSbp(m.graph, Ops(), cost, loose).peak_memory;
+  const double unlimited = SearchSbp(m.graph, BuiltinRegistry(), cost, loose).peak_memory;
   SbpSearchOptions tight;
   tight.memory_limit = unlimited * 0.85;
-  const SbpAssignment fitted = SearchSbp(m.graph, Ops(), cost, tight);
+  const SbpAssignment fitted = SearchSbp(m.graph, BuiltinRegistry(), cost, tight);
   EXPECT_LE(fitted.peak_memory, tight.memory_limit);
   SbpSearchOptions impossible;
   impossible.memory_limit = 1024;
   try {
-    SearchSbp(m.graph, Ops(), cost, impossible);
+    SearchSbp(m.graph, BuiltinRegistry(), cost, impossible);
     FAIL() << "expected OutOfMemoryError";
   } catch (const OutOfMemoryError& e) {
     EXPECT_NE(std::string(e.what()).find("largest tensors"), std::string::npos) << e.what();
@@ -113,12 +111,12 @@ TEST(SbpSearch, PinsThatNoSignatureHonourNameTheOp) {
   options.strategy = models::ParseStrategy("auto");
   options.devices = 2;
   options.training = false;
-  graph::GraphBuilder builder(Ops(), options.strategy.StagePlacement(0, 2));
+  graph::GraphBuilder builder(BuiltinRegistry(), options.strategy.StagePlacement(0, 2));
   const graph::TensorId x = builder.Input("x", Shape{4, 8});
   const graph::TensorId y = builder.Add1("relu", {x}, {}, "act");
   builder.Pin(y, sbp::NdSbp({sbp::Sbp::Partial()}));  // relu cannot produce a partial sum
   try {
-    SearchSbp(builder.graph(), Ops(), sbp::AlphaBetaCostModel());
+    SearchSbp(builder.graph(), BuiltinRegistry(), sbp::AlphaBetaCostModel());
     FAIL() << "expected SbpError";
   } catch (const SbpError& e) {
     EXPECT_NE(std::string(e.what()).find("'act'"), std::string::npos) << e.what();

@@ -10,12 +10,11 @@
 #include "engine/core/error.h"
 #include "engine/graph/autograd.h"
 #include "engine/interpreter/reference_interpreter.h"
-#include "tests/support/rsne_test_helpers.h"
+#include "tests/support/op_test_helpers.h"
 
 namespace twinflow::testing {
 namespace {
 
-using namespace rsne;
 using graph::TensorMeta;
 
 TEST(SoftmaxOps, RejectsBadInputs) {

@@ -1,6 +1,6 @@
 #pragma once
-// Helpers for the reduction, softmax, normalization and embedding op cases ("rsne"): random
-// small shapes and fillers for ids, labels and inputs with a restricted domain.
+// Helpers shared by the op case files (*_cases.cc): random small shapes, and fillers for ids,
+// labels and inputs with a restricted domain.
 #include <cstdint>
 #include <functional>
 #include <utility>
@@ -8,15 +8,31 @@
 
 #include "engine/core/rng.h"
 #include "engine/core/tensor.h"
+#include "engine/graph/logical_graph.h"
 
-namespace twinflow::testing::rsne {
+namespace twinflow::testing {
 
-// Extents 1..7, so that splits over 2 to 6 devices are often uneven.
-inline Shape RandomShape(Rng& rng, int rank) {
+// `rank` extents in 1..max_extent (default 7, so that splits over 2 to 6 devices are often
+// uneven).
+inline std::vector<int64_t> RandomExtents(Rng& rng, int rank, int64_t max_extent = 7) {
   std::vector<int64_t> dims;
-  for (int i = 0; i < rank; ++i) dims.push_back(rng.UniformInt(1, 7));
-  return Shape(dims);
+  for (int i = 0; i < rank; ++i) dims.push_back(rng.UniformInt(1, max_extent));
+  return dims;
 }
+
+// Random extents of a rank drawn from [min_rank, max_rank] (the rank is drawn first).
+inline std::vector<int64_t> RandomDims(Rng& rng, int min_rank, int max_rank,
+                                       int64_t max_extent = 7) {
+  const int rank = static_cast<int>(rng.UniformInt(min_rank, max_rank));
+  return RandomExtents(rng, rank, max_extent);
+}
+
+inline Shape RandomShape(Rng& rng, int rank) { return Shape(RandomExtents(rng, rank)); }
+
+inline graph::TensorMeta F32(Shape shape) {
+  return graph::TensorMeta{std::move(shape), DType::kF32};
+}
+inline graph::TensorMeta F32(std::vector<int64_t> dims) { return F32(Shape(std::move(dims))); }
 
 inline DType RandomIndexType(Rng& rng) { return rng.UniformInt(0, 1) ? DType::kI64 : DType::kI32; }
 
@@ -67,4 +83,4 @@ inline Shape WithLast(const Shape& shape, int64_t last) {
   return Shape(dims);
 }
 
-}  // namespace twinflow::testing::rsne
+}  // namespace twinflow::testing

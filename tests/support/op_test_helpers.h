@@ -1,7 +1,6 @@
 #pragma once
-// Helpers for the unit tests of the reduction, softmax, normalization and embedding op
-// families ("rsne"): the built-in registries, small tensors from literals, running one op's
-// kernel on whole tensors or on one device's slice, and listing an op's 1-D signatures.
+// Helpers for the op tests: the built-in op and CPU kernel registries, small tensors from
+// literals, inferring and running one op on whole tensors, and listing an op's 1-D signatures.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -12,7 +11,7 @@
 #include "engine/ops/builtin_ops.h"
 #include "kernels/cpu/cpu_kernels.h"
 
-namespace twinflow::testing::rsne {
+namespace twinflow::testing {
 
 inline const graph::OpRegistry& BuiltinRegistry() {
   static const graph::OpRegistry registry = ops::BuiltinOps();
@@ -75,4 +74,4 @@ inline std::vector<std::string> SignatureTexts(const std::string& type, const At
   return texts;
 }
 
-}  // namespace twinflow::testing::rsne
+}  // namespace twinflow::testing

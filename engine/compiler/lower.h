@@ -1,0 +1,33 @@
+#pragma once
+// Lowering: a LogicalGraph with its SBP assignment becomes an actor Plan. One task per op and
+// device (SOURCE for inputs, VARIABLE, ASSIGN, COMPUTE for the rest), one register per output
+// and device, and every boxing the assignment needs turned into COLLECTIVE tasks (one per
+// member device) and COPY tasks (local slices, send/recv pieces, broadcasts). Feeds, the
+// fetched losses and the variables get Bindings; each device gets a memory plan.
+//
+// A variable is updated in place by its ASSIGN, so every other reader of the variable's
+// register sends the ASSIGN a control register: the update waits until the step's last read.
+//
+// Not yet: micro-batches (pieces_per_step is 1), pipeline schedules, MPI ranks (all devices are
+// rank 0) and lifetime-based memory reuse (every slot has its own bytes).
+#include <string>
+#include <vector>
+
+#include "engine/compiler/sbp_search.h"
+#include "engine/graph/logical_graph.h"
+#include "engine/graph/op_registry.h"
+#include "engine/plan/plan.pb.h"
+#include "engine/sbp/cost_model.h"
+
+namespace twinflow::compiler {
+
+struct LowerOptions {
+  std::vector<graph::TensorId> fetches;  // tensors handed to the host each step (the loss)
+};
+
+// Throws SbpError/PlanError naming the op when the assignment does not fit the graph.
+plan::Plan LowerToPlan(const graph::LogicalGraph& graph, const graph::OpRegistry& registry,
+                       const SbpAssignment& assignment, const sbp::CostModel& cost_model,
+                       const LowerOptions& options);
+
+}  // namespace twinflow::compiler

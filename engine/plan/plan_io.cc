@@ -1,0 +1,141 @@
+#include "engine/plan/plan_io.h"
+
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <system_error>
+
+#include "engine/core/error.h"
+#include "engine/plan/plan_validate.h"
+
+namespace twinflow::plan {
+namespace {
+
+// protobuf cannot parse messages of 2 GiB or more; refuse before reading such a file.
+constexpr int64_t kMaxPlanBytes = int64_t{2} << 30;
+
+std::string Serialize(const Plan& plan) {
+  std::string bytes;
+  {
+    google::protobuf::io::StringOutputStream stream(&bytes);
+    google::protobuf::io::CodedOutputStream coded(&stream);
+    // Map-free today, but deterministic output is what the hash promises, so ask for it.
+    coded.SetSerializationDeterministic(true);
+    plan.SerializeToCodedStream(&coded);
+  }
+  return bytes;
+}
+
+// Two unrelated 64-bit hashes: FNV-1a, and a multiply-rotate hash with its own constants, so a
+// corruption that collides in one is still caught by the other.
+std::string Digest(const std::string& bytes) {
+  uint64_t fnv = 0xcbf29ce484222325ull;
+  uint64_t mix = 0x243f6a8885a308d3ull ^ bytes.size();
+  for (unsigned char c : bytes) {
+    fnv = (fnv ^ c) * 0x100000001b3ull;
+    mix = (mix + c + 1) * 0x9e3779b97f4a7c15ull;
+    mix ^= mix >> 29;
+  }
+  mix ^= mix >> 32;
+  mix *= 0xd6e8feb86659fd93ull;
+  mix ^= mix >> 32;
+  char hex[33];
+  std::snprintf(hex, sizeof(hex), "%016llx%016llx", static_cast<unsigned long long>(fnv),
+                static_cast<unsigned long long>(mix));
+  return std::string(hex, 32);
+}
+
+// At most 64 characters of a hostile string in a message.
+std::string Clip(const std::string& text) {
+  return text.size() <= 64 ? text : text.substr(0, 64) + "...";
+}
+
+}  // namespace
+
+std::string ContentHash(const Plan& plan) {
+  if (plan.content_hash().empty()) return Digest(Serialize(plan));
+  Plan copy = plan;
+  copy.clear_content_hash();
+  return Digest(Serialize(copy));
+}
+
+void SavePlan(Plan plan, const std::string& path) {
+  plan.set_version(kPlanVersion);
+  plan.clear_content_hash();
+  plan.set_content_hash(ContentHash(plan));
+  const std::string bytes = Serialize(plan);
+  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) throw PlanError("cannot write plan file '" + tmp + "' (for '" + path + "')");
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    out.flush();
+    if (!out) {
+      out.close();
+      std::error_code ignored;
+      std::filesystem::remove(tmp, ignored);
+      throw PlanError("cannot write plan file '" + tmp + "' (for '" + path + "'): write failed");
+    }
+  }
+  std::error_code error;
+  std::filesystem::rename(tmp, path, error);
+  if (error) {
+    std::error_code ignored;
+    std::filesystem::remove(tmp, ignored);
+    throw PlanError("cannot write plan file '" + path + "': " + error.message());
+  }
+}
+
+Plan ParsePlan(const std::string& bytes, const std::string& origin) {
+  if (static_cast<int64_t>(bytes.size()) >= kMaxPlanBytes) {
+    throw PlanError(origin + ": plan of " + std::to_string(bytes.size()) +
+                    " bytes is too large (at most 2 GiB)");
+  }
+  Plan plan;
+  if (!plan.ParseFromString(bytes)) {
+    throw PlanError(origin + ": not a valid Plan protobuf (truncated or corrupt)");
+  }
+  if (plan.version() != kPlanVersion) {
+    throw PlanError(origin + ": plan version " + std::to_string(plan.version()) +
+                    " is not supported (this build reads version " +
+                    std::to_string(kPlanVersion) + ")");
+  }
+  const std::string expected = ContentHash(plan);
+  if (plan.content_hash() != expected) {
+    throw PlanError(origin + ": content hash '" + Clip(plan.content_hash()) +
+                    "' does not match the contents ('" + expected + "'): the file is corrupt");
+  }
+  try {
+    ValidatePlan(plan);
+  } catch (const Error& e) {
+    RethrowPrefixed(e, origin + ": ");
+  }
+  return plan;
+}
+
+Plan LoadPlan(const std::string& path) {
+  std::error_code error;
+  if (std::filesystem::is_directory(path, error)) {
+    throw PlanError("cannot read plan file '" + path + "': it is a directory");
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw PlanError("cannot read plan file '" + path + "': no such file or unreadable");
+  in.seekg(0, std::ios::end);
+  const std::streamoff size = in.tellg();
+  if (size < 0) throw PlanError("cannot read plan file '" + path + "': cannot tell its size");
+  if (size >= kMaxPlanBytes) {
+    throw PlanError("plan file '" + path + "' has " + std::to_string(size) +
+                    " bytes: too large (at most 2 GiB)");
+  }
+  in.seekg(0, std::ios::beg);
+  std::string bytes(static_cast<size_t>(size), '\0');
+  in.read(bytes.data(), size);
+  if (in.gcount() != size) throw PlanError("cannot read plan file '" + path + "': read failed");
+  return ParsePlan(bytes, path);
+}
+
+}  // namespace twinflow::plan

@@ -1,0 +1,49 @@
+#include "engine/runtime/collective_compute.h"
+
+#include <algorithm>
+#include <string>
+#include <utility>
+
+#include "engine/core/error.h"
+#include "engine/sbp/collective_reference.h"
+
+namespace twinflow::runtime {
+
+void ComputeCollective(const plan::CollectiveDesc& desc, ReduceOp op,
+                       std::vector<CollectiveMember>& members) {
+  // The reference collectives read their buffers and return new tensors; handing them the
+  // views (moved, so no bytes are copied) reads the slots in place.
+  std::vector<Tensor> inputs;
+  inputs.reserve(members.size());
+  for (CollectiveMember& m : members) {
+    inputs.push_back(Tensor::View(m.input.shape(), m.input.dtype(), m.input.raw()));
+  }
+  std::vector<Tensor> results;
+  const std::string& kind = desc.kind();
+  if (kind == "all_reduce") {
+    results = sbp::AllReduce(inputs, op);
+  } else if (kind == "all_gather") {
+    results = sbp::AllGather(inputs, desc.gather_axis());
+  } else if (kind == "reduce_scatter") {
+    results = sbp::ReduceScatter(inputs, op, desc.scatter_axis());
+  } else if (kind == "all_to_all") {
+    results = sbp::AllToAll(inputs, desc.scatter_axis(), desc.gather_axis());
+  } else if (kind == "broadcast") {
+    results.assign(members.size(), inputs.at(desc.root()));
+  } else {
+    throw CommError("unknown collective '" + kind + "'");
+  }
+  for (size_t i = 0; i < members.size(); ++i) {
+    Tensor& out = members[i].output;
+    const Tensor& result = results[i];
+    if (result.shape() != out.shape() || result.dtype() != out.dtype()) {
+      throw ShapeError(kind + " gives member " + std::to_string(i) + " " +
+                       DTypeName(result.dtype()) + result.shape().ToString() +
+                       " but its output register holds " + DTypeName(out.dtype()) +
+                       out.shape().ToString());
+    }
+    std::copy_n(result.raw(), result.nbytes(), out.raw());
+  }
+}
+
+}  // namespace twinflow::runtime

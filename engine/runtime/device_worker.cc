@@ -1,0 +1,125 @@
+#include "engine/runtime/device_worker.h"
+
+#include <exception>
+#include <new>
+#include <string>
+#include <utility>
+
+#include "engine/core/error.h"
+#include "engine/runtime/collective_compute.h"
+#include "engine/runtime/task_work.h"
+
+namespace twinflow::runtime {
+namespace {
+
+// Runs fn; an error comes out with the task named, in the same kind.
+template <typename Fn>
+void Named(const plan::Task& task, int64_t piece, Fn fn) {
+  const std::string prefix = TaskName(task) + " piece " + std::to_string(piece) + ": ";
+  try {
+    fn();
+  } catch (const Error& e) {
+    RethrowPrefixed(e, prefix);
+  } catch (const std::bad_alloc&) {
+    throw OutOfMemoryError(prefix + "out of host memory");
+  } catch (const std::exception& e) {
+    throw InvalidArgumentError(prefix + e.what());
+  }
+}
+
+}  // namespace
+
+DeviceWorker::DeviceWorker(RunContext& ctx, int device, std::vector<int64_t> tasks)
+    : ctx_(ctx),
+      device_(device),
+      arena_(*ctx.arenas[device]),
+      tasks_(std::move(tasks)),
+      finished_(ctx.tasks.size(), false) {}
+
+void DeviceWorker::Run() {
+  try {
+    unfinished_ = static_cast<int64_t>(tasks_.size());
+    for (int64_t task : tasks_) {
+      Outbox out;
+      ctx_.actors[task]->Start(out);
+      Drain(out);
+      NoteFinished(task);
+    }
+    WorkItem item;
+    while (unfinished_ > 0 && ctx_.queues[device_]->Pop(item, ctx_.stop)) Handle(item);
+  } catch (...) {
+    ctx_.Fail(std::current_exception());
+  }
+  ctx_.DeviceFinished();
+}
+
+void DeviceWorker::Handle(const WorkItem& item) {
+  Actor& actor = *ctx_.actors.at(item.task);
+  Outbox out;
+  if (item.done) {
+    actor.Done(out);
+    ctx_.acts_done.fetch_add(1, std::memory_order_relaxed);
+  } else {
+    if (const auto* free = std::get_if<RegstFree>(&item.message)) {
+      if (arena_.Holds(free->regst)) arena_.Release(free->regst, free->slot);
+    }
+    actor.Receive(item.message, out);
+  }
+  Drain(out);
+  NoteFinished(item.task);
+}
+
+void DeviceWorker::Drain(Outbox& out) {
+  while (true) {
+    for (Envelope& e : out.messages) ctx_.Post(WorkItem{e.to_task, false, std::move(e.message)});
+    std::vector<runtime::Launch> launches = std::move(out.launches);
+    out = Outbox{};
+    if (launches.empty()) return;
+    for (const runtime::Launch& launch : launches) {
+      if (!Launch(launch)) continue;
+      ctx_.actors.at(launch.task)->Done(out);
+      ctx_.acts_done.fetch_add(1, std::memory_order_relaxed);
+    }
+  }
+}
+
+bool DeviceWorker::Launch(const runtime::Launch& launch) {
+  if (launch.task < 0 || launch.task >= static_cast<int64_t>(ctx_.tasks.size())) {
+    throw PlanError("launch of task " + std::to_string(launch.task) + ", which does not exist");
+  }
+  const PreparedTask& task = ctx_.tasks[launch.task];
+  bool complete = true;
+  Named(*task.task, launch.piece, [&] {
+    for (const SlotRef& s : launch.outputs) {
+      if (arena_.Holds(s.regst)) arena_.MarkLive(s.regst, s.slot);
+    }
+    if (task.task->kind() == plan::COLLECTIVE) {
+      StartCollective(task, launch);
+      complete = false;
+    } else {
+      RunTaskWork(ctx_, task, launch);
+    }
+  });
+  return complete;
+}
+
+void DeviceWorker::StartCollective(const PreparedTask& task, const runtime::Launch& launch) {
+  const plan::Task& t = *task.task;
+  const SlotRef& in = FindSlot(launch.inputs, task.inputs[0], launch);
+  const SlotRef& out = FindSlot(launch.outputs, task.outputs[0], launch);
+  CollectiveMember member{t.id(), device_, t.collective().member(), ctx_.SlotView(in.regst, in.slot),
+                          ctx_.SlotView(out.regst, out.slot)};
+  auto members = ctx_.rendezvous.Arrive(t.collective().group(), t.issue_order(), launch.piece,
+                                        task.group_size, std::move(member));
+  if (!members) return;  // the last member to arrive computes
+  ComputeCollective(t.collective(), task.reduce_op, *members);
+  for (const CollectiveMember& m : *members) ctx_.Post(WorkItem{m.task, true, {}});
+}
+
+void DeviceWorker::NoteFinished(int64_t task) {
+  if (finished_[task] || !ctx_.actors[task]->finished()) return;
+  finished_[task] = true;
+  --unfinished_;
+}
+
+}  // namespace twinflow::runtime

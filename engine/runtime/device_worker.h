@@ -1,0 +1,36 @@
+#pragma once
+// DeviceWorker: the body of one device thread. It starts the device's actors, then handles its
+// queue: messages go to actors, launches run at once (a COLLECTIVE only deposits at the
+// rendezvous and completes when its Done arrives), completions go back to the actors, and
+// messages for other actors are posted to their devices' queues. It returns when every actor
+// of the device has finished or the run stops; it never throws (errors go to the RunContext,
+// naming the task).
+#include <cstdint>
+#include <vector>
+
+#include "engine/runtime/run_context.h"
+
+namespace twinflow::runtime {
+
+class DeviceWorker {
+ public:
+  DeviceWorker(RunContext& ctx, int device, std::vector<int64_t> tasks);
+  void Run();
+
+ private:
+  void Handle(const WorkItem& item);
+  // Carries out the actor's outbox, and the outboxes of the acts it completes on the way.
+  void Drain(Outbox& out);
+  bool Launch(const runtime::Launch& launch);  // false while a collective is in flight
+  void StartCollective(const PreparedTask& task, const runtime::Launch& launch);
+  void NoteFinished(int64_t task);
+
+  RunContext& ctx_;
+  int device_;
+  Arena& arena_;
+  std::vector<int64_t> tasks_;
+  std::vector<bool> finished_;  // by task id
+  int64_t unfinished_ = 0;
+};
+
+}  // namespace twinflow::runtime

@@ -1,0 +1,59 @@
+#include "engine/runtime/rendezvous.h"
+
+#include <utility>
+
+#include "engine/core/error.h"
+
+namespace twinflow::runtime {
+
+std::optional<std::vector<CollectiveMember>> Rendezvous::Arrive(int64_t group,
+                                                                int64_t issue_order,
+                                                                int64_t piece, int group_size,
+                                                                CollectiveMember member) {
+  std::vector<std::optional<CollectiveMember>> arrived;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto& slots = meetings_[Key{group, issue_order, piece}];
+    if (slots.empty()) slots.resize(group_size);
+    if (member.member < 0 || member.member >= static_cast<int>(slots.size()) ||
+        slots[member.member]) {
+      throw CommError("member " + std::to_string(member.member) + " arrived twice at collective " +
+                      std::to_string(issue_order) + " of comm group " + std::to_string(group));
+    }
+    const int index = member.member;
+    slots[index] = std::move(member);
+    for (const auto& s : slots) {
+      if (!s) return std::nullopt;
+    }
+    arrived = std::move(slots);
+    meetings_.erase(Key{group, issue_order, piece});
+  }
+  std::vector<CollectiveMember> members;
+  members.reserve(arrived.size());
+  for (auto& m : arrived) members.push_back(std::move(*m));
+  return members;
+}
+
+std::vector<std::string> Rendezvous::Pending() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::vector<std::string> out;
+  for (const auto& [key, slots] : meetings_) {
+    const auto [group, order, piece] = key;
+    int arrived = 0;
+    std::string missing;
+    for (size_t m = 0; m < slots.size(); ++m) {
+      if (slots[m]) {
+        ++arrived;
+      } else {
+        missing += (missing.empty() ? "" : ",") + std::to_string(m);
+      }
+    }
+    out.push_back("comm group " + std::to_string(group) + " collective " + std::to_string(order) +
+                  " piece " + std::to_string(piece) + ": " + std::to_string(arrived) + " of " +
+                  std::to_string(slots.size()) + " members arrived, waiting for member(s) " +
+                  missing);
+  }
+  return out;
+}
+
+}  // namespace twinflow::runtime

@@ -1,0 +1,41 @@
+#pragma once
+// Rendezvous: where the members of one in-process collective meet. Each member deposits its
+// input and output slot views and returns at once, so a device thread never waits for another;
+// the last to arrive gets every member back (in member order) and computes for all.
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "engine/core/tensor.h"
+
+namespace twinflow::runtime {
+
+struct CollectiveMember {
+  int64_t task = 0;
+  int device = 0;
+  int member = 0;
+  Tensor input;   // views of the member's slots
+  Tensor output;
+};
+
+class Rendezvous {
+ public:
+  // One meeting per (group, issue_order, piece). Returns the members, ordered, to the last.
+  std::optional<std::vector<CollectiveMember>> Arrive(int64_t group, int64_t issue_order,
+                                                      int64_t piece, int group_size,
+                                                      CollectiveMember member);
+  // The meetings still waiting for members, e.g. "group 0 collective 3 piece 1: 1 of 2
+  // members arrived", for timeout reports.
+  std::vector<std::string> Pending() const;
+
+ private:
+  using Key = std::tuple<int64_t, int64_t, int64_t>;
+  mutable std::mutex mutex_;
+  std::map<Key, std::vector<std::optional<CollectiveMember>>> meetings_;
+};
+
+}  // namespace twinflow::runtime

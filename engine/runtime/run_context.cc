@@ -1,0 +1,59 @@
+#include "engine/runtime/run_context.h"
+
+#include <string>
+#include <utility>
+
+#include "engine/core/error.h"
+
+namespace twinflow::runtime {
+
+RunContext::RunContext(const plan::Plan& plan, const std::vector<PreparedTask>& tasks,
+                       const std::vector<std::unique_ptr<Arena>>& arenas,
+                       const std::vector<int>& regst_device, FeedCache& feeds)
+    : plan(plan), tasks(tasks), arenas(arenas), regst_device(regst_device), feeds(feeds) {
+  for (size_t d = 0; d < arenas.size(); ++d) queues.push_back(std::make_unique<MessageQueue>());
+}
+
+Tensor RunContext::SlotView(int64_t regst, int32_t slot) const {
+  if (regst < 0 || regst >= static_cast<int64_t>(regst_device.size())) {
+    throw PlanError("regst " + std::to_string(regst) + " is out of range");
+  }
+  return arenas[regst_device[regst]]->View(regst, slot);
+}
+
+void RunContext::Post(WorkItem item) {
+  if (item.task < 0 || item.task >= static_cast<int64_t>(tasks.size())) {
+    throw PlanError("a message for task " + std::to_string(item.task) + ", which does not exist");
+  }
+  queues[tasks[item.task].task->device()]->Push(std::move(item));
+}
+
+void RunContext::RecordSink(int64_t regst, int64_t piece, Tensor value) {
+  std::lock_guard<std::mutex> lock(sink_mutex_);
+  sink_values[regst][piece] = std::move(value);
+}
+
+void RunContext::Fail(std::exception_ptr e) {
+  {
+    std::lock_guard<std::mutex> lock(state_mutex);
+    if (!error) error = e;
+  }
+  StopAll();
+}
+
+void RunContext::DeviceFinished() {
+  {
+    std::lock_guard<std::mutex> lock(state_mutex);
+    --devices_running;
+  }
+  state_changed.notify_all();
+}
+
+void RunContext::StopAll() {
+  stop.store(true);
+  for (auto& q : queues) q->Wake();
+  { std::lock_guard<std::mutex> lock(state_mutex); }
+  state_changed.notify_all();
+}
+
+}  // namespace twinflow::runtime

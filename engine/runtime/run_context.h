@@ -1,0 +1,64 @@
+#pragma once
+// RunContext: what the device threads of one ThreadedExecutor::Run share: the prepared tasks,
+// the arenas, every device's queue, the actors (each touched only by its device's thread),
+// the collective rendezvous, the feeds, the values sinks hand to the host, and the run's
+// state: progress for the watchdog, the first error, the stop flag.
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <exception>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "engine/core/tensor.h"
+#include "engine/plan/plan.pb.h"
+#include "engine/runtime/actor.h"
+#include "engine/runtime/arena.h"
+#include "engine/runtime/feed_cache.h"
+#include "engine/runtime/message_queue.h"
+#include "engine/runtime/prepared_task.h"
+#include "engine/runtime/rendezvous.h"
+
+namespace twinflow::runtime {
+
+struct RunContext {
+  RunContext(const plan::Plan& plan, const std::vector<PreparedTask>& tasks,
+             const std::vector<std::unique_ptr<Arena>>& arenas,
+             const std::vector<int>& regst_device, FeedCache& feeds);
+
+  const plan::Plan& plan;
+  const std::vector<PreparedTask>& tasks;
+  const std::vector<std::unique_ptr<Arena>>& arenas;  // by device
+  const std::vector<int>& regst_device;                // the device whose arena holds a regst
+  FeedCache& feeds;
+  std::vector<std::unique_ptr<MessageQueue>> queues;   // by device
+  std::vector<std::unique_ptr<Actor>> actors;          // by task
+  Rendezvous rendezvous;
+
+  // A view of a slot, on whichever device holds it.
+  Tensor SlotView(int64_t regst, int32_t slot) const;
+  // Delivers an item to the queue of the task's device (PlanError for an unknown task).
+  void Post(WorkItem item);
+
+  // SINK values, sink_values[regst][piece], assembled into fetches after the run.
+  void RecordSink(int64_t regst, int64_t piece, Tensor value);
+  std::map<int64_t, std::map<int64_t, Tensor>> sink_values;
+
+  // Run state.
+  std::atomic<bool> stop{false};
+  std::atomic<int64_t> acts_done{0};
+  void Fail(std::exception_ptr error);  // the first error wins; stops every thread
+  void DeviceFinished();
+  void StopAll();
+  std::mutex state_mutex;
+  std::condition_variable state_changed;
+  int devices_running = 0;
+  std::exception_ptr error;
+
+ private:
+  std::mutex sink_mutex_;
+};
+
+}  // namespace twinflow::runtime

@@ -1,0 +1,100 @@
+#include "engine/runtime/task_work.h"
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "engine/core/error.h"
+
+namespace twinflow::runtime {
+namespace {
+
+void CopyBytes(const Tensor& from, Tensor& to) { std::copy_n(from.raw(), from.nbytes(), to.raw()); }
+
+void RunKernel(const PreparedTask& t, std::vector<Tensor>& inputs, std::vector<Tensor>& outputs) {
+  kernels::KernelContext kc{t.attrs, {}, {}, t.input_regions, t.output_regions,
+                            t.input_logical, t.output_logical};
+  for (Tensor& in : inputs) kc.inputs.push_back(&in);
+  for (Tensor& out : outputs) kc.outputs.push_back(&out);
+  t.kernel(kc);
+}
+
+}  // namespace
+
+const SlotRef& FindSlot(const std::vector<SlotRef>& slots, int64_t regst, const Launch& launch) {
+  for (const SlotRef& s : slots) {
+    if (s.regst == regst) return s;
+  }
+  throw PlanError("piece " + std::to_string(launch.piece) + " was launched without regst " +
+                  std::to_string(regst));
+}
+
+void InitVariable(const PreparedTask& task, Tensor& slot) {
+  std::vector<Tensor> inputs;
+  std::vector<Tensor> outputs;
+  outputs.push_back(Tensor::View(slot.shape(), slot.dtype(), slot.raw()));
+  RunKernel(task, inputs, outputs);
+}
+
+void RunTaskWork(RunContext& ctx, const PreparedTask& t, const Launch& l) {
+  auto in = [&](size_t i) {
+    const SlotRef& s = FindSlot(l.inputs, t.inputs.at(i), l);
+    return ctx.SlotView(s.regst, s.slot);
+  };
+  auto out = [&](size_t i) {
+    const SlotRef& s = FindSlot(l.outputs, t.outputs.at(i), l);
+    return ctx.SlotView(s.regst, s.slot);
+  };
+  switch (t.task->kind()) {
+    case plan::SOURCE: {
+      Tensor slot = out(0);
+      ctx.feeds.Read(t.feed, l.piece, t.feed_region, slot);
+      return;
+    }
+    case plan::VARIABLE: return;  // the slot holds the state; ASSIGN updates it in place
+    case plan::COMPUTE: {
+      std::vector<Tensor> inputs, outputs;
+      for (size_t i = 0; i < t.inputs.size(); ++i) inputs.push_back(in(i));
+      for (size_t i = 0; i < t.outputs.size(); ++i) outputs.push_back(out(i));
+      RunKernel(t, inputs, outputs);
+      return;
+    }
+    case plan::COPY: {
+      Tensor dst = out(0);
+      dst.FillIdentity(ReduceOp::kSum);
+      for (const SlotCopy& c : t.copies) {
+        const SlotRef& s = FindSlot(l.inputs, c.src_regst, l);
+        dst.CopyRegionFrom(ctx.SlotView(s.regst, s.slot), c.src, c.dst);
+      }
+      return;
+    }
+    case plan::ACC: {
+      Tensor dst = out(0);
+      if (l.first) {
+        CopyBytes(in(0), dst);
+      } else {
+        dst.ReduceFrom(in(0), ReduceOp::kSum);
+      }
+      return;
+    }
+    case plan::REPEAT: {
+      Tensor dst = out(0);
+      CopyBytes(in(0), dst);
+      return;
+    }
+    case plan::SINK: {
+      const SlotRef& s = FindSlot(l.inputs, t.inputs[0], l);
+      const Tensor view = ctx.SlotView(s.regst, s.slot);
+      ctx.RecordSink(s.regst, s.piece, Tensor(view));  // copying a view gives an owning tensor
+      return;
+    }
+    case plan::ASSIGN: {
+      Tensor variable = in(0);
+      CopyBytes(in(1), variable);
+      return;
+    }
+    default: throw PlanError("cannot run a " + plan::TaskKind_Name(t.task->kind()) + " task");
+  }
+}
+
+}  // namespace twinflow::runtime

@@ -1,0 +1,274 @@
+#include "engine/runtime/threaded_executor.h"
+
+#include <atomic>
+#include <chrono>
+#include <set>
+#include <thread>
+#include <utility>
+
+#include "engine/core/error.h"
+#include "engine/runtime/arena.h"
+#include "engine/runtime/binding_assembly.h"
+#include "engine/runtime/device_worker.h"
+#include "engine/runtime/feed_cache.h"
+#include "engine/runtime/plan_tensors.h"
+#include "engine/runtime/prepared_task.h"
+#include "engine/runtime/run_context.h"
+#include "engine/runtime/task_work.h"
+#include "engine/runtime/watchdog.h"
+
+namespace twinflow::runtime {
+namespace {
+
+void CheckDevices(const plan::Plan& plan) {
+  for (int d = 0; d < plan.devices_size(); ++d) {
+    const plan::Device& device = plan.devices(d);
+    const std::string name = "device " + std::to_string(d);
+    if (device.id() != d) throw PlanError(name + ": id " + std::to_string(device.id()));
+    if (device.type() != "cpu") {
+      throw PlanError(name + " is '" + device.type() + "'; the ThreadedExecutor runs cpu devices");
+    }
+    if (device.rank() != plan.devices(0).rank()) {
+      throw PlanError(name + " belongs to rank " + std::to_string(device.rank()) +
+                      ", not to this process (rank " + std::to_string(plan.devices(0).rank()) +
+                      ")");
+    }
+  }
+  for (const plan::Task& task : plan.tasks()) {
+    if (task.device() < 0 || task.device() >= plan.devices_size()) {
+      throw PlanError(TaskName(task) + ": device " + std::to_string(task.device()) +
+                      " is out of range");
+    }
+  }
+  for (const plan::Regst& r : plan.regsts()) {
+    if (r.producer() < 0 || r.producer() >= plan.tasks_size()) {
+      throw PlanError("regst " + std::to_string(r.id()) + ": producer out of range");
+    }
+  }
+}
+
+// Joins the device threads however Run leaves, so that no thread outlives it.
+struct ThreadJoiner {
+  RunContext& ctx;
+  std::vector<std::thread>& threads;
+  ~ThreadJoiner() {
+    ctx.StopAll();
+    for (std::thread& t : threads) {
+      if (t.joinable()) t.join();
+    }
+  }
+};
+
+}  // namespace
+
+struct ThreadedExecutor::Impl {
+  Impl(const plan::Plan& p, const kernels::KernelRegistry& kernels) : plan(p) {
+    CheckDevices(plan);
+    tasks = PrepareTasks(plan, kernels);
+    for (const plan::Regst& r : plan.regsts()) {
+      regst_device.push_back(plan.tasks(static_cast<int>(r.producer())).device());
+    }
+    for (int d = 0; d < plan.devices_size(); ++d) arenas.push_back(std::make_unique<Arena>(plan, d));
+    CheckBindings();
+    for (const PreparedTask& t : tasks) {
+      if (t.task->kind() == plan::SOURCE) ++sources;
+      if (t.task->kind() != plan::VARIABLE) continue;
+      Tensor slot = arenas[t.task->device()]->View(t.outputs[0], 0);
+      try {
+        InitVariable(t, slot);
+      } catch (const Error& e) {
+        RethrowPrefixed(e, TaskName(*t.task) + ": ");
+      }
+      arenas[t.task->device()]->Pin(t.outputs[0]);
+    }
+  }
+
+  void CheckRegst(int64_t regst, const std::string& what) const {
+    if (regst < 0 || regst >= plan.regsts_size()) {
+      throw PlanError(what + ": regst " + std::to_string(regst) + " is out of range");
+    }
+  }
+
+  void CheckBindings() {
+    std::set<int64_t> sinks, fetched;
+    for (const PreparedTask& t : tasks) {
+      if (t.task->kind() == plan::SINK) sinks.insert(t.inputs[0]);
+    }
+    for (const plan::Binding& b : plan.fetches()) {
+      for (const plan::BindingPart& part : b.parts()) {
+        CheckRegst(part.regst(), "fetch '" + b.name() + "'");
+        fetched.insert(part.regst());
+        if (part.contributes() && !sinks.count(part.regst())) {
+          throw PlanError("fetch '" + b.name() + "': regst " + std::to_string(part.regst()) +
+                          " is not consumed by a SINK task");
+        }
+      }
+    }
+    for (int64_t regst : sinks) {
+      if (!fetched.count(regst)) {
+        throw PlanError("a SINK consumes regst " + std::to_string(regst) +
+                        ", which no fetch binding names");
+      }
+    }
+    for (const plan::Binding& b : plan.variables()) {
+      for (const plan::BindingPart& part : b.parts()) {
+        CheckRegst(part.regst(), "variable '" + b.name() + "'");
+        const int64_t producer = plan.regsts(static_cast<int>(part.regst())).producer();
+        if (plan.tasks(static_cast<int>(producer)).kind() != plan::VARIABLE) {
+          throw PlanError("variable '" + b.name() + "': regst " + std::to_string(part.regst()) +
+                          " is not a VARIABLE task's");
+        }
+      }
+    }
+  }
+
+  const plan::Binding& VariableBinding(const std::string& name) const {
+    for (const plan::Binding& b : plan.variables()) {
+      if (b.name() == name) return b;
+    }
+    throw InvalidArgumentError("the plan has no variable '" + name + "'");
+  }
+
+  // Views of slot 0 of every part of a variable binding.
+  std::vector<Tensor> VariableViews(const plan::Binding& b) const {
+    std::vector<Tensor> views;
+    for (const plan::BindingPart& part : b.parts()) {
+      views.push_back(arenas[regst_device[part.regst()]]->View(part.regst(), 0));
+    }
+    return views;
+  }
+
+  std::vector<std::map<std::string, Tensor>> AssembleFetches(const RunContext& ctx,
+                                                             int64_t steps) const;
+
+  plan::Plan plan;
+  std::vector<PreparedTask> tasks;  // point into `plan`
+  std::vector<int> regst_device;
+  std::vector<std::unique_ptr<Arena>> arenas;
+  int64_t sources = 0;
+  std::atomic<bool> running{false};
+};
+
+std::vector<std::map<std::string, Tensor>> ThreadedExecutor::Impl::AssembleFetches(
+    const RunContext& ctx, int64_t steps) const {
+  std::vector<std::map<std::string, Tensor>> fetches(steps);
+  static const std::map<int64_t, Tensor> kNone;
+  for (const plan::Binding& b : plan.fetches()) {
+    std::vector<const std::map<int64_t, Tensor>*> values;  // by part
+    int64_t pieces = -1;
+    for (const plan::BindingPart& part : b.parts()) {
+      const auto it = ctx.sink_values.find(part.regst());
+      values.push_back(it == ctx.sink_values.end() ? &kNone : &it->second);
+      if (!part.contributes()) continue;
+      const int64_t n = static_cast<int64_t>(values.back()->size());
+      if (pieces >= 0 && n != pieces) {
+        throw PlanError("fetch '" + b.name() + "': its parts got " + std::to_string(pieces) +
+                        " and " + std::to_string(n) + " pieces");
+      }
+      pieces = n;
+    }
+    if (pieces < 0) pieces = steps;  // nothing contributes: a zero tensor per step
+    if (pieces == 0 || pieces % steps != 0) {
+      throw PlanError("fetch '" + b.name() + "' got " + std::to_string(pieces) +
+                      " pieces in " + std::to_string(steps) + " steps");
+    }
+    const int64_t per_step = pieces / steps;
+    for (int64_t s = 0; s < steps; ++s) {
+      std::vector<Tensor> step_pieces;
+      for (int64_t m = 0; m < per_step; ++m) {
+        std::vector<const Tensor*> parts;
+        for (const auto* v : values) {
+          const auto it = v->find(s * per_step + m);
+          parts.push_back(it == v->end() ? nullptr : &it->second);
+        }
+        step_pieces.push_back(AssembleBinding(b, parts));
+      }
+      fetches[s][b.name()] = StackPieces(step_pieces);
+    }
+  }
+  return fetches;
+}
+
+ThreadedExecutor::ThreadedExecutor(const plan::Plan& plan, const kernels::KernelRegistry& kernels)
+    : impl_(std::make_shared<Impl>(plan, kernels)) {}
+
+RunResult ThreadedExecutor::Run(const FeedFn& feeds, const RunOptions& options) {
+  Impl& impl = *impl_;
+  if (options.steps < 0) throw InvalidArgumentError("steps must not be negative");
+  if (!(options.watchdog_seconds > 0)) {
+    throw InvalidArgumentError("watchdog_seconds must be positive");
+  }
+  if (impl.running.exchange(true)) throw InvalidArgumentError("the executor is already running");
+  struct Running {
+    std::atomic<bool>& flag;
+    ~Running() { flag.store(false); }
+  } running{impl.running};
+
+  const auto start = std::chrono::steady_clock::now();
+  const plan::Plan& plan = impl.plan;
+  const int64_t pieces_per_step = std::max<int64_t>(1, plan.pieces_per_step());
+  RunResult result;
+  result.fetches.resize(options.steps);
+  FeedCache feed_cache(plan, feeds, pieces_per_step, impl.sources);
+  RunContext ctx(plan, impl.tasks, impl.arenas, impl.regst_device, feed_cache);
+  std::vector<std::vector<int64_t>> device_tasks(plan.devices_size());
+  for (const plan::Task& task : plan.tasks()) {
+    const int64_t pieces = task.kind() == plan::SOURCE     ? options.steps * pieces_per_step
+                           : task.kind() == plan::VARIABLE ? options.steps
+                                                           : 0;
+    ctx.actors.push_back(std::make_unique<Actor>(plan, task.id(), pieces));
+    device_tasks[task.device()].push_back(task.id());
+  }
+  for (auto& arena : impl.arenas) arena->ResetLiveness();
+
+  std::vector<std::unique_ptr<DeviceWorker>> workers;
+  for (int d = 0; d < plan.devices_size(); ++d) {
+    if (!device_tasks[d].empty()) workers.push_back(std::make_unique<DeviceWorker>(ctx, d, device_tasks[d]));
+  }
+  RunEnd end = RunEnd::kDone;
+  {
+    std::vector<std::thread> threads;
+    ThreadJoiner joiner{ctx, threads};
+    {
+      std::lock_guard<std::mutex> lock(ctx.state_mutex);
+      ctx.devices_running = static_cast<int>(workers.size());
+    }
+    for (auto& worker : workers) {
+      threads.emplace_back([w = worker.get()] { w->Run(); });
+    }
+    end = WatchRun(ctx, options.watchdog_seconds);
+  }
+  if (ctx.error) std::rethrow_exception(ctx.error);
+  if (end == RunEnd::kTimedOut) {
+    throw TimeoutError("no act completed for " + std::to_string(options.watchdog_seconds) +
+                       " s; waiting:" + DescribeStall(ctx));
+  }
+  for (const auto& actor : ctx.actors) {
+    if (!actor->finished()) throw PlanError("the run ended with unfinished actors:" + DescribeStall(ctx));
+  }
+  if (options.steps > 0) result.fetches = impl.AssembleFetches(ctx, options.steps);
+  for (const auto& arena : impl.arenas) result.peak_arena_bytes.push_back(arena->peak_bytes());
+  result.seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return result;
+}
+
+Tensor ThreadedExecutor::Variable(const std::string& name) const {
+  if (impl_->running.load()) throw InvalidArgumentError("variable '" + name + "' read while running");
+  const plan::Binding& b = impl_->VariableBinding(name);
+  const std::vector<Tensor> views = impl_->VariableViews(b);
+  std::vector<const Tensor*> parts;
+  for (const Tensor& v : views) parts.push_back(&v);
+  return AssembleBinding(b, parts);
+}
+
+void ThreadedExecutor::SetVariable(const std::string& name, const Tensor& value) {
+  if (impl_->running.load()) throw InvalidArgumentError("variable '" + name + "' set while running");
+  const plan::Binding& b = impl_->VariableBinding(name);
+  std::vector<Tensor> views = impl_->VariableViews(b);
+  std::vector<Tensor*> parts;
+  for (Tensor& v : views) parts.push_back(&v);
+  ScatterBinding(b, value, parts);
+}
+
+}  // namespace twinflow::runtime

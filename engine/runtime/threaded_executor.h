@@ -1,0 +1,72 @@
+#pragma once
+// ThreadedExecutor: runs a Plan for real on the CPU devices of this process. One thread per
+// device owns that device's actors (engine/runtime/actor.h) and a message queue; kernels run
+// synchronously on it with one BLAS thread. Registers live in one arena per device, allocated
+// exactly as the Plan's memory plan says. Copies between devices of the process read the other
+// device's slot directly; collectives meet at an in-process rendezvous that never blocks a
+// device thread (the last member to arrive computes, then every member's Done is posted). A
+// watchdog fails the run with TimeoutError naming the waiting actors and registers when no act
+// completes for `watchdog_seconds`.
+//
+// Task conventions (what the compiler emits, engine/compiler/lower.h):
+//   SOURCE      op "input"; each act copies the feed's slice for that piece into its slot
+//   VARIABLE    op "variable"; its kernel initialises the slot once, at start; acts are no-ops
+//               (the slot keeps the state, which ASSIGN updates in place)
+//   COMPUTE     op.type's CPU kernel on the slots, with op's regions and logical shapes
+//   COPY        zero-fills its output slot, then copies each Transfer's region from the slot of
+//               the consumed register `src_regst` (any device of this process)
+//   COLLECTIVE  all_reduce / all_gather / reduce_scatter / all_to_all over the members' input
+//               slots, written to each member's output slot (semantics of
+//               engine/sbp/collective_reference.h, reimplemented on raw slots or reused via
+//               Tensors)
+//   ACC         first act copies its input into the output, later acts add; REPEAT copies
+//   SINK        copies its slot to the host for the fetch binding that names its register
+//   ASSIGN      copies input 1 into the slot of input 0 (a VARIABLE's register), in place
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/core/tensor.h"
+#include "engine/plan/plan.pb.h"
+#include "kernels/kernel.h"
+
+namespace twinflow::runtime {
+
+struct RunOptions {
+  int64_t steps = 1;
+  double watchdog_seconds = 60;
+};
+
+// The logical value of every feed binding for one step.
+using FeedFn = std::function<std::map<std::string, Tensor>(int64_t step)>;
+
+struct RunResult {
+  // fetches[step][binding name]: the logical value, assembled from the parts (reduced when the
+  // binding is partial).
+  std::vector<std::map<std::string, Tensor>> fetches;
+  std::vector<int64_t> peak_arena_bytes;  // per device: the most bytes of live slots seen
+  double seconds = 0;
+};
+
+class ThreadedExecutor {
+ public:
+  // Validates the plan; throws PlanError when it does not fit this process (a device of
+  // another rank, a cuda device) or lacks a kernel (InvalidArgumentError naming the op).
+  ThreadedExecutor(const plan::Plan& plan, const kernels::KernelRegistry& kernels);
+
+  // Runs `options.steps` steps; variables keep their values across Run calls.
+  RunResult Run(const FeedFn& feeds, const RunOptions& options);
+
+  // A variable binding's logical value (assembled), by name.
+  Tensor Variable(const std::string& name) const;
+  void SetVariable(const std::string& name, const Tensor& value);
+
+ private:
+  struct Impl;
+  std::shared_ptr<Impl> impl_;
+};
+
+}  // namespace twinflow::runtime

@@ -1,0 +1,277 @@
+// Strategy strings: parsing, defaults, errors that name the field, device checks, the
+// placements of pipeline stages and the balance of layers over stages.
+#include "models/strategy.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "engine/core/error.h"
+#include "models/model.h"
+
+namespace twinflow::models {
+namespace {
+
+bool Contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+// The message of the InvalidArgumentError `fn` throws; a failure when it throws nothing or
+// another type.
+template <typename F>
+std::string InvalidArgumentText(F fn) {
+  try {
+    fn();
+  } catch (const InvalidArgumentError& e) {
+    return e.what();
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << "wrong error type: " << e.what();
+    return "";
+  }
+  ADD_FAILURE() << "no error thrown";
+  return "";
+}
+
+std::string ParseError(const std::string& text) {
+  return InvalidArgumentText([&] { ParseStrategy(text); });
+}
+
+TEST(StrategyParse, Defaults) {
+  const Strategy s = ParseStrategy("dp=2");
+  EXPECT_FALSE(s.automatic);
+  EXPECT_EQ(s.dp, 2);
+  EXPECT_EQ(s.tp, 1);
+  EXPECT_EQ(s.pp, 1);
+  EXPECT_EQ(s.micro_batches, 1);
+  EXPECT_EQ(s.schedule, Schedule::kOneFOneB);
+  EXPECT_EQ(s.hierarchy.rank(), 0);
+  EXPECT_EQ(s.devices(), 2);
+}
+
+TEST(StrategyParse, AllFields) {
+  const Strategy s = ParseStrategy("dp=2,tp=4,pp=3,mb=8,schedule=gpipe");
+  EXPECT_EQ(s.dp, 2);
+  EXPECT_EQ(s.tp, 4);
+  EXPECT_EQ(s.pp, 3);
+  EXPECT_EQ(s.micro_batches, 8);
+  EXPECT_EQ(s.schedule, Schedule::kGPipe);
+  EXPECT_EQ(s.devices(), 24);
+}
+
+TEST(StrategyParse, FieldOrderDoesNotMatter) {
+  const Strategy a = ParseStrategy("schedule=gpipe,pp=2,tp=2,dp=3");
+  EXPECT_EQ(a.dp, 3);
+  EXPECT_EQ(a.tp, 2);
+  EXPECT_EQ(a.pp, 2);
+  EXPECT_EQ(a.schedule, Schedule::kGPipe);
+  EXPECT_EQ(a.ToString(), ParseStrategy("dp=3,tp=2,pp=2,schedule=gpipe").ToString());
+}
+
+TEST(StrategyParse, Auto) {
+  const Strategy s = ParseStrategy("auto");
+  EXPECT_TRUE(s.automatic);
+  EXPECT_EQ(s.hierarchy.rank(), 0);
+  EXPECT_EQ(s.ToString(), "auto");
+}
+
+TEST(StrategyParse, ScheduleNames) {
+  EXPECT_STREQ(ScheduleName(Schedule::kGPipe), "gpipe");
+  EXPECT_STREQ(ScheduleName(Schedule::kOneFOneB), "1f1b");
+  EXPECT_EQ(ParseStrategy("schedule=1f1b").schedule, Schedule::kOneFOneB);
+  EXPECT_EQ(ParseStrategy("schedule=gpipe").schedule, Schedule::kGPipe);
+}
+
+TEST(StrategyParse, ToStringRoundTrips) {
+  for (const std::string text : {"dp=1", "dp=2,tp=2", "dp=2,tp=2,pp=1,mb=4,schedule=1f1b",
+                                 "tp=8,pp=4,mb=16", "dp=8,tp=8,pp=16,schedule=gpipe", "mb=3"}) {
+    const Strategy s = ParseStrategy(text);
+    const std::string printed = s.ToString();
+    const Strategy again = ParseStrategy(printed);
+    EXPECT_EQ(again.ToString(), printed) << text;
+    EXPECT_EQ(again.dp, s.dp) << text;
+    EXPECT_EQ(again.tp, s.tp) << text;
+    EXPECT_EQ(again.pp, s.pp) << text;
+    EXPECT_EQ(again.micro_batches, s.micro_batches) << text;
+    EXPECT_EQ(again.schedule, s.schedule) << text;
+  }
+  EXPECT_EQ(ParseStrategy("dp=2,tp=2,pp=1,mb=4,schedule=1f1b").ToString(),
+            "dp=2,tp=2,pp=1,mb=4,schedule=1f1b");
+}
+
+TEST(StrategyParse, AutoWithHierarchyPrintsIt) {
+  Strategy s = ParseStrategy("auto");
+  s.hierarchy = Shape{2, 4};
+  EXPECT_PRED2(Contains, s.ToString(), "auto");
+  EXPECT_PRED2(Contains, s.ToString(), "[2,4]");
+}
+
+TEST(StrategyParse, UnknownKeyNamesIt) {
+  const std::string text = ParseError("dp=2,foo=1");
+  EXPECT_PRED2(Contains, text, "'foo'");
+}
+
+TEST(StrategyParse, ZeroNamesTheField) {
+  const std::string text = ParseError("dp=2,tp=0");
+  EXPECT_PRED2(Contains, text, "'tp'");
+  EXPECT_PRED2(Contains, text, "'0'");
+  EXPECT_PRED2(Contains, ParseError("mb=0"), "'mb'");
+  EXPECT_PRED2(Contains, ParseError("pp=0"), "'pp'");
+}
+
+TEST(StrategyParse, NegativeNamesTheField) {
+  const std::string text = ParseError("pp=-2");
+  EXPECT_PRED2(Contains, text, "'pp'");
+  EXPECT_PRED2(Contains, text, "-2");
+}
+
+TEST(StrategyParse, NonNumberNamesTheField) {
+  EXPECT_PRED2(Contains, ParseError("dp=x"), "'dp'");
+  EXPECT_PRED2(Contains, ParseError("dp=x"), "'x'");
+  EXPECT_PRED2(Contains, ParseError("dp=2x"), "'2x'");
+  EXPECT_PRED2(Contains, ParseError("dp=1.5"), "'dp'");
+  EXPECT_PRED2(Contains, ParseError("tp="), "'tp'");
+  EXPECT_PRED2(Contains, ParseError("mb=99999999999999999999"), "'mb'");
+}
+
+TEST(StrategyParse, RepeatedKeyNamesIt) {
+  const std::string text = ParseError("dp=2,tp=2,dp=4");
+  EXPECT_PRED2(Contains, text, "'dp'");
+  EXPECT_PRED2(Contains, text, "twice");
+  EXPECT_PRED2(Contains, ParseError("schedule=gpipe,schedule=gpipe"), "'schedule'");
+}
+
+TEST(StrategyParse, BadScheduleNamesIt) {
+  const std::string text = ParseError("dp=2,schedule=zigzag");
+  EXPECT_PRED2(Contains, text, "'schedule'");
+  EXPECT_PRED2(Contains, text, "'zigzag'");
+}
+
+TEST(StrategyParse, MissingEqualsNamesTheItem) {
+  const std::string text = ParseError("dp=2,tp4");
+  EXPECT_PRED2(Contains, text, "'tp4'");
+  EXPECT_PRED2(Contains, text, "key=value");
+  EXPECT_PRED2(Contains, ParseError("dp"), "'dp'");
+}
+
+TEST(StrategyParse, EmptyAndStrayCommasAreErrors) {
+  EXPECT_PRED2(Contains, ParseError(""), "empty");
+  ParseError("dp=2,");
+  ParseError(",dp=2");
+  ParseError("dp=2,,tp=2");
+  ParseError("auto,dp=2");
+  ParseError("AUTO");
+}
+
+TEST(StrategyDevices, MatchingCountPasses) {
+  ParseStrategy("dp=2,tp=2,pp=2").CheckDevices(8);
+  ParseStrategy("dp=1").CheckDevices(1);
+  ParseStrategy("auto").CheckDevices(5);
+  Strategy s = ParseStrategy("auto");
+  s.hierarchy = Shape{2, 4};
+  s.CheckDevices(8);
+}
+
+TEST(StrategyDevices, MismatchNamesBothCounts) {
+  const Strategy s = ParseStrategy("dp=2,tp=2");
+  const std::string text = InvalidArgumentText([&] { s.CheckDevices(8); });
+  EXPECT_PRED2(Contains, text, "dp*tp*pp = 4");
+  EXPECT_PRED2(Contains, text, "there are 8");
+}
+
+TEST(StrategyDevices, AutoHierarchyMismatchNamesIt) {
+  Strategy s = ParseStrategy("auto");
+  s.hierarchy = Shape{2, 2};
+  const std::string text = InvalidArgumentText([&] { s.CheckDevices(8); });
+  EXPECT_PRED2(Contains, text, "[2,2]");
+  EXPECT_PRED2(Contains, text, "8");
+}
+
+TEST(StrategyDevices, NonPositiveDeviceCount) {
+  EXPECT_PRED2(Contains, InvalidArgumentText([] { ParseStrategy("auto").CheckDevices(0); }),
+               "devices");
+  EXPECT_PRED2(Contains, InvalidArgumentText([] { ParseStrategy("dp=1").CheckDevices(-1); }),
+               "devices");
+}
+
+TEST(StrategyPlacement, PipelineStagesTakeConsecutiveGroups) {
+  const Strategy s = ParseStrategy("dp=2,tp=2,pp=3");
+  for (int64_t stage = 0; stage < 3; ++stage) {
+    const sbp::Placement p = s.StagePlacement(stage, 12);
+    EXPECT_EQ(p.device_type(), DeviceType::kCpu);
+    EXPECT_EQ(p.hierarchy(), (Shape{2, 2}));
+    std::vector<int64_t> expected;
+    for (int64_t d = 0; d < 4; ++d) expected.push_back(stage * 4 + d);
+    EXPECT_EQ(p.device_ids(), expected) << "stage " << stage;
+  }
+  EXPECT_EQ(s.StagePlacement(1, 12).ToString(), "cpu:4-7 [2,2]");
+}
+
+TEST(StrategyPlacement, StagesAreDisjointAndCoverAllDevices) {
+  const Strategy s = ParseStrategy("dp=2,tp=4,pp=4");
+  std::vector<int> seen(32, 0);
+  for (int64_t stage = 0; stage < 4; ++stage) {
+    const sbp::Placement placement = s.StagePlacement(stage, 32);
+    for (int64_t id : placement.device_ids()) ++seen.at(id);
+  }
+  for (int64_t id = 0; id < 32; ++id) EXPECT_EQ(seen[id], 1) << "device " << id;
+}
+
+TEST(StrategyPlacement, OneStageIsDpByTp) {
+  const Strategy s = ParseStrategy("dp=2,tp=4");
+  const sbp::Placement p = s.StagePlacement(0, 8);
+  EXPECT_EQ(p.hierarchy(), (Shape{2, 4}));
+  EXPECT_EQ(p.size(), 8);
+  EXPECT_EQ(p.ToString(), "cpu:0-7 [2,4]");
+}
+
+TEST(StrategyPlacement, AutoUsesTheHierarchyOrOneAxis) {
+  Strategy s = ParseStrategy("auto");
+  EXPECT_EQ(s.StagePlacement(0, 8).hierarchy(), (Shape{8}));
+  s.hierarchy = Shape{2, 4};
+  const sbp::Placement p = s.StagePlacement(0, 8);
+  EXPECT_EQ(p.hierarchy(), (Shape{2, 4}));
+  EXPECT_EQ(p.size(), 8);
+}
+
+TEST(StrategyPlacement, DeviceTypeIsPassedThrough) {
+  const Strategy s = ParseStrategy("dp=2");
+  EXPECT_EQ(s.StagePlacement(0, 2, DeviceType::kCuda).device_type(), DeviceType::kCuda);
+}
+
+TEST(StageOf, BalancedAndInOrder) {
+  for (int64_t layers : {1, 2, 3, 5, 8, 13, 96}) {
+    for (int64_t stages = 1; stages <= layers; ++stages) {
+      std::vector<int64_t> count(stages, 0);
+      int64_t previous = 0;
+      for (int64_t layer = 0; layer < layers; ++layer) {
+        const int64_t stage = StageOf(layer, layers, stages);
+        ASSERT_GE(stage, 0);
+        ASSERT_LT(stage, stages);
+        EXPECT_GE(stage, previous) << layers << " layers, " << stages << " stages";
+        EXPECT_LE(stage, previous + 1);
+        previous = stage;
+        ++count[stage];
+      }
+      EXPECT_EQ(StageOf(0, layers, stages), 0);
+      EXPECT_EQ(StageOf(layers - 1, layers, stages), stages - 1);
+      // Every stage has floor or ceil of layers / stages.
+      for (int64_t c : count) {
+        EXPECT_GE(c, layers / stages) << layers << " layers, " << stages << " stages";
+        EXPECT_LE(c, (layers + stages - 1) / stages)
+            << layers << " layers, " << stages << " stages";
+      }
+    }
+  }
+}
+
+TEST(StageOf, Examples) {
+  EXPECT_EQ(StageOf(0, 2, 2), 0);
+  EXPECT_EQ(StageOf(1, 2, 2), 1);
+  EXPECT_EQ(StageOf(47, 96, 16), 7);
+  EXPECT_EQ(StageOf(95, 96, 16), 15);
+  EXPECT_EQ(StageOf(5, 6, 1), 0);
+}
+
+}  // namespace
+}  // namespace twinflow::models
