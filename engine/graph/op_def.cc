@@ -75,7 +75,8 @@ std::vector<NdSbpSignature> NdSignatures(const OpDef& def, const OpContext& ctx,
   const int rank = hierarchy.rank();
   std::vector<std::vector<SbpSignature>> per_axis(rank);
   for (int a = 0; a < rank; ++a) {
-    std::vector<SbpSignature> sigs = def.signatures(ctx, hierarchy[a]);
+    std::vector<SbpSignature> sigs =
+        def.signatures(ctx, def.signatures_need_whole_mesh ? hierarchy.numel() : hierarchy[a]);
     for (const SbpSignature& sig : sigs) {
       if (sig.inputs.size() != num_inputs || sig.outputs.size() != num_outputs) {
         throw InvalidArgumentError("op type '" + def.type + "' declares signature " +

@@ -63,6 +63,10 @@ struct OpDef {
   std::function<OpCost(const OpContext&)> cost;
   GradientFn gradient;  // empty: not differentiable (integer outputs, optimizer updates)
   bool is_source = false;  // input and variable ops: no kernel inputs, values from outside
+  // When set, `signatures` is told the device count of the whole mesh instead of one axis's:
+  // for ops whose split rules hold only when every nested split stays aligned (reshape
+  // across merged axes), dividing by the total device count keeps every level exact.
+  bool signatures_need_whole_mesh = false;
 };
 
 // The N-D signatures of an op on a mesh: products of 1-D signatures, axis by axis, dropping

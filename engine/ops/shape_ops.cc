@@ -102,16 +102,16 @@ bool SplitsAgree(const Shape& in, int a, const Shape& out, int b, int64_t parts)
   return true;
 }
 
-// Whether S(a) -> S(b) is valid on a mesh axis of `parts` devices, whatever the other mesh
-// axes do. Equal extents (same inner size) always are. An axis merged or split by a factor
-// needs the coarser extent to divide evenly, and, because a second mesh axis may split the
-// same tensor axis again inside each part (with only its own part count checked here), to
-// divide evenly once more: extent % parts^2 == 0 keeps both levels of a 2-D mesh aligned.
+// Whether S(a) -> S(b) is valid however the mesh nests its splits. `parts` is the device count
+// of the whole mesh (reshape sets signatures_need_whole_mesh), so that several mesh axes
+// splitting the same tensor axis are covered. Equal extents (same inner size) always are valid.
+// An axis merged or split by a factor needs the coarser extent to divide by the device count:
+// then every level of nested balanced splits cuts at the same elements on both sides.
 bool ReshapeSplitValid(const Shape& in, int a, const Shape& out, int b, int64_t parts) {
   if (!SplitsAgree(in, a, out, b, parts)) return false;
   if (in[a] == out[b]) return true;
   const int64_t coarse = std::min(in[a], out[b]);
-  return coarse % (parts * parts) == 0;
+  return coarse % parts == 0;
 }
 
 std::vector<SbpSignature> ReshapeSignatures(const OpContext& ctx, int64_t parts) {
@@ -318,8 +318,10 @@ void RegisterShapeOps(graph::OpRegistry& registry) {
   auto copy_cost = [](auto infer) {
     return [infer](const OpContext& ctx) { return CopyCost(ctx, infer(ctx)); };
   };
-  registry.Register(OpDef{"reshape", 1, 1, 1, InferReshape, ReshapeSignatures,
-                          copy_cost(InferReshape), ReshapeGradient});
+  OpDef reshape{"reshape", 1, 1, 1, InferReshape, ReshapeSignatures, copy_cost(InferReshape),
+                ReshapeGradient};
+  reshape.signatures_need_whole_mesh = true;
+  registry.Register(std::move(reshape));
   registry.Register(OpDef{"transpose", 1, 1, 1, InferTranspose, TransposeSignatures,
                           copy_cost(InferTranspose), TransposeGradient});
   registry.Register(OpDef{"slice", 1, 1, 1, InferSlice,

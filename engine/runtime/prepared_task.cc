@@ -108,17 +108,25 @@ void PrepareOp(const plan::Plan& plan, const kernels::KernelRegistry& kernels, P
   }
 }
 
+// A source may produce several registers (the same data under different lags); a feed part
+// names one of them, and every act writes the part's slice into each.
 void PrepareSource(const plan::Plan& plan, PreparedTask& t, const std::string& what) {
+  if (t.outputs.empty()) throw PlanError(what + ": a SOURCE task produces a data register");
+  for (int64_t out : t.outputs) ExpectSameTensor(plan, t.outputs[0], out, what);
   for (int b = 0; b < plan.feeds_size(); ++b) {
     for (const plan::BindingPart& part : plan.feeds(b).parts()) {
-      if (part.regst() != t.outputs[0]) continue;
+      bool mine = false;
+      for (int64_t out : t.outputs) mine |= part.regst() == out;
+      if (!mine) continue;
       const Shape logical = ToShape(plan.feeds(b).logical(), what);
       const Region region = ToRegion(part.region(), what);
       if (region.rank() != logical.rank() || !Region::Full(logical).Contains(region) ||
-          region.shape() != DescribeRegst(plan, t.outputs[0], what).shape) {
+          region.shape() != DescribeRegst(plan, t.outputs[0], what).shape ||
+          ToDType(plan.feeds(b).logical().dtype(), what) !=
+              DescribeRegst(plan, t.outputs[0], what).dtype) {
         throw PlanError(what + ": feed '" + plan.feeds(b).name() + "' region " +
-                        region.ToString() + " does not fit the logical " + logical.ToString() +
-                        " and its regst");
+                        region.ToString() + " of " + logical.ToString() +
+                        " does not fit its regst");
       }
       t.feed = b;
       t.feed_region = region;
@@ -192,7 +200,7 @@ PreparedTask Prepare(const plan::Plan& plan, const kernels::KernelRegistry& kern
   t.outputs = DataRegsts(plan, task.produced_regsts(), what);
   switch (task.kind()) {
     case plan::SOURCE:
-      ExpectArity(t, 0, 1, what);
+      ExpectArity(t, 0, t.outputs.size(), what);
       PrepareSource(plan, t, what);
       break;
     case plan::VARIABLE:

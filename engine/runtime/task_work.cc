@@ -38,8 +38,15 @@ void InitVariable(const PreparedTask& task, Tensor& slot) {
 
 void RunTaskWork(RunContext& ctx, const PreparedTask& t, const Launch& l) {
   auto in = [&](size_t i) {
-    const SlotRef& s = FindSlot(l.inputs, t.inputs.at(i), l);
-    return ctx.SlotView(s.regst, s.slot);
+    const int64_t regst = t.inputs.at(i);
+    for (const SlotRef& s : l.inputs) {
+      if (s.regst == regst) return ctx.SlotView(s.regst, s.slot);
+    }
+    // A lagged register has no piece for the first `lag` acts: the op reads zeros, the
+    // initial state of a loop.
+    const plan::Regst& r = ctx.plan.regsts(static_cast<int>(regst));
+    if (l.piece >= r.lag()) FindSlot(l.inputs, regst, l);  // throws
+    return Tensor(ctx.SlotView(regst, 0).shape(), ctx.SlotView(regst, 0).dtype());
   };
   auto out = [&](size_t i) {
     const SlotRef& s = FindSlot(l.outputs, t.outputs.at(i), l);
@@ -47,8 +54,12 @@ void RunTaskWork(RunContext& ctx, const PreparedTask& t, const Launch& l) {
   };
   switch (t.task->kind()) {
     case plan::SOURCE: {
-      Tensor slot = out(0);
-      ctx.feeds.Read(t.feed, l.piece, t.feed_region, slot);
+      Tensor first = out(0);
+      ctx.feeds.Read(t.feed, l.piece, t.feed_region, first);
+      for (size_t i = 1; i < t.outputs.size(); ++i) {
+        Tensor other = out(i);
+        CopyBytes(first, other);
+      }
       return;
     }
     case plan::VARIABLE: return;  // the slot holds the state; ASSIGN updates it in place
@@ -63,8 +74,10 @@ void RunTaskWork(RunContext& ctx, const PreparedTask& t, const Launch& l) {
       Tensor dst = out(0);
       dst.FillIdentity(ReduceOp::kSum);
       for (const SlotCopy& c : t.copies) {
-        const SlotRef& s = FindSlot(l.inputs, c.src_regst, l);
-        dst.CopyRegionFrom(ctx.SlotView(s.regst, s.slot), c.src, c.dst);
+        for (const SlotRef& s : l.inputs) {
+          // A lagged source without a piece yet leaves its region zero.
+          if (s.regst == c.src_regst) dst.CopyRegionFrom(ctx.SlotView(s.regst, s.slot), c.src, c.dst);
+        }
       }
       return;
     }

@@ -1,5 +1,5 @@
 // Every SBP signature every op declares is checked against the single-device result: random
-// instances of the op (tests/support/*_cases.cc), random 1-D and 2-D meshes with uneven and
+// instances of the op (tests/support/*_cases.cc), random 1-D, 2-D and 3-D meshes with uneven and
 // empty parts, inputs distributed with random asymmetric partial decompositions, the real
 // kernel run per device, the outputs assembled and compared. One test per op type, each
 // running the RapidCheck default number of cases (1,000 unless RC_PARAMS says otherwise).

@@ -1,0 +1,177 @@
+// Random valid Plans (tests/support/random_plan.h) pass validation and never deadlock; random
+// corruptions of their bytes and random field mutations never crash the loader or the
+// validator: each one either parses and validates or is a PlanError, never another exception.
+#include <gtest/gtest.h>
+#include <rapidcheck/gtest.h>
+
+#include <cstdint>
+#include <limits>
+#include <string>
+
+#include "engine/core/error.h"
+#include "engine/plan/plan_io.h"
+#include "engine/plan/plan_validate.h"
+#include "tests/support/random_plan.h"
+
+namespace twinflow::plan {
+namespace {
+
+Plan DrawPlan() {
+  testing::RandomPlanOptions options;
+  options.max_tasks = *rc::gen::inRange(1, 24);
+  options.max_slots = *rc::gen::inRange(1, 5);
+  options.rate_changes = *rc::gen::arbitrary<bool>();
+  options.lags = *rc::gen::arbitrary<bool>();
+  Rng rng(*rc::gen::arbitrary<uint64_t>());
+  return testing::RandomPlan(rng, options);
+}
+
+// True when `f` returns, false on a PlanError; anything else fails the property.
+template <typename F>
+bool AcceptedOrPlanError(F f) {
+  try {
+    f();
+    return true;
+  } catch (const PlanError&) {
+    return false;
+  } catch (const std::exception& e) {
+    RC_FAIL(std::string("not a PlanError: ") + e.what());
+  }
+  return false;
+}
+
+int64_t Extreme() {
+  return *rc::gen::elementOf(std::vector<int64_t>{
+      0, -1, 1, 2, 3, 7, 1 << 20, (1 << 20) + 1, std::numeric_limits<int32_t>::max(),
+      std::numeric_limits<int32_t>::min(), int64_t{1} << 31, std::numeric_limits<int64_t>::max(),
+      std::numeric_limits<int64_t>::min(), int64_t{1} << 40});
+}
+
+int64_t Value() {
+  return *rc::gen::oneOf(rc::gen::inRange<int64_t>(-2, 40), rc::gen::lazy(&Extreme));
+}
+
+template <typename T>
+int Index(const T& repeated) {
+  return *rc::gen::inRange(0, repeated.size());
+}
+
+// One field of `plan` set to a random or extreme value, or one list entry dropped.
+void MutateField(Plan& plan) {
+  const int choice = *rc::gen::inRange(0, 20);
+  auto value = [] { return Value(); };
+  auto i32 = [](int64_t v) { return static_cast<int32_t>(v); };
+  if (plan.tasks_size() == 0 || plan.regsts_size() == 0) return;
+  Task& task = *plan.mutable_tasks(Index(plan.tasks()));
+  Regst& regst = *plan.mutable_regsts(Index(plan.regsts()));
+  switch (choice) {
+    case 0: task.set_id(value()); break;
+    case 1: task.set_device(i32(value())); break;
+    case 2: task.set_kind(static_cast<TaskKind>(*rc::gen::inRange(-1, 14))); break;
+    case 3:
+      if (task.consumed_regsts_size()) task.set_consumed_regsts(Index(task.consumed_regsts()), value());
+      break;
+    case 4:
+      if (task.produced_regsts_size()) task.set_produced_regsts(Index(task.produced_regsts()), value());
+      break;
+    case 5: regst.set_producer(value()); break;
+    case 6:
+      if (regst.consumers_size()) regst.set_consumers(Index(regst.consumers()), value());
+      break;
+    case 7: regst.set_slots(i32(value())); break;
+    case 8: regst.set_bytes_per_slot(value()); break;
+    case 9: regst.set_lag(i32(value())); break;
+    case 10:
+      if (regst.tensor().shape_size()) {
+        regst.mutable_tensor()->set_shape(Index(regst.tensor().shape()), value());
+      }
+      break;
+    case 11:
+      regst.mutable_tensor()->set_dtype(*rc::gen::elementOf(
+          std::vector<std::string>{"", "f32", "f16", "bf16", "i64", "x", std::string(300, 'f')}));
+      break;
+    case 12:
+    case 13:
+    case 14: {
+      MemoryPlan& memory = *plan.mutable_memory(Index(plan.memory()));
+      if (memory.offsets_size() == 0) break;
+      SlotOffset& slot = *memory.mutable_offsets(Index(memory.offsets()));
+      if (choice == 12) slot.set_offset(value());
+      if (choice == 13) slot.set_slot(i32(value()));
+      if (choice == 14) slot.set_regst(value());
+      break;
+    }
+    case 15: plan.mutable_memory(Index(plan.memory()))->set_arena_bytes(value()); break;
+    case 16:
+      task.set_acc_count(value());
+      task.set_repeat_count(value());
+      break;
+    case 17:
+      task.mutable_collective()->set_member(i32(value()));
+      if (*rc::gen::arbitrary<bool>()) task.mutable_collective()->set_group(value());
+      break;
+    case 18: plan.set_pieces_per_step(value()); break;
+    case 19: plan.mutable_devices(Index(plan.devices()))->set_id(i32(value())); break;
+    case 20: {
+      const int which = *rc::gen::inRange(0, 3);
+      if (which == 0 && task.consumed_regsts_size()) task.mutable_consumed_regsts()->RemoveLast();
+      if (which == 1 && regst.consumers_size()) regst.mutable_consumers()->RemoveLast();
+      if (which == 2) plan.mutable_memory(Index(plan.memory()))->mutable_offsets()->RemoveLast();
+      break;
+    }
+  }
+}
+
+// Flips, truncations, insertions and duplicated ranges of serialised bytes.
+std::string MutateBytes(std::string bytes) {
+  const int edits = *rc::gen::inRange(1, 4);
+  for (int e = 0; e < edits && !bytes.empty(); ++e) {
+    const size_t at = *rc::gen::inRange<size_t>(0, bytes.size());
+    switch (*rc::gen::inRange(0, 4)) {
+      case 0: bytes[at] = static_cast<char>(bytes[at] ^ (1 << *rc::gen::inRange(0, 8))); break;
+      case 1: bytes.resize(at); break;
+      case 2: bytes.insert(at, *rc::gen::container<std::string>(*rc::gen::inRange(1, 9), rc::gen::arbitrary<char>())); break;
+      case 3: {
+        const size_t length = *rc::gen::inRange<size_t>(1, bytes.size() - at + 1);
+        bytes.insert(*rc::gen::inRange<size_t>(0, bytes.size() + 1), bytes.substr(at, length));
+        break;
+      }
+    }
+  }
+  return bytes;
+}
+
+RC_GTEST_PROP(PlanFuzz, RandomPlansAreValidAndTerminate, ()) {
+  const Plan plan = DrawPlan();
+  ValidatePlan(plan);
+  const int64_t steps = *rc::gen::inRange(1, 7);
+  const std::string stuck = testing::SimulateTokens(plan, steps);
+  RC_ASSERT(stuck.empty());
+  for (const Task& task : plan.tasks()) {
+    if (task.kind() == SOURCE) RC_ASSERT(testing::SourcePieces(plan, task.id(), steps) == plan.pieces_per_step() * steps);
+  }
+  const Plan parsed = ParsePlan(plan.SerializeAsString(), "random");
+  RC_ASSERT(parsed.SerializeAsString() == plan.SerializeAsString());
+}
+
+RC_GTEST_PROP(PlanFuzz, CorruptBytesAreRejectedOrValid, ()) {
+  const Plan plan = DrawPlan();
+  const std::string bytes = MutateBytes(plan.SerializeAsString());
+  AcceptedOrPlanError([&] { ParsePlan(bytes, "fuzz"); });
+  // Past the hash check: whatever still parses, restamped, goes through the validator.
+  Plan reparsed;
+  if (!reparsed.ParseFromString(bytes)) return;
+  reparsed.set_version(kPlanVersion);
+  reparsed.set_content_hash(ContentHash(reparsed));
+  AcceptedOrPlanError([&] { ParsePlan(reparsed.SerializeAsString(), "fuzz"); });
+}
+
+RC_GTEST_PROP(PlanFuzz, FieldMutationsAreRejectedOrValid, ()) {
+  Plan plan = DrawPlan();
+  const int mutations = *rc::gen::inRange(1, 4);
+  for (int i = 0; i < mutations; ++i) MutateField(plan);
+  AcceptedOrPlanError([&] { ValidatePlan(plan); });
+}
+
+}  // namespace
+}  // namespace twinflow::plan
