@@ -67,19 +67,41 @@ std::vector<int64_t> Iota(int64_t n) {
   return v;
 }
 
+struct Features {
+  bool acc = false, repeat = false, lag = false, multi_slot = false;
+  explicit Features(const plan::Plan& plan) {
+    for (const plan::Task& t : plan.tasks()) {
+      acc = acc || t.kind() == plan::ACC;
+      repeat = repeat || t.kind() == plan::REPEAT;
+    }
+    for (const plan::Regst& regst : plan.regsts()) {
+      lag = lag || regst.lag() > 0;
+      multi_slot = multi_slot || regst.slots() > 1;
+    }
+  }
+};
+
 struct Drawn {
   plan::Plan plan;
   int64_t steps = 1;
 };
 
+// Most draws insist on a rate change or a lag, which plain draws of RandomPlan often lack.
 Drawn DrawPlan() {
   Rng rng(*rc::gen::arbitrary<uint64_t>());
   testing::RandomPlanOptions options;
-  options.max_tasks = *rc::gen::inRange(3, 16);
+  options.max_tasks = *rc::gen::inRange(3, 20);
   options.max_slots = *rc::gen::inRange(1, 4);
-  options.rate_changes = *rc::gen::arbitrary<bool>();
-  options.lags = *rc::gen::arbitrary<bool>();
-  return Drawn{testing::RandomPlan(rng, options), *rc::gen::inRange<int64_t>(1, 4)};
+  options.rate_changes = *rc::gen::inRange(0, 5) != 0;
+  options.lags = *rc::gen::inRange(0, 5) != 0;
+  const bool rich = *rc::gen::inRange(0, 4) != 0 && (options.rate_changes || options.lags);
+  Drawn d{testing::RandomPlan(rng, options), *rc::gen::inRange<int64_t>(1, 4)};
+  for (int attempt = 0; rich && attempt < 50; ++attempt) {
+    const Features f(d.plan);
+    if ((options.rate_changes && (f.acc || f.repeat)) || (options.lags && f.lag)) break;
+    d.plan = testing::RandomPlan(rng, options);
+  }
+  return d;
 }
 
 RC_GTEST_PROP(ActorProperty, RandomPlansTerminateWithTheExpectedActsAndPieceOrder, ()) {
@@ -111,17 +133,9 @@ RC_GTEST_PROP(ActorProperty, RandomPlansTerminateWithTheExpectedActsAndPieceOrde
       RC_ASSERT(o.slot == o.piece % plan.regsts(static_cast<int>(o.regst)).slots());
     }
   }
-  bool acc = false, repeat = false, lag = false, multi_slot = false;
-  for (const plan::Task& t : plan.tasks()) {
-    acc = acc || t.kind() == plan::ACC;
-    repeat = repeat || t.kind() == plan::REPEAT;
-  }
-  for (const plan::Regst& regst : plan.regsts()) {
-    lag = lag || regst.lag() > 0;
-    multi_slot = multi_slot || regst.slots() > 1;
-  }
-  RC_TAG(plan.tasks_size() >= 8 ? "8+ tasks" : "<8 tasks", acc ? "acc" : "no acc",
-         repeat ? "repeat" : "no repeat", lag ? "lag" : "no lag", multi_slot ? "slots>1" : "1 slot");
+  const Features f(plan);
+  RC_TAG(plan.tasks_size() >= 8 ? "8+ tasks" : "<8 tasks", f.acc || f.repeat ? "rates" : "",
+         f.lag ? "lag" : "", f.multi_slot ? "slots>1" : "1 slot");
 }
 
 RC_GTEST_PROP(ActorProperty, InOrderDeliveryAgreesWithTheTokenOracle, ()) {

@@ -101,10 +101,11 @@ TEST(ShapeOps, ReshapeSignaturesFollowContiguousBlocks) {
   EXPECT_FALSE(Contains(two, "S(2) -> S(3)"));
   // 3 parts cannot split 4 heads the way they split 12 columns.
   EXPECT_FALSE(Contains(Sigs("reshape", heads, {F32({2, 3, 12})}, 3), "S(2) -> S(2)"));
-  // 2 heads over 2 parts would be split again unevenly by a second mesh axis of 2.
-  EXPECT_FALSE(
-      Contains(Sigs("reshape", {{"shape", std::vector<int64_t>{2, 3, 2, 3}}}, {F32({2, 3, 6})}, 2),
-               "S(2) -> S(2)"));
+  // reshape is told the whole mesh's device count: 2 heads split over 2 devices carry over,
+  // but on 4 devices (say a [2,2] mesh splitting the axis twice) they would not.
+  const Attrs two_heads{{"shape", std::vector<int64_t>{2, 3, 2, 3}}};
+  EXPECT_TRUE(Contains(Sigs("reshape", two_heads, {F32({2, 3, 6})}, 2), "S(2) -> S(2)"));
+  EXPECT_FALSE(Contains(Sigs("reshape", two_heads, {F32({2, 3, 6})}, 4), "S(2) -> S(2)"));
   // Flattening [4,3] keeps a split of rows only where the parts are whole rows.
   const Attrs flat{{"shape", std::vector<int64_t>{12}}};
   EXPECT_TRUE(Contains(Sigs("reshape", flat, {F32({4, 3})}, 2), "S(0) -> S(0)"));
