@@ -9,8 +9,10 @@
 
 #include "engine/core/error.h"
 #include "launcher/boxing_command.h"
+#include "launcher/compile_command.h"
 #include "launcher/demo_command.h"
 #include "launcher/explain_command.h"
+#include "launcher/run_command.h"
 
 namespace twinflow::launcher {
 namespace {
@@ -23,13 +25,15 @@ struct Command {
   CommandFn run;
 };
 
-// Later issues add run, sim, compile and tune here.
+// Later issues add sim and tune here.
 constexpr Command kCommands[] = {
     {"demo", "walk through instructive boxing plans on a 2x4 mesh", RunDemoCommand},
     {"boxing", "plan the boxing between two layouts of a tensor and print its steps",
      RunBoxingCommand},
     {"explain", "search a model's layouts; list signatures, boxings and memory",
      RunExplainCommand},
+    {"compile", "compile a model to an actor Plan file", RunCompileCommand},
+    {"run", "train a model on in-process CPU devices", RunRunCommand},
 };
 
 void PrintUsage(std::ostream& out) {

@@ -141,7 +141,10 @@ BuiltModel BuildGpt(const graph::OpRegistry& registry, const GptConfig& config,
   const bool classes_split = !strategy.automatic && strategy.tp > 1;
   const graph::TensorId losses =
       ops::SparseSoftmaxCrossEntropy(builder, logits, flat_labels, classes_split);
-  return FinishModel(builder, losses, writer.parameters(), {"ids", "labels"}, options);
+  BuiltModel model =
+      FinishModel(builder, losses, writer.parameters(), {"ids", "labels"}, options);
+  model.index_bounds = {{"ids", config.vocab}, {"labels", config.vocab}};
+  return model;
 }
 
 }  // namespace twinflow::models

@@ -56,7 +56,9 @@ BuiltModel BuildMlp(const graph::OpRegistry& registry, const MlpConfig& config,
   const bool classes_split = !strategy.automatic && strategy.tp > 1 && (layers - 1) % 2 == 0;
   const graph::TensorId losses =
       ops::SparseSoftmaxCrossEntropy(builder, h, labels, classes_split);
-  return FinishModel(builder, losses, parameters, {"x", "labels"}, options);
+  BuiltModel model = FinishModel(builder, losses, parameters, {"x", "labels"}, options);
+  model.index_bounds["labels"] = config.widths.back();
+  return model;
 }
 
 }  // namespace twinflow::models

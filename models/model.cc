@@ -15,6 +15,27 @@ GptConfig GptConfig::Gpt3_175B() {
   return c;
 }
 
+std::map<std::string, Tensor> SyntheticBatch(const BuiltModel& model, int64_t step,
+                                             uint64_t seed) {
+  Rng rng(seed * 1000003 + static_cast<uint64_t>(step));
+  std::map<std::string, Tensor> batch;
+  for (const std::string& name : model.feeds) {
+    const graph::TensorMeta& meta =
+        model.graph.tensor(model.graph.op(*model.graph.FindOp(name)).outputs[0]).meta;
+    const auto bound = model.index_bounds.find(name);
+    if (bound == model.index_bounds.end()) {
+      batch[name] = Tensor::Random(meta.shape, meta.dtype, rng);
+      continue;
+    }
+    Tensor t(meta.shape, meta.dtype);
+    for (int64_t i = 0; i < t.numel(); ++i) {
+      t.SetDouble(i, static_cast<double>(rng.UniformInt(0, bound->second - 1)));
+    }
+    batch[name] = std::move(t);
+  }
+  return batch;
+}
+
 int64_t StageOf(int64_t layer, int64_t layers, int64_t stages) {
   return layer * stages / layers;
 }

@@ -5,9 +5,11 @@
 // split by columns, the second by rows, so each pair needs one all-reduce); with `training` it
 // appends autograd and the optimizer. Layouts not pinned are left to the SBP search.
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
+#include "engine/core/tensor.h"
 #include "engine/graph/graph_builder.h"
 #include "engine/graph/optimizer.h"
 #include "models/strategy.h"
@@ -19,8 +21,14 @@ struct BuiltModel {
   graph::TensorId loss = -1;
   std::vector<graph::TensorId> parameters;  // the model's variables (not optimizer state)
   std::vector<std::string> feeds;           // input op names, e.g. "x", "labels"
+  std::map<std::string, int64_t> index_bounds;  // integer feeds: values lie in [0, bound)
   Strategy strategy;
 };
+
+// A deterministic synthetic batch for `step`: uniform [-1, 1) floats, integers below their
+// bound. For benchmarks, smoke runs and the CLI's `run` without data.
+std::map<std::string, Tensor> SyntheticBatch(const BuiltModel& model, int64_t step,
+                                             uint64_t seed);
 
 struct BuildOptions {
   Strategy strategy;

@@ -42,7 +42,8 @@ void AddAttr(plan::OpDesc& op, const std::string& name, const AttrValue& value) 
   if (const auto* b = std::get_if<bool>(&value)) attr->set_b(*b);
   if (const auto* s = std::get_if<std::string>(&value)) attr->set_s(*s);
   if (const auto* list = std::get_if<std::vector<int64_t>>(&value)) {
-    for (int64_t v : *list) attr->mutable_ints()->add_values(v);
+    plan::IntList* ints = attr->mutable_ints();  // set even when empty: a scalar's shape
+    for (int64_t v : *list) ints->add_values(v);
   }
 }
 
@@ -197,8 +198,8 @@ class Lowerer {
             plan::CollectiveDesc* c = task.mutable_collective();
             c->set_kind(sbp::BoxingStepKindName(step.kind));
             c->set_reduce_op(ReduceOpName(step.reduce_op));
-            c->set_gather_axis(step.gather_axis);
-            c->set_scatter_axis(step.scatter_axis);
+            c->set_gather_axis(std::max(step.gather_axis, 0));  // unused axes stay 0
+            c->set_scatter_axis(std::max(step.scatter_axis, 0));
             c->set_group(group);
             c->set_member(static_cast<int32_t>(m));
             task.set_issue_order(order);

@@ -2,6 +2,7 @@
 
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+#include <google/protobuf/stubs/logging.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -96,13 +97,15 @@ Plan ParsePlan(const std::string& bytes, const std::string& origin) {
                     " bytes is too large (at most 2 GiB)");
   }
   Plan plan;
+  // protobuf logs what it dislikes (invalid UTF-8, ...) to stderr; the PlanError says it.
+  const google::protobuf::LogSilencer silence;
   if (!plan.ParseFromString(bytes)) {
     throw PlanError(origin + ": not a valid Plan protobuf (truncated or corrupt)");
   }
   if (plan.version() != kPlanVersion) {
     throw PlanError(origin + ": plan version " + std::to_string(plan.version()) +
-                    " is not supported (this build reads version " +
-                    std::to_string(kPlanVersion) + ")");
+                    " is not supported (this build reads version " + std::to_string(kPlanVersion) +
+                    ")");
   }
   const std::string expected = ContentHash(plan);
   if (plan.content_hash() != expected) {

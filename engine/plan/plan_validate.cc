@@ -52,14 +52,20 @@ int64_t TensorBytes(const TensorDesc& desc, const std::string& what) {
   } catch (const Error&) {
     Fail(what + " has an unknown dtype '" + desc.dtype() + "'");
   }
-  if (desc.shape_size() > kMaxRank) Fail(what + " has rank " + Str(desc.shape_size()) + " (at most 16)");
+  if (desc.dtype() != DTypeName(dtype)) {
+    Fail(what + " spells dtype '" + desc.dtype() + "' (write '" + DTypeName(dtype) + "')");
+  }
+  if (desc.shape_size() > kMaxRank)
+    Fail(what + " has rank " + Str(desc.shape_size()) + " (at most 16)");
   int64_t numel = 1;
   for (int64_t dim : desc.shape()) {
     if (dim < 0) Fail(what + " has a negative dimension in shape " + DescText(desc));
-    if (dim > 0 && numel > kMaxBytes / dim) Fail(what + " shape " + DescText(desc) + " is too large");
+    if (dim > 0 && numel > kMaxBytes / dim)
+      Fail(what + " shape " + DescText(desc) + " is too large");
     numel *= dim;
   }
-  if (numel > kMaxBytes / DTypeSize(dtype)) Fail(what + " shape " + DescText(desc) + " is too large");
+  if (numel > kMaxBytes / DTypeSize(dtype))
+    Fail(what + " shape " + DescText(desc) + " is too large");
   return numel * DTypeSize(dtype);
 }
 
@@ -99,6 +105,12 @@ class Validator {
  public:
   explicit Validator(const Plan& plan) : plan_(plan) {}
 
+  // Sorted copies of every task's consumed list, so that membership tests stay O(log n) on
+  // hostile plans with huge lists.
+  bool Consumes(int64_t t, int64_t r) const {
+    return std::binary_search(consumed_[t].begin(), consumed_[t].end(), r);
+  }
+
   void Run() {
     CheckHeader();
     CheckDevicesAndGroups();
@@ -123,7 +135,7 @@ class Validator {
   void CheckHeader() const;
   void CheckDevicesAndGroups() const;
   void CheckRegsts() const;
-  void CheckTaskReferences() const;
+  void CheckTaskReferences();
   void CheckCrossReferences() const;
   void CheckTaskKind(int64_t t) const;
   void CheckCompute(int64_t t, const std::vector<int64_t>& in,
@@ -135,6 +147,7 @@ class Validator {
   void CheckBindings() const;
 
   const Plan& plan_;
+  std::vector<std::vector<int64_t>> consumed_;
 };
 
 void Validator::CheckHeader() const {
@@ -152,12 +165,13 @@ void Validator::CheckDevicesAndGroups() const {
   std::set<std::pair<std::string, int64_t>> seen;
   for (int64_t d = 0; d < NumDevices(); ++d) {
     const Device& device = plan_.devices(d);
-    const std::string what = "device " + Str(d) + " (" + Clip(device.type()) + ":" +
-                             Str(device.index()) + ")";
+    const std::string what =
+        "device " + Str(d) + " (" + Clip(device.type()) + ":" + Str(device.index()) + ")";
     if (device.id() != d) Fail(what + " has id " + Str(device.id()) + ", expected its index");
     if (device.type() != "cpu" && device.type() != "cuda") Fail(what + " has an unknown type");
     if (device.index() < 0) Fail(what + " has a negative index");
-    if (device.rank() < 0 || (plan_.cluster().ranks() > 0 && device.rank() >= plan_.cluster().ranks())) {
+    if (device.rank() < 0 ||
+        (plan_.cluster().ranks() > 0 && device.rank() >= plan_.cluster().ranks())) {
       Fail(what + " has rank " + Str(device.rank()) + ", outside the cluster's " +
            Str(plan_.cluster().ranks()) + " ranks");
     }
@@ -169,8 +183,10 @@ void Validator::CheckDevicesAndGroups() const {
     if (group.devices_size() == 0) Fail("comm group " + Str(g) + " has no devices");
     std::set<int32_t> members;
     for (int32_t d : group.devices()) {
-      if (d < 0 || d >= NumDevices()) Fail("comm group " + Str(g) + " names device " + Str(d) + ", which does not exist");
-      if (!members.insert(d).second) Fail("comm group " + Str(g) + " lists device " + Str(d) + " twice");
+      if (d < 0 || d >= NumDevices())
+        Fail("comm group " + Str(g) + " names device " + Str(d) + ", which does not exist");
+      if (!members.insert(d).second)
+        Fail("comm group " + Str(g) + " lists device " + Str(d) + " twice");
     }
   }
 }
@@ -185,8 +201,10 @@ void Validator::CheckRegsts() const {
     }
     for (int i = 0; i < regst.consumers_size(); ++i) {
       const int64_t c = regst.consumers(i);
-      if (c < 0 || c >= plan_.tasks_size()) Fail(what + " names consumer task " + Str(c) + ", which does not exist");
-      if (i > 0 && c <= regst.consumers(i - 1)) Fail(what + " consumers are not ascending without repeats");
+      if (c < 0 || c >= plan_.tasks_size())
+        Fail(what + " names consumer task " + Str(c) + ", which does not exist");
+      if (i > 0 && c <= regst.consumers(i - 1))
+        Fail(what + " consumers are not ascending without repeats");
     }
     if (regst.slots() < 1 || regst.slots() > kMaxSlots) {
       Fail(what + " (of " + TaskText(regst.producer()) + ") has " + Str(regst.slots()) +
@@ -208,7 +226,7 @@ void Validator::CheckRegsts() const {
   }
 }
 
-void Validator::CheckTaskReferences() const {
+void Validator::CheckTaskReferences() {
   for (int64_t t = 0; t < plan_.tasks_size(); ++t) {
     const Task& task = plan_.tasks(t);
     const std::string what = TaskText(t);
@@ -219,13 +237,18 @@ void Validator::CheckTaskReferences() const {
     if (task.device() < 0 || task.device() >= NumDevices()) {
       Fail(what + " is on device " + Str(task.device()) + ", which does not exist");
     }
-    if (task.stream() < 0 || task.stream() >= kMaxStream) Fail(what + " has stream " + Str(task.stream()));
+    if (task.stream() < 0 || task.stream() >= kMaxStream)
+      Fail(what + " has stream " + Str(task.stream()));
     for (const auto* list : {&task.consumed_regsts(), &task.produced_regsts()}) {
-      std::set<int64_t> seen;
       for (int64_t r : *list) {
-        if (r < 0 || r >= plan_.regsts_size()) Fail(what + " names regst " + Str(r) + ", which does not exist");
-        if (!seen.insert(r).second) Fail(what + " lists " + RegstText(r) + " twice");
+        if (r < 0 || r >= plan_.regsts_size())
+          Fail(what + " names regst " + Str(r) + ", which does not exist");
       }
+      std::vector<int64_t> sorted(list->begin(), list->end());
+      std::sort(sorted.begin(), sorted.end());
+      const auto twice = std::adjacent_find(sorted.begin(), sorted.end());
+      if (twice != sorted.end()) Fail(what + " lists " + RegstText(*twice) + " twice");
+      if (list == &task.consumed_regsts()) consumed_.push_back(std::move(sorted));
     }
   }
 }
@@ -235,7 +258,8 @@ void Validator::CheckCrossReferences() const {
   for (int64_t t = 0; t < plan_.tasks_size(); ++t) {
     for (int64_t r : plan_.tasks(t).produced_regsts()) {
       if (listed_by[r] >= 0) {
-        Fail(RegstText(r) + " has two producers: " + TaskText(listed_by[r]) + " and " + TaskText(t));
+        Fail(RegstText(r) + " has two producers: " + TaskText(listed_by[r]) + " and " +
+             TaskText(t));
       }
       listed_by[r] = t;
       if (plan_.regsts(r).producer() != t) {
@@ -257,8 +281,7 @@ void Validator::CheckCrossReferences() const {
            TaskText(regst.producer()));
     }
     for (int64_t c : regst.consumers()) {
-      const auto& consumed = plan_.tasks(c).consumed_regsts();
-      if (std::find(consumed.begin(), consumed.end(), r) == consumed.end()) {
+      if (!Consumes(c, r)) {
         Fail(RegstText(r) + " lists consumer " + TaskText(c) + ", which does not consume it");
       }
     }
@@ -295,7 +318,9 @@ void Validator::CheckTaskKind(int64_t t) const {
   }
   if (kind != RECV) expect(lag0_input, "a consumed regst with lag 0 (it paces the acts)");
   switch (kind) {
-    case COMPUTE: CheckCompute(t, in, out); break;
+    case COMPUTE:
+      CheckCompute(t, in, out);
+      break;
     case COPY:
       expect(n_in >= 1 && n_out == 1, "at least one data input and one data output");
       CheckTransfers(t, out);
@@ -307,22 +332,28 @@ void Validator::CheckTaskKind(int64_t t) const {
       if (task.peer() < 0 || task.peer() >= NumDevices() || task.peer() == task.device()) {
         Fail(what + " has peer device " + Str(task.peer()) + ", which is not another device");
       }
-      if (task.tag() < 0 || task.issue_order() < 0) Fail(what + " has a negative tag or issue order");
+      if (task.tag() < 0 || task.issue_order() < 0)
+        Fail(what + " has a negative tag or issue order");
       CheckTransfers(t, out);
       break;
-    case COLLECTIVE: expect(n_in == 1 && n_out == 1, "one data input and one data output"); break;
+    case COLLECTIVE:
+      expect(n_in == 1 && n_out == 1, "one data input and one data output");
+      break;
     case ACC:
     case REPEAT: {
       expect(n_in == 1 && n_out == 1, "one data input and one data output");
       const int64_t count = kind == ACC ? task.acc_count() : task.repeat_count();
-      if (count < 1 || count > kMaxPiecesPerStep) Fail(what + " has count " + Str(count) + " (expected 1 to 2^20)");
+      if (count < 1 || count > kMaxPiecesPerStep)
+        Fail(what + " has count " + Str(count) + " (expected 1 to 2^20)");
       if (plan_.regsts(in[0]).lag() != 0) Fail(what + " consumes lagged " + RegstText(in[0]));
       if (!SameDesc(plan_.regsts(in[0]).tensor(), plan_.regsts(out[0]).tensor())) {
         Fail(what + " input and output tensors differ");
       }
       break;
     }
-    case SINK: expect(n_in >= 1 && n_out == 0, "data inputs and no data output"); break;
+    case SINK:
+      expect(n_in >= 1 && n_out == 0, "data inputs and no data output");
+      break;
     case ASSIGN:
       expect(n_in == 2 && n_out == 0, "two data inputs (variable, value) and no data output");
       if (plan_.tasks(plan_.regsts(in[0]).producer()).kind() != VARIABLE) {
@@ -332,7 +363,8 @@ void Validator::CheckTaskKind(int64_t t) const {
         Fail(what + " assigns a value whose tensor differs from the variable's");
       }
       break;
-    default: break;
+    default:
+      break;
   }
 }
 
@@ -346,7 +378,8 @@ void Validator::CheckCompute(int64_t t, const std::vector<int64_t>& in,
     if (attr.name().empty() || (i > 0 && attr.name() <= op.attrs(i - 1).name())) {
       Fail(what + " attrs are not named and sorted by name (at '" + Clip(attr.name()) + "')");
     }
-    if (attr.value_case() == Attr::VALUE_NOT_SET) Fail(what + " attr '" + Clip(attr.name()) + "' has no value");
+    if (attr.value_case() == Attr::VALUE_NOT_SET)
+      Fail(what + " attr '" + Clip(attr.name()) + "' has no value");
   }
   struct Side {
     const char* name;
@@ -355,8 +388,9 @@ void Validator::CheckCompute(int64_t t, const std::vector<int64_t>& in,
     const google::protobuf::RepeatedPtrField<RegionDesc>& regions;
     const google::protobuf::RepeatedPtrField<TensorDesc>& logical;
   };
-  for (const Side& side : {Side{"input", in, op.inputs(), op.input_regions(), op.input_logical()},
-                           Side{"output", out, op.outputs(), op.output_regions(), op.output_logical()}}) {
+  for (const Side& side :
+       {Side{"input", in, op.inputs(), op.input_regions(), op.input_logical()},
+        Side{"output", out, op.outputs(), op.output_regions(), op.output_logical()}}) {
     const int64_t n = side.regsts.size();
     if (side.descs.size() != n) {
       Fail(what + " op '" + Clip(op.type()) + "' has " + Str(side.descs.size()) + " " + side.name +
@@ -364,7 +398,8 @@ void Validator::CheckCompute(int64_t t, const std::vector<int64_t>& in,
     }
     if ((!side.regions.empty() && side.regions.size() != n) ||
         (!side.logical.empty() && side.logical.size() != n)) {
-      Fail(what + " op has " + side.name + " regions or logical tensors for some " + side.name + "s only");
+      Fail(what + " op has " + side.name + " regions or logical tensors for some " + side.name +
+           "s only");
     }
     for (int64_t i = 0; i < n; ++i) {
       const std::string which = what + " " + side.name + " " + Str(i);
@@ -376,38 +411,43 @@ void Validator::CheckCompute(int64_t t, const std::vector<int64_t>& in,
       const TensorDesc* logical = side.logical.empty() ? nullptr : &side.logical[i];
       if (logical) {
         TensorBytes(*logical, which + " logical tensor");
-        if (logical->shape_size() != regst_desc.shape_size() || logical->dtype() != regst_desc.dtype()) {
-          Fail(which + " logical tensor " + DescText(*logical) + " does not fit " + DescText(regst_desc));
+        if (logical->shape_size() != regst_desc.shape_size() ||
+            logical->dtype() != regst_desc.dtype()) {
+          Fail(which + " logical tensor " + DescText(*logical) + " does not fit " +
+               DescText(regst_desc));
         }
       }
-      if (!side.regions.empty()) CheckRegion(side.regions[i], logical, regst_desc, which + " region");
+      if (!side.regions.empty())
+        CheckRegion(side.regions[i], logical, regst_desc, which + " region");
     }
   }
 }
 
 void Validator::CheckTransfers(int64_t t, const std::vector<int64_t>& out) const {
   const Task& task = plan_.tasks(t);
-  if (task.kind() == COPY && task.transfers_size() == 0) Fail(TaskText(t) + " (COPY) has no transfers");
+  if (task.kind() == COPY && task.transfers_size() == 0)
+    Fail(TaskText(t) + " (COPY) has no transfers");
   for (int i = 0; i < task.transfers_size(); ++i) {
     const Transfer& tr = task.transfers(i);
     const std::string what = TaskText(t) + " transfer " + Str(i);
     // A RECV's source is the register its peer SEND reads, so it is not among its inputs.
-    const auto& consumed = task.consumed_regsts();
     const bool known = task.kind() == RECV
                            ? tr.src_regst() >= 0 && tr.src_regst() < plan_.regsts_size()
-                           : std::find(consumed.begin(), consumed.end(), tr.src_regst()) !=
-                                 consumed.end();
+                           : Consumes(t, tr.src_regst());
     if (!known || IsControl(tr.src_regst())) {
-      Fail(what + " reads regst " + Str(tr.src_regst()) + ", which is not a data input of the task");
+      Fail(what + " reads regst " + Str(tr.src_regst()) +
+           ", which is not a data input of the task");
     }
     const TensorDesc& src = plan_.regsts(tr.src_regst()).tensor();
     CheckRegion(tr.src_region(), nullptr, src, what + " source region");
     if (!out.empty()) {
       const TensorDesc& dst = plan_.regsts(out[0]).tensor();
-      if (dst.dtype() != src.dtype()) Fail(what + " copies " + Clip(src.dtype()) + " into " + Clip(dst.dtype()));
+      if (dst.dtype() != src.dtype())
+        Fail(what + " copies " + Clip(src.dtype()) + " into " + Clip(dst.dtype()));
       CheckRegion(tr.dst_region(), nullptr, dst, what + " destination region");
     }
-    if (tr.region().ranges_size() != src.shape_size() || !RegionInside(tr.region(), tr.src_region()) ||
+    if (tr.region().ranges_size() != src.shape_size() ||
+        !RegionInside(tr.region(), tr.src_region()) ||
         (!out.empty() && !RegionInside(tr.region(), tr.dst_region()))) {
       Fail(what + " region is not inside its source and destination regions");
     }
@@ -424,17 +464,21 @@ void Validator::CheckCollectives() const {
     if (task.kind() != COLLECTIVE) continue;
     const CollectiveDesc& c = task.collective();
     const std::string what = TaskText(t);
-    if (!kKinds.count(c.kind())) Fail(what + " has unknown collective kind '" + Clip(c.kind()) + "'");
-    if (!kReduceOps.count(c.reduce_op())) Fail(what + " has unknown reduce op '" + Clip(c.reduce_op()) + "'");
+    if (!kKinds.count(c.kind()))
+      Fail(what + " has unknown collective kind '" + Clip(c.kind()) + "'");
+    if (!kReduceOps.count(c.reduce_op()))
+      Fail(what + " has unknown reduce op '" + Clip(c.reduce_op()) + "'");
     if (c.group() < 0 || c.group() >= plan_.groups_size()) {
       Fail(what + " names comm group " + Str(c.group()) + ", which does not exist");
     }
     const CommGroup& group = plan_.groups(c.group());
-    if (c.member() < 0 || c.member() >= group.devices_size() || group.devices(c.member()) != task.device()) {
+    if (c.member() < 0 || c.member() >= group.devices_size() ||
+        group.devices(c.member()) != task.device()) {
       Fail(what + " on device " + Str(task.device()) + " claims member " + Str(c.member()) +
            " of comm group " + Str(c.group()) + ", which is not its device");
     }
-    if (c.root() < 0 || c.root() >= group.devices_size()) Fail(what + " has broadcast root " + Str(c.root()));
+    if (c.root() < 0 || c.root() >= group.devices_size())
+      Fail(what + " has broadcast root " + Str(c.root()));
     int64_t rank = 0;
     for (int64_t r : task.produced_regsts()) {
       if (!IsControl(r)) rank = plan_.regsts(r).tensor().shape_size();
@@ -452,9 +496,10 @@ void Validator::CheckCollectives() const {
     std::set<int32_t> members;
     for (int64_t t : tasks) {
       const CollectiveDesc& c = plan_.tasks(t).collective();
-      if (!members.insert(c.member()).second || c.kind() != plan_.tasks(tasks[0]).collective().kind()) {
-        Fail(TaskText(t) + " repeats member " + Str(c.member()) + " or the kind differs in comm group " +
-             Str(key.first) + " issue " + Str(key.second));
+      if (!members.insert(c.member()).second ||
+          c.kind() != plan_.tasks(tasks[0]).collective().kind()) {
+        Fail(TaskText(t) + " repeats member " + Str(c.member()) +
+             " or the kind differs in comm group " + Str(key.first) + " issue " + Str(key.second));
       }
     }
     if (static_cast<int64_t>(members.size()) != size) {
@@ -530,7 +575,8 @@ void Validator::CheckMemory() const {
     const int64_t arena = memory.arena_bytes();
     if (arena < 0 || arena > kMaxBytes) Fail(what + " has arena of " + Str(arena) + " bytes");
     if (memory.peak_bytes() < 0 || memory.peak_bytes() > arena) {
-      Fail(what + " has peak " + Str(memory.peak_bytes()) + " bytes outside its arena of " + Str(arena));
+      Fail(what + " has peak " + Str(memory.peak_bytes()) + " bytes outside its arena of " +
+           Str(arena));
     }
     std::set<std::pair<int64_t, int32_t>> seen;
     for (const SlotOffset& s : memory.offsets()) {
@@ -543,7 +589,8 @@ void Validator::CheckMemory() const {
         Fail(what + " places " + slot + ", which is produced on device " +
              Str(plan_.tasks(regst.producer()).device()));
       }
-      if (s.slot() < 0 || s.slot() >= regst.slots()) Fail(what + " places " + slot + ", beyond its slots");
+      if (s.slot() < 0 || s.slot() >= regst.slots())
+        Fail(what + " places " + slot + ", beyond its slots");
       if (!seen.insert({s.regst(), s.slot()}).second) Fail(what + " places " + slot + " twice");
       if (s.offset() < 0 || s.offset() > arena - regst.bytes_per_slot()) {
         Fail(what + " places " + slot + " (" + Str(regst.bytes_per_slot()) + " bytes) at offset " +

@@ -51,14 +51,16 @@ Actor::Actor(const plan::Plan& plan, int64_t task, int64_t pieces)
   for (int64_t id : t.produced_regsts()) {
     if (id < 0 || id >= plan.regsts_size()) Fail("produces unknown " + RegstText(id));
     const plan::Regst& r = plan.regsts(static_cast<int>(id));
-    if (r.producer() != task) Fail("produces " + RegstText(id) + ", whose producer is another task");
+    if (r.producer() != task)
+      Fail("produces " + RegstText(id) + ", whose producer is another task");
     if (r.slots() < 1) Fail("produces " + RegstText(id) + " with no slots");
     if (outputs_.count(id)) Fail("produces " + RegstText(id) + " twice");
     std::set<int64_t> consumers(r.consumers().begin(), r.consumers().end());
     if (consumers.size() != static_cast<size_t>(r.consumers_size())) {
       Fail("produces " + RegstText(id) + ", which lists a consumer twice");
     }
-    if (!consumers.empty() && (*consumers.begin() < 0 || *consumers.rbegin() >= plan.tasks_size())) {
+    if (!consumers.empty() &&
+        (*consumers.begin() < 0 || *consumers.rbegin() >= plan.tasks_size())) {
       Fail("produces " + RegstText(id) + ", which lists a consumer that is not a task");
     }
     Output& o = outputs_[id];
@@ -76,9 +78,7 @@ bool Actor::EndsInput(int64_t act) const {
   return kind_ != plan::REPEAT || act % rate_ == rate_ - 1;
 }
 bool Actor::StartsOutput(int64_t act) const { return kind_ != plan::ACC || act % rate_ == 0; }
-bool Actor::EndsOutput(int64_t act) const {
-  return kind_ != plan::ACC || act % rate_ == rate_ - 1;
-}
+bool Actor::EndsOutput(int64_t act) const { return kind_ != plan::ACC || act % rate_ == rate_ - 1; }
 
 int64_t Actor::NeededPiece(const Input& in, int64_t act) const {
   const int64_t index = kind_ == plan::REPEAT ? act / rate_ : act;
@@ -234,7 +234,8 @@ void Actor::OnReady(const RegstReady& m) {
 
 void Actor::OnFree(const RegstFree& m) {
   auto it = outputs_.find(m.regst);
-  if (it == outputs_.end()) Fail("got RegstFree for " + RegstText(m.regst) + ", which it does not produce");
+  if (it == outputs_.end())
+    Fail("got RegstFree for " + RegstText(m.regst) + ", which it does not produce");
   Output& o = it->second;
   if (m.slot < 0 || m.slot >= o.slots || o.holders[static_cast<size_t>(m.slot)] == 0) {
     Fail("got RegstFree for " + RegstText(m.regst) + " slot " + std::to_string(m.slot) +

@@ -113,10 +113,10 @@ class Actor {
     std::map<int64_t, int32_t> ready;  // piece -> slot, announced and not yet taken
     bool in_use = false;               // `use` is held by the current act (or a REPEAT)
     SlotRef use;
-    int64_t next = 0;       // the next piece to take; every piece below it was taken or returned
+    int64_t next = 0;  // the next piece to take; every piece below it was taken or returned
     std::set<int64_t> returned_unused;  // pieces >= next returned after the last act
-    int64_t received = 0;   // distinct pieces announced
-    int64_t eord = -1;      // the piece count from Eord, -1 until it arrives
+    int64_t received = 0;               // distinct pieces announced
+    int64_t eord = -1;                  // the piece count from Eord, -1 until it arrives
     int64_t max_piece = -1;
   };
   // A produced register: a ring of slots, each counting the consumers that still hold it.
@@ -151,7 +151,7 @@ class Actor {
   int64_t acts_ = 0;
   bool busy_ = false;
   plan::TaskKind kind_;
-  int64_t rate_ = 1;  // acc_count of an ACC, repeat_count of a REPEAT
+  int64_t rate_ = 1;      // acc_count of an ACC, repeat_count of a REPEAT
   bool stopped_ = false;  // the last act is done and the Eords are sent
   // Keyed by register id so that every message goes out in a deterministic order; the task's
   // own register order (for Launch) is kept in the two lists.

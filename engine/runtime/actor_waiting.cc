@@ -47,7 +47,8 @@ std::string Actor::WaitingOn() const {
     int32_t outstanding = 0;
     for (int32_t holders : o.holders) outstanding += holders > 0 ? 1 : 0;
     if (outstanding > 0) {
-      waits.push_back("waits for " + std::to_string(outstanding) + " slots of output regst " +
+      waits.push_back("waits for " + std::to_string(outstanding) +
+                      (outstanding == 1 ? " slot" : " slots") + " of output regst " +
                       std::to_string(id) + " to come back" + held);
     }
   }

@@ -1,12 +1,17 @@
 #include "engine/runtime/arena.h"
 
-#include <new>
+#include <exception>
 #include <string>
 
 #include "engine/core/error.h"
 #include "engine/runtime/plan_tensors.h"
 
 namespace twinflow::runtime {
+namespace {
+
+constexpr int32_t kMaxSlots = 1 << 16;
+
+}  // namespace
 
 Arena::Arena(const plan::Plan& plan, int device) : device_(device) {
   const std::string where = "device " + std::to_string(device);
@@ -28,7 +33,9 @@ Arena::Arena(const plan::Plan& plan, int device) : device_(device) {
     if (r.id() < 0 || r.id() >= plan.regsts_size() || &plan.regsts(r.id()) != &r) {
       throw PlanError(name + ": id does not match its index");
     }
-    if (r.slots() < 1) throw PlanError(name + ": needs at least one slot");
+    if (r.slots() < 1 || r.slots() > kMaxSlots) {
+      throw PlanError(name + ": " + std::to_string(r.slots()) + " slots");
+    }
     Layout& layout = regsts_[r.id()];
     layout.held = true;
     layout.consumers = r.consumers_size();
@@ -42,8 +49,7 @@ Arena::Arena(const plan::Plan& plan, int device) : device_(device) {
     }
     if (r.bytes_per_slot() != layout.slot_bytes) {
       throw PlanError(name + ": " + std::to_string(r.bytes_per_slot()) +
-                      " bytes per slot, but its tensor needs " +
-                      std::to_string(layout.slot_bytes));
+                      " bytes per slot, but its tensor needs " + std::to_string(layout.slot_bytes));
     }
   }
   if (memory) {
@@ -54,8 +60,8 @@ Arena::Arena(const plan::Plan& plan, int device) : device_(device) {
       }
       Layout& layout = regsts_[o.regst()];
       if (o.slot() < 0 || o.slot() >= static_cast<int>(layout.offsets.size())) {
-        throw PlanError(where + ": memory plan places slot " + std::to_string(o.slot()) +
-                        " of " + name + ", which has no such slot");
+        throw PlanError(where + ": memory plan places slot " + std::to_string(o.slot()) + " of " +
+                        name + ", which has no such slot");
       }
       if (o.offset() < 0 || o.offset() > bytes_ || layout.slot_bytes > bytes_ - o.offset()) {
         throw PlanError(where + ": slot " + std::to_string(o.slot()) + " of " + name +
@@ -78,7 +84,7 @@ Arena::Arena(const plan::Plan& plan, int device) : device_(device) {
   }
   try {
     storage_.resize(static_cast<size_t>(bytes_ + kAlignment));
-  } catch (const std::bad_alloc&) {
+  } catch (const std::exception&) {  // bad_alloc, or length_error for absurd sizes
     throw OutOfMemoryError(where + ": cannot allocate an arena of " + std::to_string(bytes_) +
                            " bytes");
   }
@@ -92,8 +98,8 @@ bool Arena::Holds(int64_t regst) const {
 
 Arena::Layout& Arena::At(int64_t regst, int32_t slot) {
   if (!Holds(regst) || slot < 0 || slot >= static_cast<int>(regsts_[regst].offsets.size())) {
-    throw PlanError("device " + std::to_string(device_) + " holds no slot " +
-                    std::to_string(slot) + " of regst " + std::to_string(regst));
+    throw PlanError("device " + std::to_string(device_) + " holds no slot " + std::to_string(slot) +
+                    " of regst " + std::to_string(regst));
   }
   return regsts_[regst];
 }

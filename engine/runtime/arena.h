@@ -33,9 +33,9 @@ class Arena {
   // A view of the slot with the register's shape and dtype (PlanError when out of range).
   Tensor View(int64_t regst, int32_t slot);
 
-  void Pin(int64_t regst);                      // all its slots live for good
-  void MarkLive(int64_t regst, int32_t slot);   // its producer launched into it
-  void Release(int64_t regst, int32_t slot);    // one consumer returned it
+  void Pin(int64_t regst);                     // all its slots live for good
+  void MarkLive(int64_t regst, int32_t slot);  // its producer launched into it
+  void Release(int64_t regst, int32_t slot);   // one consumer returned it
   // A new run: every slot but the pinned ones is free, and the peak restarts.
   void ResetLiveness();
   int64_t live_bytes() const { return live_bytes_; }
@@ -49,8 +49,8 @@ class Arena {
     DType dtype = DType::kF32;
     int64_t slot_bytes = 0;
     int consumers = 0;
-    std::vector<int64_t> offsets;      // per slot
-    std::vector<int> outstanding;      // consumers yet to return each live slot
+    std::vector<int64_t> offsets;  // per slot
+    std::vector<int> outstanding;  // consumers yet to return each live slot
     std::vector<bool> live;
   };
   Layout& At(int64_t regst, int32_t slot);
@@ -59,7 +59,7 @@ class Arena {
   int64_t bytes_ = 0;
   std::vector<Layout> regsts_;  // by register id; held only for this device's registers
   std::vector<std::byte> storage_;
-  std::byte* base_ = nullptr;   // storage_ rounded up to kAlignment
+  std::byte* base_ = nullptr;  // storage_ rounded up to kAlignment
   int64_t live_bytes_ = 0;
   int64_t peak_bytes_ = 0;
 };

@@ -107,8 +107,8 @@ void DeviceWorker::StartCollective(const PreparedTask& task, const runtime::Laun
   const plan::Task& t = *task.task;
   const SlotRef& in = FindSlot(launch.inputs, task.inputs[0], launch);
   const SlotRef& out = FindSlot(launch.outputs, task.outputs[0], launch);
-  CollectiveMember member{t.id(), device_, t.collective().member(), ctx_.SlotView(in.regst, in.slot),
-                          ctx_.SlotView(out.regst, out.slot)};
+  CollectiveMember member{t.id(), device_, t.collective().member(),
+                          ctx_.SlotView(in.regst, in.slot), ctx_.SlotView(out.regst, out.slot)};
   auto members = ctx_.rendezvous.Arrive(t.collective().group(), t.issue_order(), launch.piece,
                                         task.group_size, std::move(member));
   if (!members) return;  // the last member to arrive computes

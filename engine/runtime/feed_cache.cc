@@ -38,14 +38,15 @@ const FeedCache::Step& FeedCache::Fetch(int64_t step) {
   }
   for (const plan::Binding& b : plan_.feeds()) {
     const auto value = s.values.find(b.name());
-    if (value == s.values.end()) throw InvalidArgumentError(where + "no value for '" + b.name() + "'");
+    if (value == s.values.end())
+      throw InvalidArgumentError(where + "no value for '" + b.name() + "'");
     const Shape expected =
         StepShape(ToShape(b.logical(), "feed '" + b.name() + "'"), pieces_per_step_);
     const DType dtype = ToDType(b.logical().dtype(), "feed '" + b.name() + "'");
     if (value->second.shape() != expected || value->second.dtype() != dtype) {
       throw ShapeError(where + "'" + b.name() + "' is " + DTypeName(value->second.dtype()) +
-                       value->second.shape().ToString() + ", the plan expects " +
-                       DTypeName(dtype) + expected.ToString());
+                       value->second.shape().ToString() + ", the plan expects " + DTypeName(dtype) +
+                       expected.ToString());
     }
   }
   s.reads_left = reads_per_step_;

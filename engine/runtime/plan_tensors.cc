@@ -48,15 +48,24 @@ Attrs ToAttrs(const plan::OpDesc& op, const std::string& what) {
   Attrs attrs;
   for (const plan::Attr& a : op.attrs()) {
     switch (a.value_case()) {
-      case plan::Attr::kI: attrs.Set(a.name(), a.i()); break;
-      case plan::Attr::kF: attrs.Set(a.name(), a.f()); break;
-      case plan::Attr::kB: attrs.Set(a.name(), a.b()); break;
-      case plan::Attr::kS: attrs.Set(a.name(), a.s()); break;
-      case plan::Attr::kInts:
-        attrs.Set(a.name(), std::vector<int64_t>(a.ints().values().begin(),
-                                                 a.ints().values().end()));
+      case plan::Attr::kI:
+        attrs.Set(a.name(), a.i());
         break;
-      default: throw PlanError(what + ": attribute '" + a.name() + "' has no value");
+      case plan::Attr::kF:
+        attrs.Set(a.name(), a.f());
+        break;
+      case plan::Attr::kB:
+        attrs.Set(a.name(), a.b());
+        break;
+      case plan::Attr::kS:
+        attrs.Set(a.name(), a.s());
+        break;
+      case plan::Attr::kInts:
+        attrs.Set(a.name(),
+                  std::vector<int64_t>(a.ints().values().begin(), a.ints().values().end()));
+        break;
+      default:
+        throw PlanError(what + ": attribute '" + a.name() + "' has no value");
     }
   }
   return attrs;

@@ -87,7 +87,7 @@ void PrepareOp(const plan::Plan& plan, const kernels::KernelRegistry& kernels, P
   auto check = [&](const plan::TensorDesc& desc, int64_t regst) {
     const RegstDesc r = DescribeRegst(plan, regst, what);
     if (ToShape(desc, what) != r.shape || ToDType(desc.dtype(), what) != r.dtype) {
-      throw PlanError(what + ": op tensor " + DTypeName(r.dtype) + ToShape(desc, what).ToString() +
+      throw PlanError(what + ": op tensor " + desc.dtype() + ToShape(desc, what).ToString() +
                       " does not match regst " + std::to_string(regst) + " " + DTypeName(r.dtype) +
                       r.shape.ToString());
     }
@@ -99,7 +99,10 @@ void PrepareOp(const plan::Plan& plan, const kernels::KernelRegistry& kernels, P
   PrepareSide(op.outputs(), op.output_regions(), op.output_logical(), what, t.output_regions,
               t.output_logical);
   t.attrs = ToAttrs(op, what);
-  const int64_t key_regst = t.inputs.empty() ? t.outputs.at(0) : t.inputs[0];
+  if (t.inputs.empty() && t.outputs.empty()) {
+    throw PlanError(what + ": op '" + op.type() + "' has no data input or output");
+  }
+  const int64_t key_regst = t.inputs.empty() ? t.outputs[0] : t.inputs[0];
   const DType dtype = DescribeRegst(plan, key_regst, what).dtype;
   try {
     t.kernel = kernels.Find(kernels::KernelKey{op.type(), DeviceType::kCpu, dtype});
@@ -124,9 +127,8 @@ void PrepareSource(const plan::Plan& plan, PreparedTask& t, const std::string& w
           region.shape() != DescribeRegst(plan, t.outputs[0], what).shape ||
           ToDType(plan.feeds(b).logical().dtype(), what) !=
               DescribeRegst(plan, t.outputs[0], what).dtype) {
-        throw PlanError(what + ": feed '" + plan.feeds(b).name() + "' region " +
-                        region.ToString() + " of " + logical.ToString() +
-                        " does not fit its regst");
+        throw PlanError(what + ": feed '" + plan.feeds(b).name() + "' region " + region.ToString() +
+                        " of " + logical.ToString() + " does not fit its regst");
       }
       t.feed = b;
       t.feed_region = region;
@@ -210,7 +212,9 @@ PreparedTask Prepare(const plan::Plan& plan, const kernels::KernelRegistry& kern
       }
       PrepareOp(plan, kernels, t, what);
       break;
-    case plan::COMPUTE: PrepareOp(plan, kernels, t, what); break;
+    case plan::COMPUTE:
+      PrepareOp(plan, kernels, t, what);
+      break;
     case plan::COPY:
       if (t.outputs.size() != 1) ExpectArity(t, t.inputs.size(), 1, what);
       PrepareCopy(plan, t, what);
@@ -224,7 +228,9 @@ PreparedTask Prepare(const plan::Plan& plan, const kernels::KernelRegistry& kern
       ExpectArity(t, 1, 1, what);
       ExpectSameTensor(plan, t.inputs[0], t.outputs[0], what);
       break;
-    case plan::SINK: ExpectArity(t, 1, 0, what); break;
+    case plan::SINK:
+      ExpectArity(t, 1, 0, what);
+      break;
     case plan::ASSIGN:
       ExpectArity(t, 2, 0, what);
       ExpectSameTensor(plan, t.inputs[0], t.inputs[1], what);

@@ -6,8 +6,7 @@
 
 namespace twinflow::runtime {
 
-std::optional<std::vector<CollectiveMember>> Rendezvous::Arrive(int64_t group,
-                                                                int64_t issue_order,
+std::optional<std::vector<CollectiveMember>> Rendezvous::Arrive(int64_t group, int64_t issue_order,
                                                                 int64_t piece, int group_size,
                                                                 CollectiveMember member) {
   std::vector<std::optional<CollectiveMember>> arrived;

@@ -18,7 +18,7 @@ struct CollectiveMember {
   int64_t task = 0;
   int device = 0;
   int member = 0;
-  Tensor input;   // views of the member's slots
+  Tensor input;  // views of the member's slots
   Tensor output;
 };
 

@@ -31,10 +31,10 @@ struct RunContext {
   const plan::Plan& plan;
   const std::vector<PreparedTask>& tasks;
   const std::vector<std::unique_ptr<Arena>>& arenas;  // by device
-  const std::vector<int>& regst_device;                // the device whose arena holds a regst
+  const std::vector<int>& regst_device;               // the device whose arena holds a regst
   FeedCache& feeds;
-  std::vector<std::unique_ptr<MessageQueue>> queues;   // by device
-  std::vector<std::unique_ptr<Actor>> actors;          // by task
+  std::vector<std::unique_ptr<MessageQueue>> queues;  // by device
+  std::vector<std::unique_ptr<Actor>> actors;         // by task
   Rendezvous rendezvous;
 
   // A view of a slot, on whichever device holds it.

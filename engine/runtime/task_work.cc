@@ -12,8 +12,8 @@ namespace {
 void CopyBytes(const Tensor& from, Tensor& to) { std::copy_n(from.raw(), from.nbytes(), to.raw()); }
 
 void RunKernel(const PreparedTask& t, std::vector<Tensor>& inputs, std::vector<Tensor>& outputs) {
-  kernels::KernelContext kc{t.attrs, {}, {}, t.input_regions, t.output_regions,
-                            t.input_logical, t.output_logical};
+  kernels::KernelContext kc{
+      t.attrs, {}, {}, t.input_regions, t.output_regions, t.input_logical, t.output_logical};
   for (Tensor& in : inputs) kc.inputs.push_back(&in);
   for (Tensor& out : outputs) kc.outputs.push_back(&out);
   t.kernel(kc);
@@ -62,7 +62,8 @@ void RunTaskWork(RunContext& ctx, const PreparedTask& t, const Launch& l) {
       }
       return;
     }
-    case plan::VARIABLE: return;  // the slot holds the state; ASSIGN updates it in place
+    case plan::VARIABLE:
+      return;  // the slot holds the state; ASSIGN updates it in place
     case plan::COMPUTE: {
       std::vector<Tensor> inputs, outputs;
       for (size_t i = 0; i < t.inputs.size(); ++i) inputs.push_back(in(i));
@@ -76,7 +77,8 @@ void RunTaskWork(RunContext& ctx, const PreparedTask& t, const Launch& l) {
       for (const SlotCopy& c : t.copies) {
         for (const SlotRef& s : l.inputs) {
           // A lagged source without a piece yet leaves its region zero.
-          if (s.regst == c.src_regst) dst.CopyRegionFrom(ctx.SlotView(s.regst, s.slot), c.src, c.dst);
+          if (s.regst == c.src_regst)
+            dst.CopyRegionFrom(ctx.SlotView(s.regst, s.slot), c.src, c.dst);
         }
       }
       return;
@@ -106,7 +108,8 @@ void RunTaskWork(RunContext& ctx, const PreparedTask& t, const Launch& l) {
       CopyBytes(in(1), variable);
       return;
     }
-    default: throw PlanError("cannot run a " + plan::TaskKind_Name(t.task->kind()) + " task");
+    default:
+      throw PlanError("cannot run a " + plan::TaskKind_Name(t.task->kind()) + " task");
   }
 }
 

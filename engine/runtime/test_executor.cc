@@ -20,7 +20,7 @@ struct Event {
 // What the executor knows beyond the pool: the piece in each slot and each act in flight.
 struct Memory {
   std::map<std::pair<int64_t, int32_t>, int64_t> contents;  // (regst, slot) -> piece
-  std::map<int64_t, Launch> in_flight;                       // task -> its launched act
+  std::map<int64_t, Launch> in_flight;                      // task -> its launched act
 
   void CheckInputs(const Launch& launch, const char* when, TestRunResult& result) const {
     for (const SlotRef& in : launch.inputs) {

@@ -24,10 +24,10 @@ struct TestRunOptions {
 };
 
 struct TestRunResult {
-  bool finished = false;    // every actor finished
-  bool deadlocked = false;  // the pool ran dry first
-  std::string report;       // one WaitingOn line per unfinished actor, or why the run stopped
-  std::vector<Launch> launches;                  // in launch order
+  bool finished = false;         // every actor finished
+  bool deadlocked = false;       // the pool ran dry first
+  std::string report;            // one WaitingOn line per unfinished actor, or why the run stopped
+  std::vector<Launch> launches;  // in launch order
   std::vector<std::vector<int64_t>> pieces_seen;  // per task: Launch.piece of each act, in order
   // (consumer task, regst) -> the pieces of that register the consumer acted on, in order.
   std::map<std::pair<int64_t, int64_t>, std::vector<int64_t>> inputs_seen;
@@ -35,7 +35,7 @@ struct TestRunResult {
   // Reads of a slot that no longer (or not yet) holds the piece the Launch names, checked when
   // the act starts and again when it is done: a producer overwrote a slot still in use.
   std::vector<std::string> violations;
-  int64_t events = 0;         // messages and Dones delivered
+  int64_t events = 0;  // messages and Dones delivered
 };
 
 // How many pieces a SOURCE or VARIABLE task makes (other tasks ignore it).

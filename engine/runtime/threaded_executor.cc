@@ -3,6 +3,7 @@
 #include <atomic>
 #include <chrono>
 #include <set>
+#include <sstream>
 #include <thread>
 #include <utility>
 
@@ -68,8 +69,11 @@ struct ThreadedExecutor::Impl {
     for (const plan::Regst& r : plan.regsts()) {
       regst_device.push_back(plan.tasks(static_cast<int>(r.producer())).device());
     }
-    for (int d = 0; d < plan.devices_size(); ++d) arenas.push_back(std::make_unique<Arena>(plan, d));
+    for (int d = 0; d < plan.devices_size(); ++d)
+      arenas.push_back(std::make_unique<Arena>(plan, d));
     CheckBindings();
+    // The actors check that each task's registers fit its kind (the pieces do not matter).
+    for (const plan::Task& task : plan.tasks()) Actor check(plan, task.id(), 1);
     for (const PreparedTask& t : tasks) {
       if (t.task->kind() == plan::SOURCE) ++sources;
       if (t.task->kind() != plan::VARIABLE) continue;
@@ -169,8 +173,8 @@ std::vector<std::map<std::string, Tensor>> ThreadedExecutor::Impl::AssembleFetch
     }
     if (pieces < 0) pieces = steps;  // nothing contributes: a zero tensor per step
     if (pieces == 0 || pieces % steps != 0) {
-      throw PlanError("fetch '" + b.name() + "' got " + std::to_string(pieces) +
-                      " pieces in " + std::to_string(steps) + " steps");
+      throw PlanError("fetch '" + b.name() + "' got " + std::to_string(pieces) + " pieces in " +
+                      std::to_string(steps) + " steps");
     }
     const int64_t per_step = pieces / steps;
     for (int64_t s = 0; s < steps; ++s) {
@@ -223,7 +227,8 @@ RunResult ThreadedExecutor::Run(const FeedFn& feeds, const RunOptions& options) 
 
   std::vector<std::unique_ptr<DeviceWorker>> workers;
   for (int d = 0; d < plan.devices_size(); ++d) {
-    if (!device_tasks[d].empty()) workers.push_back(std::make_unique<DeviceWorker>(ctx, d, device_tasks[d]));
+    if (!device_tasks[d].empty())
+      workers.push_back(std::make_unique<DeviceWorker>(ctx, d, device_tasks[d]));
   }
   RunEnd end = RunEnd::kDone;
   {
@@ -240,21 +245,24 @@ RunResult ThreadedExecutor::Run(const FeedFn& feeds, const RunOptions& options) 
   }
   if (ctx.error) std::rethrow_exception(ctx.error);
   if (end == RunEnd::kTimedOut) {
-    throw TimeoutError("no act completed for " + std::to_string(options.watchdog_seconds) +
+    std::ostringstream seconds;
+    seconds << options.watchdog_seconds;
+    throw TimeoutError("no act completed for " + seconds.str() +
                        " s; waiting:" + DescribeStall(ctx));
   }
   for (const auto& actor : ctx.actors) {
-    if (!actor->finished()) throw PlanError("the run ended with unfinished actors:" + DescribeStall(ctx));
+    if (!actor->finished())
+      throw PlanError("the run ended with unfinished actors:" + DescribeStall(ctx));
   }
   if (options.steps > 0) result.fetches = impl.AssembleFetches(ctx, options.steps);
   for (const auto& arena : impl.arenas) result.peak_arena_bytes.push_back(arena->peak_bytes());
-  result.seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return result;
 }
 
 Tensor ThreadedExecutor::Variable(const std::string& name) const {
-  if (impl_->running.load()) throw InvalidArgumentError("variable '" + name + "' read while running");
+  if (impl_->running.load())
+    throw InvalidArgumentError("variable '" + name + "' read while running");
   const plan::Binding& b = impl_->VariableBinding(name);
   const std::vector<Tensor> views = impl_->VariableViews(b);
   std::vector<const Tensor*> parts;
@@ -263,7 +271,8 @@ Tensor ThreadedExecutor::Variable(const std::string& name) const {
 }
 
 void ThreadedExecutor::SetVariable(const std::string& name, const Tensor& value) {
-  if (impl_->running.load()) throw InvalidArgumentError("variable '" + name + "' set while running");
+  if (impl_->running.load())
+    throw InvalidArgumentError("variable '" + name + "' set while running");
   const plan::Binding& b = impl_->VariableBinding(name);
   std::vector<Tensor> views = impl_->VariableViews(b);
   std::vector<Tensor*> parts;

@@ -122,8 +122,8 @@ RC_GTEST_PROP(ActorProperty, RandomPlansTerminateWithTheExpectedActsAndPieceOrde
     for (int64_t regst : plan.tasks(t).consumed_regsts()) {
       const int64_t n = PiecesRead(plan, t, regst, expected[static_cast<size_t>(t)]);
       auto it = r.inputs_seen.find({t, regst});
-      const std::vector<int64_t> seen = it == r.inputs_seen.end() ? std::vector<int64_t>{}
-                                                                  : it->second;
+      const std::vector<int64_t> seen =
+          it == r.inputs_seen.end() ? std::vector<int64_t>{} : it->second;
       RC_ASSERT(seen == Iota(n));
     }
   }
@@ -140,7 +140,9 @@ RC_GTEST_PROP(ActorProperty, RandomPlansTerminateWithTheExpectedActsAndPieceOrde
 
 RC_GTEST_PROP(ActorProperty, InOrderDeliveryAgreesWithTheTokenOracle, ()) {
   const Drawn d = DrawPlan();
-  const SourcePiecesFn pieces = [&](int64_t t) { return testing::SourcePieces(d.plan, t, d.steps); };
+  const SourcePiecesFn pieces = [&](int64_t t) {
+    return testing::SourcePieces(d.plan, t, d.steps);
+  };
   const TestRunResult r = RunActors(d.plan, pieces, TestRunOptions{0, /*in_order=*/true});
   RC_ASSERT(testing::SimulateTokens(d.plan, d.steps).empty());
   RC_ASSERT(r.finished);
@@ -150,7 +152,9 @@ RC_GTEST_PROP(ActorProperty, InOrderDeliveryAgreesWithTheTokenOracle, ()) {
 
 RC_GTEST_PROP(ActorProperty, TheSameSeedGivesTheSameLaunches, ()) {
   const Drawn d = DrawPlan();
-  const SourcePiecesFn pieces = [&](int64_t t) { return testing::SourcePieces(d.plan, t, d.steps); };
+  const SourcePiecesFn pieces = [&](int64_t t) {
+    return testing::SourcePieces(d.plan, t, d.steps);
+  };
   const uint64_t seed = *rc::gen::arbitrary<uint64_t>();
   const TestRunResult a = RunWithRandomDelivery(d.plan, pieces, seed);
   const TestRunResult b = RunWithRandomDelivery(d.plan, pieces, seed);
@@ -217,8 +221,8 @@ RC_GTEST_PROP(ActorProperty, TooFewSlotsForALagIsReportedAsADeadlock, ()) {
   RC_ASSERT(r.finished == !expect_deadlock);
   if (expect_deadlock) {
     RC_ASSERT(r.acts[static_cast<size_t>(data)] == slots);
-    const std::string held = "data@0 output regst " + std::to_string(lagged) +
-                             " has no free slot (held by join@0)";
+    const std::string held =
+        "data@0 output regst " + std::to_string(lagged) + " has no free slot (held by join@0)";
     RC_ASSERT(r.report.find(held) != std::string::npos);
     RC_ASSERT(r.report.find("join@0 waits for regst") != std::string::npos);
   }

@@ -35,15 +35,21 @@ class TokenSim {
       const Task& task = plan.tasks(t);
       int64_t base = -1;
       for (int64_t r : task.consumed_regsts()) {
-        if (plan.regsts(r).lag() == 0) base = base < 0 ? out_pieces[r] : std::min(base, out_pieces[r]);
+        if (plan.regsts(r).lag() == 0)
+          base = base < 0 ? out_pieces[r] : std::min(base, out_pieces[r]);
       }
       base = std::max<int64_t>(base, 0);
       int64_t out = base;
-      if (task.kind() == plan::SOURCE) out = total_[t] = plan.pieces_per_step() * steps;
-      else if (task.kind() == plan::VARIABLE) out = total_[t] = steps;
-      else if (task.kind() == plan::ACC) total_[t] = base, out = base / Count(t);
-      else if (task.kind() == plan::REPEAT) out = total_[t] = base * Count(t);
-      else total_[t] = base;
+      if (task.kind() == plan::SOURCE)
+        out = total_[t] = plan.pieces_per_step() * steps;
+      else if (task.kind() == plan::VARIABLE)
+        out = total_[t] = steps;
+      else if (task.kind() == plan::ACC)
+        total_[t] = base, out = base / Count(t);
+      else if (task.kind() == plan::REPEAT)
+        out = total_[t] = base * Count(t);
+      else
+        total_[t] = base;
       for (int64_t r : task.produced_regsts()) out_pieces[r] = out;
     }
   }
@@ -177,7 +183,8 @@ class TokenSim {
       if (announce) ++produced_[r];
     }
     for (int64_t r : task.consumed_regsts()) {
-      const int64_t used = (task.kind() == plan::REPEAT ? (p + 1) / k : p + 1) - plan_.regsts(r).lag();
+      const int64_t used =
+          (task.kind() == plan::REPEAT ? (p + 1) / k : p + 1) - plan_.regsts(r).lag();
       int64_t& freed = freed_[r][ConsumerIndex(r, t)];
       freed = std::max(freed, used);
     }
@@ -234,7 +241,7 @@ class Generator {
     while (plan_.tasks_size() + 2 < budget) AddSomething(budget);
     AddSinks();
     if (options_.lags) {
-      for (int64_t i = rng_.UniformInt(0, 2); i > 0; --i) AddLoop();
+      for (int64_t i = rng_.UniformInt(0, 3); i > 0; --i) AddLoop();
     }
     for (Regst& regst : *plan_.mutable_regsts()) {
       std::sort(regst.mutable_consumers()->begin(), regst.mutable_consumers()->end());
@@ -328,7 +335,8 @@ class Generator {
   }
 
   bool HasRate(int64_t rate) const {
-    return std::any_of(data_.begin(), data_.end(), [&](const Available& a) { return a.rate == rate; });
+    return std::any_of(data_.begin(), data_.end(),
+                       [&](const Available& a) { return a.rate == rate; });
   }
 
   void AddProducer(TaskKind kind, int64_t rate) {
@@ -343,7 +351,7 @@ class Generator {
 
   void AddSomething(int64_t budget) {
     const bool variables = options_.rate_changes || micro_ == 1;
-    const int64_t choice = rng_.UniformInt(0, 11);
+    const int64_t choice = rng_.UniformInt(0, 8);
     if (choice == 0 && plan_.tasks_size() < 3) return AddProducer(plan::SOURCE, micro_);
     if (choice == 1 && variables) return AddProducer(plan::VARIABLE, 1);
     if (choice == 2 && options_.rate_changes && HasRate(1)) return AddRateChange(plan::REPEAT);
@@ -462,14 +470,15 @@ class Generator {
       if (task.kind() == plan::COMPUTE) computes.push_back(task.id());
     }
     if (computes.size() < 2) return;
-    const int64_t a = computes[rng_.UniformInt(0, computes.size() - 2)];
-    std::vector<int64_t> later;
-    const std::vector<bool> via_acc = Reachable(a, true);
-    for (int64_t b : computes) {
-      if (b > a && rate_[b] == rate_[a] && !via_acc[b]) later.push_back(b);
+    std::vector<std::pair<int64_t, int64_t>> pairs;
+    for (int64_t a : computes) {
+      const std::vector<bool> via_acc = Reachable(a, true);
+      for (int64_t b : computes) {
+        if (b > a && rate_[b] == rate_[a] && !via_acc[b]) pairs.push_back({a, b});
+      }
     }
-    if (later.empty()) return;
-    const int64_t b = later[rng_.UniformInt(0, later.size() - 1)];
+    if (pairs.empty()) return;
+    const auto [a, b] = pairs[rng_.UniformInt(0, pairs.size() - 1)];
     const bool control = rng_.UniformInt(0, 1) == 0;
     const plan::TensorDesc desc = RandomDesc();
     const int64_t r = Produce(b, control ? nullptr : &desc, /*pool=*/false);

@@ -1,8 +1,8 @@
 #pragma once
 // Random valid Plans for property tests of the validator, the loader and the actor state
 // machine: a random DAG of tasks (sources, computes, ACC/REPEAT pairs, sinks) with random slot
-// counts, a few lagged (loop-closing) registers, consistent register sizes, comm groups and
-// memory plans. Every generated Plan passes ValidatePlan; tests mutate them to get invalid ones.
+// counts, a few lagged (loop-closing) registers and control registers, all_reduce collectives,
+// consistent register sizes, comm groups and memory plans. Every generated Plan passes ValidatePlan; tests mutate them to get invalid ones.
 #include <cstdint>
 #include <string>
 
@@ -13,7 +13,7 @@ namespace twinflow::testing {
 
 struct RandomPlanOptions {
   int max_tasks = 12;
-  int max_slots = 3;
+  int max_slots = 3;  // slots are drawn in 1..max_slots, then raised where they would deadlock
   bool rate_changes = true;  // ACC and REPEAT tasks
   bool lags = true;          // registers with lag >= 1 closing loops
 };

@@ -1,5 +1,7 @@
 // engine/runtime/actor: the pure Actor state machine on small hand-built Plans, driven by the
 // test executor (in order and at random) and directly, message by message.
+#include "engine/runtime/actor.h"
+
 #include <gtest/gtest.h>
 
 #include <string>
@@ -7,7 +9,6 @@
 #include <vector>
 
 #include "engine/core/error.h"
-#include "engine/runtime/actor.h"
 #include "engine/runtime/test_executor.h"
 
 namespace twinflow::runtime {
@@ -73,7 +74,7 @@ TEST(ActorTest, ChainWithOneSlotRunsInLockstep) {
   const TestRunResult r = InOrder(plan, 3);
   ASSERT_TRUE(r.finished) << r.report;
   EXPECT_EQ(Order(plan, r), (std::vector<std::string>{"s:0", "c:0", "k:0", "s:1", "c:1", "k:1",
-                                                       "s:2", "c:2", "k:2"}));
+                                                      "s:2", "c:2", "k:2"}));
   EXPECT_EQ(r.acts, (std::vector<int64_t>{3, 3, 3}));
 }
 
@@ -83,7 +84,7 @@ TEST(ActorTest, ChainWithTwoSlotsLetsTheSourceRunAhead) {
   ASSERT_TRUE(r.finished) << r.report;
   // s:1 goes before c:0 (one piece ahead), but s:2 waits for c:0 to return slot 0.
   EXPECT_EQ(Order(plan, r), (std::vector<std::string>{"s:0", "s:1", "c:0", "c:1", "k:0", "s:2",
-                                                       "k:1", "c:2", "k:2"}));
+                                                      "k:1", "c:2", "k:2"}));
   EXPECT_EQ(r.launches[2].inputs.at(0).slot, 0);
   EXPECT_EQ(r.launches[3].inputs.at(0).slot, 1);
   EXPECT_EQ(r.launches[5].outputs.at(0).slot, 0);  // the ring comes back to slot 0
@@ -281,6 +282,30 @@ TEST(ActorTest, EordBeforeTheLastPieceWaitsForIt) {
   k.Done(out);
   k.Done(out);
   EXPECT_EQ(k.acts(), 2);
+  EXPECT_TRUE(k.finished());
+}
+
+TEST(ActorTest, WaitingOnAfterTheLastAct) {
+  Single p;
+  Actor s(p.plan, 0, 1);
+  Outbox out;
+  s.Start(out);
+  EXPECT_EQ(s.WaitingOn(), "s is running act 0");
+  s.Done(out);
+  EXPECT_EQ(s.WaitingOn(), "s waits for 1 slot of output regst 0 to come back (held by c)");
+  Actor c(p.plan, 1, 0);
+  c.Receive(RegstReady{0, 0, 0}, out);
+  c.Done(out);
+  EXPECT_EQ(c.WaitingOn(), "c waits for regst 0 piece 1 (from s)");
+  c.Receive(Eord{0, 1}, out);
+  EXPECT_EQ(c.WaitingOn(), "c waits for 1 slot of output regst 1 to come back (held by k)");
+  Actor k(p.plan, 2, 0);
+  k.Receive(Eord{1, 2}, out);
+  k.Receive(RegstReady{1, 0, 0}, out);
+  k.Receive(RegstReady{1, 1, 1}, out);
+  EXPECT_EQ(k.WaitingOn(), "k is running act 0");
+  k.Done(out);
+  k.Done(out);
   EXPECT_TRUE(k.finished());
 }
 

@@ -1,12 +1,13 @@
 // ValidatePlan on a small hand-built Plan and one mutation per rule: each broken rule is a
 // PlanError whose message names the task, register or device at fault.
+#include "engine/plan/plan_validate.h"
+
 #include <gtest/gtest.h>
 
 #include <functional>
 #include <string>
 
 #include "engine/core/error.h"
-#include "engine/plan/plan_validate.h"
 
 namespace twinflow::plan {
 namespace {
@@ -18,8 +19,8 @@ TensorDesc F32(std::initializer_list<int64_t> shape) {
   return desc;
 }
 
-Regst* AddRegst(Plan& plan, int64_t producer, std::initializer_list<int64_t> consumers,
-                int slots, const TensorDesc& desc, int64_t bytes) {
+Regst* AddRegst(Plan& plan, int64_t producer, std::initializer_list<int64_t> consumers, int slots,
+                const TensorDesc& desc, int64_t bytes) {
   Regst* r = plan.add_regsts();
   r->set_id(plan.regsts_size() - 1);
   r->set_producer(producer);
@@ -140,11 +141,8 @@ TEST(PlanValidate, ReferencesMustBeInRange) {
 }
 
 TEST(PlanValidate, RegisterNeedsExactlyOneProducerThatListsIt) {
-  ExpectInvalid(
-      [](Plan& p) {
-        p.mutable_tasks(2)->add_produced_regsts(1);
-      },
-      {"regst 1 has two producers", "task 1 'relu@0'", "task 2 'ar@0'"});
+  ExpectInvalid([](Plan& p) { p.mutable_tasks(2)->add_produced_regsts(1); },
+                {"regst 1 has two producers", "task 1 'relu@0'", "task 2 'ar@0'"});
   ExpectInvalid([](Plan& p) { p.mutable_tasks(1)->mutable_produced_regsts()->RemoveLast(); },
                 {"regst 4", "missing", "task 1 'relu@0'"});
   ExpectInvalid([](Plan& p) { p.mutable_regsts(4)->set_producer(0); },
@@ -156,17 +154,21 @@ TEST(PlanValidate, ConsumersAndConsumedListsAgree) {
                 {"regst 0 lists consumer task 4 'loss@0'"});
   ExpectInvalid([](Plan& p) { p.mutable_regsts(4)->clear_consumers(); },
                 {"task 4 'loss@0' consumes regst 4"});
-  ExpectInvalid([](Plan& p) { p.mutable_regsts(1)->set_consumers(0, 3); }, {"regst 1", "ascending"});
+  ExpectInvalid([](Plan& p) { p.mutable_regsts(1)->set_consumers(0, 3); },
+                {"regst 1", "ascending"});
   ExpectInvalid([](Plan& p) { p.mutable_tasks(4)->add_consumed_regsts(2); },
                 {"task 4 'loss@0'", "regst 2 twice"});
 }
 
 TEST(PlanValidate, SlotsAndBytes) {
-  ExpectInvalid([](Plan& p) { p.mutable_regsts(0)->set_slots(0); }, {"regst 0", "task 0 'x@0'", "0 slots"});
-  ExpectInvalid([](Plan& p) { p.mutable_regsts(0)->set_slots(2147483647); }, {"regst 0", "2147483647 slots"});
+  ExpectInvalid([](Plan& p) { p.mutable_regsts(0)->set_slots(0); },
+                {"regst 0", "task 0 'x@0'", "0 slots"});
+  ExpectInvalid([](Plan& p) { p.mutable_regsts(0)->set_slots(2147483647); },
+                {"regst 0", "2147483647 slots"});
   ExpectInvalid([](Plan& p) { p.mutable_regsts(1)->set_bytes_per_slot(15); },
                 {"regst 1 has 15 bytes per slot", "needs 16"});
-  ExpectInvalid([](Plan& p) { p.mutable_regsts(4)->set_bytes_per_slot(8); }, {"regst 4", "control"});
+  ExpectInvalid([](Plan& p) { p.mutable_regsts(4)->set_bytes_per_slot(8); },
+                {"regst 4", "control"});
   ExpectInvalid([](Plan& p) { p.mutable_regsts(1)->set_lag(-1); }, {"regst 1", "lag -1"});
 }
 
@@ -181,8 +183,9 @@ TEST(PlanValidate, TensorDescriptions) {
         p.mutable_regsts(1)->mutable_tensor()->add_shape(1LL << 40);
       },
       {"regst 1", "too large"});
-  ExpectInvalid([](Plan& p) { p.mutable_tasks(1)->mutable_op()->mutable_inputs(0)->set_shape(0, 5); },
-                {"task 1 'relu@0' input 0", "f32[5]", "regst 0"});
+  ExpectInvalid(
+      [](Plan& p) { p.mutable_tasks(1)->mutable_op()->mutable_inputs(0)->set_shape(0, 5); },
+      {"task 1 'relu@0' input 0", "f32[5]", "regst 0"});
   ExpectInvalid([](Plan& p) { p.mutable_tasks(1)->mutable_op()->clear_outputs(); },
                 {"task 1 'relu@0'", "0 output tensors"});
 }
@@ -210,10 +213,12 @@ TEST(PlanValidate, KindsTakeTheirRegisters) {
                 {"task 1 'relu@0'", "kind"});
   ExpectInvalid([](Plan& p) { p.mutable_tasks(1)->set_kind(static_cast<TaskKind>(99)); },
                 {"task 1 'relu@0'", "kind (99)"});
-  ExpectInvalid([](Plan& p) { p.mutable_tasks(4)->set_kind(SOURCE); }, {"task 4 'loss@0' (SOURCE)"});
+  ExpectInvalid([](Plan& p) { p.mutable_tasks(4)->set_kind(SOURCE); },
+                {"task 4 'loss@0' (SOURCE)"});
   ExpectInvalid([](Plan& p) { p.mutable_tasks(4)->set_kind(ACC); }, {"task 4 'loss@0' (ACC)"});
   ExpectInvalid([](Plan& p) { p.mutable_tasks(4)->set_kind(SEND); }, {"task 4 'loss@0'", "peer"});
-  ExpectInvalid([](Plan& p) { p.mutable_tasks(1)->mutable_op()->set_type(""); }, {"task 1 'relu@0'", "op type"});
+  ExpectInvalid([](Plan& p) { p.mutable_tasks(1)->mutable_op()->set_type(""); },
+                {"task 1 'relu@0'", "op type"});
 }
 
 TEST(PlanValidate, AccAndRepeatCounts) {
@@ -238,6 +243,46 @@ TEST(PlanValidate, CollectiveMembership) {
   ExpectInvalid([](Plan& p) { p.mutable_tasks(3)->set_issue_order(1); }, {"1 of its 2 members"});
   ExpectInvalid([](Plan& p) { p.mutable_tasks(3)->mutable_collective()->set_kind("all_sum"); },
                 {"task 3 'ar@1'", "all_sum"});
+}
+
+TEST(PlanValidate, CopyTransfers) {
+  // ar@1 becomes a copy of relu@0's output onto device 1 (and the group shrinks to device 0).
+  auto copy = [](int64_t src, int64_t begin, int64_t end) {
+    return [=](Plan& p) {
+      p.mutable_groups(0)->mutable_devices()->RemoveLast();
+      Task* t = p.mutable_tasks(3);
+      t->set_kind(COPY);
+      Transfer* tr = t->add_transfers();
+      tr->set_src_regst(src);
+      for (RegionDesc* region : {tr->mutable_src_region(), tr->mutable_dst_region()}) {
+        region->add_ranges()->set_end(4);
+      }
+      Range* range = tr->mutable_region()->add_ranges();
+      range->set_begin(begin);
+      range->set_end(end);
+    };
+  };
+  Plan plan = SmallPlan();
+  copy(1, 1, 3)(plan);
+  EXPECT_NO_THROW(ValidatePlan(plan));
+  ExpectInvalid(copy(0, 0, 4), {"task 3 'ar@1' transfer 0", "regst 0"});
+  ExpectInvalid(copy(1, 2, 6), {"task 3 'ar@1' transfer 0", "not inside"});
+  ExpectInvalid(
+      [&](Plan& p) {
+        copy(1, 0, 4)(p);
+        p.mutable_tasks(3)->clear_transfers();
+      },
+      {"task 3 'ar@1' (COPY) has no transfers"});
+}
+
+TEST(PlanValidate, AssignWritesAVariable) {
+  ExpectInvalid([](Plan& p) { p.mutable_tasks(4)->set_kind(ASSIGN); },
+                {"task 4 'loss@0'", "regst 2", "VARIABLE"});
+}
+
+TEST(PlanValidate, DTypesAreCanonical) {
+  ExpectInvalid([](Plan& p) { p.mutable_regsts(1)->mutable_tensor()->set_dtype("float32"); },
+                {"regst 1", "'float32'", "'f32'"});
 }
 
 TEST(PlanValidate, CyclesAreNamedAndLagsBreakThem) {
@@ -272,7 +317,8 @@ TEST(PlanValidate, MemoryPlans) {
                 {"regst 0 slot 0 twice"});
   ExpectInvalid([](Plan& p) { p.mutable_memory(1)->mutable_offsets(0)->set_regst(2); },
                 {"device 1", "regst 2", "produced on device 0"});
-  ExpectInvalid([](Plan& p) { p.mutable_memory()->RemoveLast(); }, {"1 memory plans for 2 devices"});
+  ExpectInvalid([](Plan& p) { p.mutable_memory()->RemoveLast(); },
+                {"1 memory plans for 2 devices"});
   ExpectInvalid([](Plan& p) { p.mutable_memory(1)->set_device(0); }, {"device 0"});
   ExpectInvalid([](Plan& p) { p.mutable_memory(1)->set_peak_bytes(17); }, {"device 1", "peak 17"});
 }

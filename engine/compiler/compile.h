@@ -1,0 +1,25 @@
+#pragma once
+// The compiler's front door: a LogicalGraph (with autograd and optimizer already appended)
+// through the SBP search and lowering to an actor Plan, with the results of each pass kept
+// for `explain`.
+#include <vector>
+
+#include "engine/compiler/lower.h"
+#include "engine/compiler/sbp_search.h"
+
+namespace twinflow::compiler {
+
+struct CompileOptions {
+  SbpSearchOptions search;
+  std::vector<graph::TensorId> fetches;  // tensors the host receives every step (the loss)
+};
+
+struct Compiled {
+  SbpAssignment assignment;
+  plan::Plan plan;
+};
+
+Compiled Compile(const graph::LogicalGraph& graph, const graph::OpRegistry& registry,
+                 const sbp::CostModel& cost_model, const CompileOptions& options);
+
+}  // namespace twinflow::compiler

@@ -1,0 +1,13 @@
+#pragma once
+// `twinflow run`: builds a model, compiles it to a Plan and trains it on in-process CPU
+// devices, printing the loss of every step and the step time; with --check it also runs the
+// single-device reference interpreter and prints the largest relative loss difference.
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace twinflow::launcher {
+
+int RunRunCommand(const std::vector<std::string>& args, std::ostream& out);
+
+}  // namespace twinflow::launcher

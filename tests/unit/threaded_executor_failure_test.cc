@@ -1,0 +1,89 @@
+// ThreadedExecutor failures end the run with a clear error instead of a crash or a hang: a
+// kernel error names the task, a Plan that does not fit this process is refused, and a
+// deadlock is reported by the watchdog with the actors and registers they wait on.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <string>
+
+#include "engine/core/error.h"
+#include "engine/runtime/threaded_executor.h"
+#include "tests/unit/hand_built_plan.h"
+
+namespace twinflow::runtime {
+namespace {
+
+using namespace hand_plan;  // NOLINT: test helpers
+
+TEST(ThreadedExecutor, KernelErrorNamesTheTask) {
+  const Shape s{2, 2};
+  PlanBuilder b(1);
+  const int64_t src = b.Task(plan::SOURCE, 0, "x@0", "input");
+  const int64_t bad = b.Task(plan::COMPUTE, 0, "layer/dropout@0", "dropout");  // no "rate"
+  const int64_t sink = b.Task(plan::SINK, 0, "y@0");
+  const int64_t x = b.Regst(src, {bad}, s);
+  const int64_t y = b.Regst(bad, {sink}, s);
+  PlanBuilder::Part(b.Feed("x", s), x, Region::Full(s));
+  PlanBuilder::Part(b.Fetch("y", s), y, Region::Full(s));
+  const kernels::KernelRegistry registry = kernels::CpuKernels();
+  ThreadedExecutor exec(b.Build(), registry);
+  try {
+    exec.Run(RandomFeed("x", s), RunOptions{2, 10});
+    FAIL() << "expected an error";
+  } catch (const InvalidArgumentError& e) {
+    EXPECT_NE(std::string(e.what()).find("layer/dropout@0"), std::string::npos) << e.what();
+  }
+  // A missing feed is reported too, and the executor can run again afterwards.
+  EXPECT_THROW(exec.Run([](int64_t) { return std::map<std::string, Tensor>{}; }, RunOptions{1, 10}),
+               InvalidArgumentError);
+}
+
+TEST(ThreadedExecutor, PlansThatDoNotFitAreRejected) {
+  const kernels::KernelRegistry registry = kernels::CpuKernels();
+  plan::Plan cuda = TwoDevicePlan();
+  cuda.mutable_devices(1)->set_type("cuda");
+  EXPECT_THROW(ThreadedExecutor(cuda, registry), PlanError);
+  plan::Plan small = TwoDevicePlan();
+  small.mutable_memory(0)->set_arena_bytes(8);
+  EXPECT_THROW(ThreadedExecutor(small, registry), PlanError);
+  plan::Plan unknown = TwoDevicePlan();
+  unknown.mutable_tasks(2)->mutable_op()->set_type("no_such_op");
+  try {
+    ThreadedExecutor exec(unknown, registry);
+    FAIL() << "expected an error";
+  } catch (const InvalidArgumentError& e) {
+    EXPECT_NE(std::string(e.what()).find("no_such_op"), std::string::npos) << e.what();
+  }
+}
+
+// data feeds join directly and through a register with lag 1 and one slot: join keeps piece 0
+// of the lagged register until its act 1, which needs data's piece 1, which needs that slot.
+TEST(ThreadedExecutor, DeadlockFailsWithTimeoutNamingTheActors) {
+  const Shape s{2};
+  PlanBuilder b(1);
+  const int64_t data = b.Task(plan::SOURCE, 0, "data@0", "input");
+  const int64_t join = b.Task(plan::COMPUTE, 0, "join@0", "add");
+  const int64_t sink = b.Task(plan::SINK, 0, "out@0");
+  const int64_t direct = b.Regst(data, {join}, s);
+  b.Regst(data, {join}, s, 1, 1);
+  const int64_t out = b.Regst(join, {sink}, s);
+  PlanBuilder::Part(b.Feed("x", s), direct, Region::Full(s));
+  PlanBuilder::Part(b.Fetch("out", s), out, Region::Full(s));
+  const kernels::KernelRegistry registry = kernels::CpuKernels();
+  ThreadedExecutor exec(b.Build(), registry);
+  const auto start = std::chrono::steady_clock::now();
+  try {
+    exec.Run(RandomFeed("x", s), RunOptions{3, 0.5});
+    FAIL() << "expected a timeout";
+  } catch (const TimeoutError& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("data@0"), std::string::npos) << message;
+    EXPECT_NE(message.find("join@0"), std::string::npos) << message;
+  }
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_LT(seconds, 1.5);
+}
+
+}  // namespace
+}  // namespace twinflow::runtime
