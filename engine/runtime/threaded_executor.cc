@@ -1,5 +1,7 @@
 #include "engine/runtime/threaded_executor.h"
 
+#include "engine/plan/plan_validate.h"
+
 #include <atomic>
 #include <chrono>
 #include <set>
@@ -194,7 +196,7 @@ std::vector<std::map<std::string, Tensor>> ThreadedExecutor::Impl::AssembleFetch
 }
 
 ThreadedExecutor::ThreadedExecutor(const plan::Plan& plan, const kernels::KernelRegistry& kernels)
-    : impl_(std::make_shared<Impl>(plan, kernels)) {}
+    : impl_((plan::ValidatePlan(plan), std::make_shared<Impl>(plan, kernels))) {}
 
 RunResult ThreadedExecutor::Run(const FeedFn& feeds, const RunOptions& options) {
   Impl& impl = *impl_;
