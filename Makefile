@@ -2,7 +2,7 @@
 # (scripts/install-deps is idempotent and quick on a ready machine) and configures the build
 # directory, so a fresh Debian 12 checkout needs only `make test`.
 #
-#   make demo        build, run `twinflow demo` (boxing plans) and explain two models
+#   make demo        build; boxing plans, the SBP search on two models, a short training run
 #   make test        build and run every test except those labelled slow
 #   make test-slow   the tests labelled slow
 #   make bench       build and run the benchmarks (build/bin/bench_*)
@@ -41,6 +41,8 @@ demo: build
 	$(BUILD_DIR)/bin/twinflow demo
 	@echo; echo "== The SBP search on a 3-layer MLP, hybrid dp=2,tp=2 on 4 devices =="
 	$(BUILD_DIR)/bin/twinflow explain --model mlp --devices 4 --strategy dp=2,tp=2 --summary
+	@echo; echo "== Training it for real on 4 in-process CPU devices, checked against one device =="
+	$(BUILD_DIR)/bin/twinflow run --model mlp --devices 4 --strategy dp=2,tp=2 --steps 3 --check
 	@echo; echo "== GPT-3 175B on 1,024 devices, dp=8,tp=8,pp=16 =="
 	$(BUILD_DIR)/bin/twinflow explain --model gpt --preset gpt3-175b --devices 1024 \
 	  --strategy dp=8,tp=8,pp=16 --summary
