@@ -25,7 +25,9 @@ int RunCompileCommand(const std::vector<std::string>& args, std::ostream& out) {
   const models::BuiltModel model = BuildModelFromArgs(parsed, registry);
   const sbp::AlphaBetaCostModel cost(CostConfigFromArgs(parsed));
   compiler::CompileOptions options;
-  options.fetches = {model.loss};
+  options.lower.fetches = {model.loss};
+  options.lower.micro_batches = model.strategy.micro_batches;
+  options.lower.one_f_one_b = model.strategy.schedule == models::Schedule::kOneFOneB;
   const compiler::Compiled compiled = compiler::Compile(model.graph, registry, cost, options);
   plan::SavePlan(compiled.plan, parsed.Get("output"));
 

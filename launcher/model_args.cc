@@ -39,7 +39,8 @@ void AddModelFlags(ArgParser& parser) {
       .Switch("inference", "the forward graph only: no autograd, no optimizer");
 }
 
-models::BuiltModel BuildModelFromArgs(const ParsedArgs& args, const graph::OpRegistry& registry) {
+models::BuiltModel BuildModelFromArgs(const ParsedArgs& args, const graph::OpRegistry& registry,
+                                      bool whole_batch) {
   models::BuildOptions options;
   options.devices = args.GetInt("devices", 1, 1 << 20);
   options.strategy = FromFlag("strategy", [&] { return models::ParseStrategy(args.Get("strategy")); });
@@ -49,6 +50,7 @@ models::BuiltModel BuildModelFromArgs(const ParsedArgs& args, const graph::OpReg
     }
     options.strategy.hierarchy = FromFlag("hierarchy", [&] { return ParseShape(args.Get("hierarchy")); });
   }
+  if (whole_batch) options.strategy.micro_batches = 1;
   options.training = !args.Given("inference");
   options.optimizer =
       FromFlag("optimizer", [&] { return graph::ParseOptimizer(args.Get("optimizer")); });

@@ -14,8 +14,11 @@ namespace twinflow::launcher {
 // --strategy, --hierarchy, --optimizer, --seed, --inference and --devices-per-node.
 void AddModelFlags(ArgParser& parser);
 
-// Builds the model the flags describe; InvalidArgumentError names the flag at fault.
-models::BuiltModel BuildModelFromArgs(const ParsedArgs& args, const graph::OpRegistry& registry);
+// Builds the model the flags describe; InvalidArgumentError names the flag at fault. With
+// `whole_batch`, micro-batches are ignored (the graph holds the whole batch): the single-device
+// reference a micro-batched run is checked against.
+models::BuiltModel BuildModelFromArgs(const ParsedArgs& args, const graph::OpRegistry& registry,
+                                      bool whole_batch = false);
 
 sbp::AlphaBetaConfig CostConfigFromArgs(const ParsedArgs& args);
 

@@ -14,6 +14,16 @@
 #include "launcher/model_args.h"
 
 namespace twinflow::launcher {
+namespace {
+
+// A step's loss: the sum of its micro-batches' shares (one value without micro-batches).
+double StepLoss(const Tensor& fetched) {
+  double sum = 0;
+  for (int64_t i = 0; i < fetched.numel(); ++i) sum += fetched.GetDouble(i);
+  return sum;
+}
+
+}  // namespace
 
 int RunRunCommand(const std::vector<std::string>& args, std::ostream& out) {
   ArgParser parser("twinflow run",
@@ -37,7 +47,9 @@ int RunRunCommand(const std::vector<std::string>& args, std::ostream& out) {
   const models::BuiltModel model = BuildModelFromArgs(parsed, registry);
   const sbp::AlphaBetaCostModel cost(CostConfigFromArgs(parsed));
   compiler::CompileOptions options;
-  options.fetches = {model.loss};
+  options.lower.fetches = {model.loss};
+  options.lower.micro_batches = model.strategy.micro_batches;
+  options.lower.one_f_one_b = model.strategy.schedule == models::Schedule::kOneFOneB;
   const compiler::Compiled compiled = compiler::Compile(model.graph, registry, cost, options);
   const runtime::FeedFn feeds = [&](int64_t step) {
     return models::SyntheticBatch(model, step, data_seed);
@@ -52,16 +64,18 @@ int RunRunCommand(const std::vector<std::string>& args, std::ostream& out) {
 
   std::vector<double> reference;
   if (parsed.Given("check")) {
-    interpreter::ReferenceInterpreter interp(model.graph, kernels);
+    // One device, the whole batch at once: the ground truth for any strategy.
+    const models::BuiltModel whole = BuildModelFromArgs(parsed, registry, /*whole_batch=*/true);
+    interpreter::ReferenceInterpreter interp(whole.graph, kernels);
     for (int64_t s = 0; s < steps; ++s) {
-      reference.push_back(interp.Step(feeds(s), {model.loss}).at(model.loss).GetDouble(0));
+      reference.push_back(interp.Step(feeds(s), {whole.loss}).at(whole.loss).GetDouble(0));
     }
   }
   out << "model " << parsed.Get("model") << " on " << compiled.plan.devices_size()
       << " in-process devices, strategy " << model.strategy.ToString() << "\n";
   double worst = 0;
   for (int64_t s = 0; s < steps; ++s) {
-    const double value = result.fetches[s].at(loss).GetDouble(0);
+    const double value = StepLoss(result.fetches[s].at(loss));
     out << "step " << std::setw(4) << s << "  loss " << std::setprecision(8) << value;
     if (!reference.empty()) {
       const double diff = std::fabs(value - reference[s]) / std::max(1e-30, std::fabs(reference[s]));

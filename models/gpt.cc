@@ -108,11 +108,13 @@ void CheckConfig(const GptConfig& c, const Strategy& s) {
 
 }  // namespace
 
-BuiltModel BuildGpt(const graph::OpRegistry& registry, const GptConfig& config,
+BuiltModel BuildGpt(const graph::OpRegistry& registry, const GptConfig& full_config,
                     const BuildOptions& options) {
   const Strategy& strategy = options.strategy;
   strategy.CheckDevices(options.devices);
-  CheckConfig(config, strategy);
+  CheckConfig(full_config, strategy);
+  GptConfig config = full_config;  // the graph is written for one micro-batch
+  config.batch = MicroBatch(full_config.batch, strategy);
   graph::GraphBuilder builder(registry, strategy.StagePlacement(0, options.devices));
   GptWriter writer(builder, config, options);
   const Shape tokens{config.batch, config.sequence};

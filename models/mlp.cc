@@ -27,8 +27,9 @@ BuiltModel BuildMlp(const graph::OpRegistry& registry, const MlpConfig& config,
                                std::to_string(layers) + " layers");
   }
   graph::GraphBuilder builder(registry, strategy.StagePlacement(0, options.devices));
-  const graph::TensorId x = builder.Input("x", Shape{config.batch, config.widths[0]});
-  const graph::TensorId labels = builder.Input("labels", Shape{config.batch}, DType::kI32);
+  const int64_t batch = MicroBatch(config.batch, strategy);
+  const graph::TensorId x = builder.Input("x", Shape{batch, config.widths[0]});
+  const graph::TensorId labels = builder.Input("labels", Shape{batch}, DType::kI32);
   PinData(builder, strategy, x);
   PinData(builder, strategy, labels);
 

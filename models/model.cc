@@ -20,8 +20,10 @@ std::map<std::string, Tensor> SyntheticBatch(const BuiltModel& model, int64_t st
   Rng rng(seed * 1000003 + static_cast<uint64_t>(step));
   std::map<std::string, Tensor> batch;
   for (const std::string& name : model.feeds) {
-    const graph::TensorMeta& meta =
+    graph::TensorMeta meta =
         model.graph.tensor(model.graph.op(*model.graph.FindOp(name)).outputs[0]).meta;
+    // The graph holds one micro-batch; a step's feed holds them all, one after another.
+    if (meta.shape.rank() > 0) meta.shape[0] *= model.strategy.micro_batches;
     const auto bound = model.index_bounds.find(name);
     if (bound == model.index_bounds.end()) {
       batch[name] = Tensor::Random(meta.shape, meta.dtype, rng);

@@ -25,8 +25,9 @@ struct BuiltModel {
   Strategy strategy;
 };
 
-// A deterministic synthetic batch for `step`: uniform [-1, 1) floats, integers below their
-// bound. For benchmarks, smoke runs and the CLI's `run` without data.
+// A deterministic synthetic batch for `step` (all micro-batches of the step, stacked on axis 0):
+// uniform [-1, 1) floats, integers below their bound. For benchmarks, smoke runs and the CLI's
+// `run` without data.
 std::map<std::string, Tensor> SyntheticBatch(const BuiltModel& model, int64_t step,
                                              uint64_t seed);
 

@@ -1,5 +1,6 @@
 #include "models/training.h"
 
+#include "engine/core/error.h"
 #include "engine/graph/autograd.h"
 
 namespace twinflow::models {
@@ -11,13 +12,29 @@ graph::TensorId Parameter(graph::GraphBuilder& builder, const std::string& name,
                                 {"seed", static_cast<int64_t>(seed)}});
 }
 
+int64_t MicroBatch(int64_t batch, const Strategy& strategy) {
+  if (strategy.micro_batches < 1 || batch % strategy.micro_batches != 0) {
+    throw InvalidArgumentError("batch " + std::to_string(batch) + " is not divisible by mb=" +
+                               std::to_string(strategy.micro_batches));
+  }
+  return batch / strategy.micro_batches;
+}
+
 BuiltModel FinishModel(graph::GraphBuilder& builder, graph::TensorId losses,
                        std::vector<graph::TensorId> parameters, std::vector<std::string> feeds,
                        const BuildOptions& options) {
   std::vector<int64_t> axes;
   for (int k = 0; k < builder.meta(losses).shape.rank(); ++k) axes.push_back(k);
-  const graph::TensorId loss = builder.Add1(
-      "reduce_mean", {losses}, Attrs{{"axes", axes}, {"keepdims", false}}, "loss");
+  const int64_t micro_batches = options.strategy.micro_batches;
+  graph::TensorId loss = builder.Add1("reduce_mean", {losses},
+                                      Attrs{{"axes", axes}, {"keepdims", false}},
+                                      micro_batches > 1 ? "loss/mean" : "loss");
+  if (micro_batches > 1) {
+    // Each micro-batch's loss is its share of the step's mean: summed over the micro-batches
+    // (gradients by ACC, the fetched values by the host) they give the whole batch's.
+    loss = builder.Add1("scalar_mul", {loss},
+                        Attrs{{"value", 1.0 / static_cast<double>(micro_batches)}}, "loss");
+  }
   if (options.training) {
     const auto gradients = graph::AddBackward(builder, loss, parameters);
     graph::AddOptimizer(builder, options.optimizer, gradients);

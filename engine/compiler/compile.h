@@ -11,7 +11,7 @@ namespace twinflow::compiler {
 
 struct CompileOptions {
   SbpSearchOptions search;
-  std::vector<graph::TensorId> fetches;  // tensors the host receives every step (the loss)
+  LowerOptions lower;  // the fetched tensors (the loss), micro-batches and schedule
 };
 
 struct Compiled {

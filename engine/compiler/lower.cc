@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 
+#include "engine/compiler/rates.h"
 #include "engine/core/error.h"
 #include "engine/plan/plan_io.h"
 #include "engine/sbp/boxing_planner.h"
@@ -54,13 +55,23 @@ class Lowerer {
       : graph_(graph), assignment_(assignment), cost_model_(cost_model) {}
 
   plan::Plan Run(const LowerOptions& options) {
-    plan_.set_pieces_per_step(1);
-    for (const graph::OpNode& op : graph_.ops()) {
-      for (int64_t d = 0; d < op.placement.size(); ++d) DeviceOf(op.placement.device(d));
+    micro_batches_ = options.micro_batches;
+    if (micro_batches_ < 1) throw PlanError("micro_batches must be positive");
+    plan_.set_pieces_per_step(micro_batches_);
+    rates_ = OpRates(graph_);
+    std::map<std::string, int> stages;  // placement text -> stage, in order of first use
+    for (const graph::OpId id : graph_.TopologicalOrder()) {
+      const graph::OpNode& op = graph_.op(id);
+      const int stage =
+          stages.emplace(op.placement.ToString(), static_cast<int>(stages.size())).first->second;
+      for (int64_t d = 0; d < op.placement.size(); ++d) {
+        device_stage_.emplace(DeviceOf(op.placement.device(d)), stage);
+      }
     }
     for (const graph::OpId id : graph_.TopologicalOrder()) LowerOp(graph_.op(id));
     AddControlEdgesToAssigns();
     for (TensorId t : options.fetches) AddFetch(t);
+    SetSlots(options, static_cast<int>(stages.size()));
     for (auto& regst : *plan_.mutable_regsts()) {
       std::sort(regst.mutable_consumers()->begin(), regst.mutable_consumers()->end());
     }
@@ -97,8 +108,10 @@ class Lowerer {
     return *task;
   }
 
-  // A register produced by `task`, one slot, sized for `shape`/`dtype` (empty: control).
+  // A register produced by `task`, one slot, sized for `shape`/`dtype` (empty: control),
+  // carrying data at the rate of the op being lowered.
   int64_t NewRegst(plan::Task& task, const Shape& shape, DType dtype, bool control = false) {
+    regst_rate_.push_back(control ? Rate::kStep : current_rate_);
     plan::Regst* regst = plan_.add_regsts();
     regst->set_id(plan_.regsts_size() - 1);
     regst->set_producer(task.id());
@@ -124,8 +137,9 @@ class Lowerer {
                                                         : plan::COMPUTE;
     std::vector<std::vector<int64_t>> inputs;  // [input][parallel index]
     for (size_t i = 0; i < op.inputs.size(); ++i) {
-      inputs.push_back(RegstsFor(op.inputs[i], Layout{op.placement, sig.inputs[i]}));
+      inputs.push_back(RegstsFor(op.inputs[i], Layout{op.placement, sig.inputs[i]}, rates_[op.id]));
     }
+    current_rate_ = rates_[op.id];
     for (int64_t d = 0; d < op.placement.size(); ++d) {
       plan::Task& task = NewTask(kind, DeviceOf(op.placement.device(d)),
                                  op.name + "@" + std::to_string(op.placement.device(d).index));
@@ -154,22 +168,72 @@ class Lowerer {
     if (kind == plan::VARIABLE) AddBinding(*plan_.add_variables(), op.outputs[0], "");
   }
 
-  // The registers holding `tensor` laid out as `layout`, one per parallel index: the
-  // producer's own, or those of the boxing that converts them (lowered once per layout).
-  std::vector<int64_t> RegstsFor(TensorId tensor, const Layout& layout) {
+  // The registers holding `tensor` laid out as `layout` at `rate`, one per parallel index: the
+  // producer's own, or those of the boxing that converts them (lowered once per layout and
+  // rate). Gradients for the optimizer are summed over micro-batches (ACC) before their
+  // boxing, so it runs once per step; step values for micro-batch ops are boxed once per step,
+  // then repeated (REPEAT).
+  std::vector<int64_t> RegstsFor(TensorId tensor, const Layout& layout, Rate rate) {
+    const graph::TensorNode& node = graph_.tensor(tensor);
+    const Rate produced_rate = rates_[node.producer];
+    const bool accumulate = micro_batches_ > 1 && produced_rate == Rate::kMicroBatch &&
+                            rate == Rate::kStep;
+    const bool repeat = micro_batches_ > 1 && produced_rate == Rate::kStep &&
+                        rate == Rate::kMicroBatch;
     const Layout produced = ProducedLayout(graph_, assignment_, tensor);
-    if (produced == layout) return produced_.at(tensor);
-    const std::string key = std::to_string(tensor) + "|" + layout.ToString();
+    const std::string key = std::to_string(tensor) + "|" + layout.ToString() + "|" +
+                            std::to_string(static_cast<int>(rate));
     const auto it = boxed_.find(key);
     if (it != boxed_.end()) return it->second;
-    const graph::TensorNode& node = graph_.tensor(tensor);
-    const sbp::BoxingPlan boxing =
-        sbp::PlanBoxing(node.meta.shape, node.meta.dtype, produced, layout, cost_model_);
     std::vector<int64_t> current = produced_.at(tensor);
-    for (size_t s = 0; s < boxing.steps.size(); ++s) {
-      current = LowerStep(node, boxing.steps[s], current, s);
+    current_rate_ = produced_rate;
+    if (accumulate) {
+      current = RateChange(node, produced, current, plan::ACC);
+      current_rate_ = Rate::kStep;
+    }
+    if (!(produced == layout)) {
+      const sbp::BoxingPlan boxing =
+          sbp::PlanBoxing(node.meta.shape, node.meta.dtype, produced, layout, cost_model_);
+      for (size_t s = 0; s < boxing.steps.size(); ++s) {
+        current = LowerStep(node, boxing.steps[s], current, s);
+      }
+    }
+    if (repeat) {
+      current_rate_ = Rate::kMicroBatch;
+      current = RateChange(node, layout, current, plan::REPEAT);
     }
     return boxed_[key] = current;
+  }
+
+  // One ACC (summing the step's micro-batches) or REPEAT (once per micro-batch) task per device
+  // of `layout`, copying the registers' tensors.
+  std::vector<int64_t> RateChange(const graph::TensorNode& node, const Layout& layout,
+                                  const std::vector<int64_t>& current, plan::TaskKind kind) {
+    std::vector<int64_t> next;
+    for (int64_t d = 0; d < layout.placement.size(); ++d) {
+      plan::Task& task =
+          NewTask(kind, DeviceOf(layout.placement.device(d)),
+                  node.name + (kind == plan::ACC ? "/acc@" : "/repeat@") +
+                      std::to_string(layout.placement.device(d).index));
+      if (kind == plan::ACC) task.set_acc_count(micro_batches_);
+      if (kind == plan::REPEAT) task.set_repeat_count(micro_batches_);
+      Consume(task, current[d]);
+      next.push_back(NewRegst(task, sbp::PhysicalShape(node.meta.shape, layout, d), node.meta.dtype));
+    }
+    return next;
+  }
+
+  // Slots of per-micro-batch registers follow the schedule: GPipe lets every micro-batch of a
+  // step run ahead, 1F1B lets stage s run (stages - s) ahead.
+  void SetSlots(const LowerOptions& options, int stages) {
+    if (micro_batches_ == 1) return;
+    for (plan::Regst& regst : *plan_.mutable_regsts()) {
+      if (regst_rate_[regst.id()] != Rate::kMicroBatch) continue;
+      const int stage = device_stage_.at(plan_.tasks(regst.producer()).device());
+      const int64_t ahead = options.one_f_one_b ? std::min<int64_t>(micro_batches_, stages - stage)
+                                                : micro_batches_;
+      regst.set_slots(static_cast<int32_t>(std::max<int64_t>(1, ahead)));
+    }
   }
 
   std::vector<int64_t> LowerStep(const graph::TensorNode& node, const sbp::BoxingStep& step,
@@ -292,7 +356,10 @@ class Lowerer {
     for (const auto& [regst, assign] : assigns_) {
       const auto consumers = plan_.regsts(regst).consumers();  // a copy: we add registers
       for (int64_t reader : consumers) {
-        if (reader == assign) continue;
+        // A REPEAT acts per micro-batch, so its control register would not match the
+        // ASSIGN's per-step rate; it needs none: each of its pieces feeds a micro-batch whose
+        // gradient the update waits for, so it has finished reading before the ASSIGN runs.
+        if (reader == assign || plan_.tasks(reader).kind() == plan::REPEAT) continue;
         const int64_t control =
             NewRegst(*plan_.mutable_tasks(reader), Shape{}, DType::kF32, /*control=*/true);
         Consume(*plan_.mutable_tasks(assign), control);
@@ -374,6 +441,11 @@ class Lowerer {
   std::map<std::vector<int32_t>, int64_t> groups_;
   std::map<int64_t, int64_t> assigns_;                        // variable regst -> assign task
   int64_t next_issue_order_ = 0;
+  int64_t micro_batches_ = 1;
+  std::vector<Rate> rates_;                 // by op id
+  std::vector<Rate> regst_rate_;            // by register id
+  std::map<int32_t, int> device_stage_;     // device -> pipeline stage
+  Rate current_rate_ = Rate::kStep;         // of the op being lowered
 };
 
 }  // namespace

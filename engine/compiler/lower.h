@@ -8,8 +8,11 @@
 // A variable is updated in place by its ASSIGN, so every other reader of the variable's
 // register sends the ASSIGN a control register: the update waits until the step's last read.
 //
-// Not yet: micro-batches (pieces_per_step is 1), pipeline schedules, MPI ranks (all devices are
-// rank 0) and lifetime-based memory reuse (every slot has its own bytes).
+// Micro-batches: ops run per micro-batch or per step (rates.h); REPEAT and ACC tasks join the
+// two, and pipeline stages are the op placements, in order of first use.
+//
+// Not yet: MPI ranks (all devices are rank 0), per-device ordering constraints beyond slot
+// counts, and lifetime-based memory reuse (every slot has its own bytes).
 #include <string>
 #include <vector>
 
@@ -23,6 +26,11 @@ namespace twinflow::compiler {
 
 struct LowerOptions {
   std::vector<graph::TensorId> fetches;  // tensors handed to the host each step (the loss)
+  // Micro-batches per step: per-micro-batch registers get slots by the schedule, GPipe's
+  // micro_batches (every forward before any backward) or 1F1B's (stages - stage), so stage s
+  // keeps at most that many micro-batches' activations.
+  int64_t micro_batches = 1;
+  bool one_f_one_b = true;
 };
 
 // Throws SbpError/PlanError naming the op when the assignment does not fit the graph.

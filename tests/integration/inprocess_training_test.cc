@@ -1,7 +1,8 @@
 // Training on 4 in-process CPU devices: the same model compiled under data, tensor and hybrid
-// parallelism (and the SBP search's own choice) runs on the ThreadedExecutor, and every step's
-// loss equals the single-device reference interpreter's within 1e-5 relative; two runs give
-// bit-identical losses.
+// parallelism, the SBP search's own choice, and 2-stage pipelines of 4 micro-batches (GPipe and
+// 1F1B) runs on the ThreadedExecutor, and every step's loss equals the single-device reference
+// interpreter's (the whole batch at once) within 1e-5 relative; two runs give bit-identical
+// losses.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -66,7 +67,9 @@ std::vector<double> ReferenceLosses(const models::BuiltModel& model, int64_t ste
 std::vector<double> DistributedLosses(const models::BuiltModel& model, int64_t steps,
                                       const runtime::FeedFn& feeds) {
   compiler::CompileOptions options;
-  options.fetches = {model.loss};
+  options.lower.fetches = {model.loss};
+  options.lower.micro_batches = model.strategy.micro_batches;
+  options.lower.one_f_one_b = model.strategy.schedule == models::Schedule::kOneFOneB;
   const compiler::Compiled compiled =
       compiler::Compile(model.graph, Ops(), sbp::AlphaBetaCostModel(), options);
   runtime::ThreadedExecutor executor(compiled.plan, Kernels());
@@ -76,8 +79,20 @@ std::vector<double> DistributedLosses(const models::BuiltModel& model, int64_t s
   const runtime::RunResult result = executor.Run(feeds, run);
   const std::string name = model.graph.tensor(model.loss).name;
   std::vector<double> losses;
-  for (const auto& step : result.fetches) losses.push_back(step.at(name).GetDouble(0));
+  for (const auto& step : result.fetches) {
+    // A step's loss is the sum of its micro-batches' shares.
+    const Tensor& fetched = step.at(name);
+    double sum = 0;
+    for (int64_t i = 0; i < fetched.numel(); ++i) sum += fetched.GetDouble(i);
+    losses.push_back(sum);
+  }
   return losses;
+}
+
+// The same model on one device, the whole batch at once: the ground truth.
+models::BuildOptions WholeBatch(models::BuildOptions options) {
+  options.strategy.micro_batches = 1;
+  return options;
 }
 
 void ExpectSameLosses(const std::vector<double>& got, const std::vector<double>& want,
@@ -100,9 +115,10 @@ TEST_P(MlpTraining, LossesMatchTheReferenceAndRepeatBitForBit) {
   options.devices = 4;
   options.optimizer = graph::ParseOptimizer("sgd:lr=0.1,momentum=0.9");
   const models::BuiltModel model = models::BuildMlp(Ops(), config, options);
+  const models::BuiltModel whole = models::BuildMlp(Ops(), config, WholeBatch(options));
   const runtime::FeedFn feeds = [&](int64_t step) { return MlpBatch(config, step); };
   const int64_t steps = 20;
-  const std::vector<double> want = ReferenceLosses(model, steps, feeds);
+  const std::vector<double> want = ReferenceLosses(whole, steps, feeds);
   const std::vector<double> got = DistributedLosses(model, steps, feeds);
   ExpectSameLosses(got, want, GetParam());
   EXPECT_LT(got.back(), got.front()) << "the loss should fall";
@@ -110,7 +126,10 @@ TEST_P(MlpTraining, LossesMatchTheReferenceAndRepeatBitForBit) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Strategies, MlpTraining,
-                         ::testing::Values("dp=4", "tp=4", "dp=2,tp=2", "auto"),
+                         ::testing::Values("dp=4", "tp=4", "dp=2,tp=2", "auto",
+                                           "dp=2,pp=2,mb=4,schedule=gpipe",
+                                           "dp=2,pp=2,mb=4,schedule=1f1b",
+                                           "tp=2,pp=2,mb=4,schedule=1f1b"),
                          [](const auto& info) {
                            std::string name = info.param;
                            for (char& c : name) {
@@ -119,23 +138,71 @@ INSTANTIATE_TEST_SUITE_P(Strategies, MlpTraining,
                            return name;
                          });
 
-TEST(GptTraining, TinyGptHybridMatchesTheReference) {
+class GptTraining : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(GptTraining, TinyGptMatchesTheReference) {
   models::GptConfig config;
   config.layers = 2;
   config.hidden = 16;
   config.heads = 2;
   config.sequence = 8;
   config.vocab = 32;
-  config.batch = 4;
+  config.batch = 8;  // 4 micro-batches of 2, split over dp=2
   models::BuildOptions options;
-  options.strategy = models::ParseStrategy("dp=2,tp=2");
+  options.strategy = models::ParseStrategy(GetParam());
   options.devices = 4;
   options.optimizer = graph::ParseOptimizer("adam:lr=0.01");
   const models::BuiltModel model = models::BuildGpt(Ops(), config, options);
+  const models::BuiltModel whole = models::BuildGpt(Ops(), config, WholeBatch(options));
   const runtime::FeedFn feeds = [&](int64_t step) { return GptBatch(config, step); };
   const int64_t steps = 20;
-  ExpectSameLosses(DistributedLosses(model, steps, feeds), ReferenceLosses(model, steps, feeds),
-                   "gpt dp=2,tp=2");
+  ExpectSameLosses(DistributedLosses(model, steps, feeds), ReferenceLosses(whole, steps, feeds),
+                   "gpt " + GetParam());
+}
+
+INSTANTIATE_TEST_SUITE_P(Strategies, GptTraining,
+                         ::testing::Values("dp=2,tp=2", "dp=2,pp=2,mb=4,schedule=gpipe",
+                                           "dp=2,pp=2,mb=4,schedule=1f1b"),
+                         [](const auto& info) {
+                           std::string name = info.param;
+                           for (char& c : name) {
+                             if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+                           }
+                           return name;
+                         });
+
+// The schedule is in the slot counts: under 1F1B stage s of p keeps at most p - s
+// micro-batches in flight on every per-micro-batch register, under GPipe all of them.
+TEST(PipelineSchedule, SlotCountsBoundTheMicroBatchesInFlight) {
+  models::MlpConfig config;
+  config.widths = {12, 24, 16, 5};
+  config.batch = 8;
+  for (const std::string schedule : {"1f1b", "gpipe"}) {
+    models::BuildOptions options;
+    options.strategy = models::ParseStrategy("dp=2,pp=2,mb=4,schedule=" + schedule);
+    options.devices = 4;
+    const models::BuiltModel model = models::BuildMlp(Ops(), config, options);
+    compiler::CompileOptions compile;
+    compile.lower.fetches = {model.loss};
+    compile.lower.micro_batches = 4;
+    compile.lower.one_f_one_b = schedule == "1f1b";
+    const plan::Plan plan =
+        compiler::Compile(model.graph, Ops(), sbp::AlphaBetaCostModel(), compile).plan;
+    EXPECT_EQ(plan.pieces_per_step(), 4);
+    int most[2] = {0, 0};
+    for (const plan::Regst& regst : plan.regsts()) {
+      const int64_t device = plan.tasks(regst.producer()).device();
+      const int stage = plan.devices(device).index() < 2 ? 0 : 1;  // stage 0 is cpu:0-1
+      most[stage] = std::max(most[stage], regst.slots());
+    }
+    if (schedule == "1f1b") {
+      EXPECT_EQ(most[0], 2) << "stage 0 of 2 keeps two micro-batches in flight";
+      EXPECT_EQ(most[1], 1) << "the last stage keeps one";
+    } else {
+      EXPECT_EQ(most[0], 4);
+      EXPECT_EQ(most[1], 4);
+    }
+  }
 }
 
 }  // namespace

@@ -1,0 +1,22 @@
+#pragma once
+// Rates: which ops run once per micro-batch and which once per step. Inputs and everything
+// computed from them run per micro-batch; variables, what is computed from variables alone, and
+// the optimizer (updates and assigns) run per step. Where a step-rate value feeds micro-batch
+// ops the Plan repeats it (REPEAT); where micro-batch gradients feed the optimizer it sums
+// them (ACC).
+#include <vector>
+
+#include "engine/graph/logical_graph.h"
+
+namespace twinflow::compiler {
+
+enum class Rate { kStep, kMicroBatch };
+
+// One Rate per op id. Throws InvalidArgumentError naming the op when a per-step op other than
+// an optimizer update would consume a per-micro-batch value (nothing could sum it).
+std::vector<Rate> OpRates(const graph::LogicalGraph& graph);
+
+// Optimizer updates consume gradients summed over the step's micro-batches.
+bool IsOptimizerUpdate(const graph::OpNode& op);
+
+}  // namespace twinflow::compiler
