@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 
+#include "engine/compiler/lower_internal.h"
 #include "engine/compiler/rates.h"
 #include "engine/core/error.h"
 #include "engine/plan/plan_io.h"
@@ -10,11 +11,7 @@
 #include "engine/sbp/slicing.h"
 
 namespace twinflow::compiler {
-namespace {
-
-using graph::TensorId;
-using sbp::Layout;
-using sbp::Placement;
+namespace lowering {
 
 constexpr int64_t kAlignment = 64;
 
@@ -35,6 +32,8 @@ plan::RegionDesc Desc(const Region& region) {
   return desc;
 }
 
+namespace {
+
 void AddAttr(plan::OpDesc& op, const std::string& name, const AttrValue& value) {
   plan::Attr* attr = op.add_attrs();
   attr->set_name(name);
@@ -48,413 +47,280 @@ void AddAttr(plan::OpDesc& op, const std::string& name, const AttrValue& value) 
   }
 }
 
-class Lowerer {
- public:
-  Lowerer(const graph::LogicalGraph& graph, const SbpAssignment& assignment,
-          const sbp::CostModel& cost_model)
-      : graph_(graph), assignment_(assignment), cost_model_(cost_model) {}
+}  // namespace
 
-  plan::Plan Run(const LowerOptions& options) {
-    micro_batches_ = options.micro_batches;
-    if (micro_batches_ < 1) throw PlanError("micro_batches must be positive");
-    plan_.set_pieces_per_step(micro_batches_);
-    rates_ = OpRates(graph_);
-    std::map<std::string, int> stages;  // placement text -> stage, in order of first use
-    for (const graph::OpId id : graph_.TopologicalOrder()) {
-      const graph::OpNode& op = graph_.op(id);
-      const int stage =
-          stages.emplace(op.placement.ToString(), static_cast<int>(stages.size())).first->second;
-      for (int64_t d = 0; d < op.placement.size(); ++d) {
-        device_stage_.emplace(DeviceOf(op.placement.device(d)), stage);
-      }
-    }
-    for (const graph::OpId id : graph_.TopologicalOrder()) LowerOp(graph_.op(id));
-    AddControlEdgesToAssigns();
-    for (TensorId t : options.fetches) AddFetch(t);
-    SetSlots(options, static_cast<int>(stages.size()));
-    for (auto& regst : *plan_.mutable_regsts()) {
-      std::sort(regst.mutable_consumers()->begin(), regst.mutable_consumers()->end());
-    }
-    PlanMemory();
-    plan_.mutable_cluster()->set_ranks(1);
-    plan_.mutable_cluster()->set_devices(plan_.devices_size());
-    plan_.mutable_cluster()->set_description("in-process CPU devices");
-    plan_.set_version(plan::kPlanVersion);
-    plan_.set_content_hash(plan::ContentHash(plan_));
-    return std::move(plan_);
-  }
-
- private:
-  int32_t DeviceOf(const sbp::DeviceId& id) {
-    const auto it = devices_.find(id);
-    if (it != devices_.end()) return it->second;
-    if (id.type != DeviceType::kCpu) {
-      throw PlanError("device " + id.ToString() + ": only cpu devices run in-process so far");
-    }
-    plan::Device* device = plan_.add_devices();
-    device->set_id(plan_.devices_size() - 1);
-    device->set_type(DeviceTypeName(id.type));
-    device->set_index(id.index);
-    device->set_rank(0);
-    return devices_[id] = device->id();
-  }
-
-  plan::Task& NewTask(plan::TaskKind kind, int32_t device, const std::string& name) {
-    plan::Task* task = plan_.add_tasks();
-    task->set_id(plan_.tasks_size() - 1);
-    task->set_kind(kind);
-    task->set_device(device);
-    task->set_name(name);
-    return *task;
-  }
-
-  // A register produced by `task`, one slot, sized for `shape`/`dtype` (empty: control),
-  // carrying data at the rate of the op being lowered.
-  int64_t NewRegst(plan::Task& task, const Shape& shape, DType dtype, bool control = false) {
-    regst_rate_.push_back(control ? Rate::kStep : current_rate_);
-    plan::Regst* regst = plan_.add_regsts();
-    regst->set_id(plan_.regsts_size() - 1);
-    regst->set_producer(task.id());
-    regst->set_slots(1);
-    if (!control) {
-      *regst->mutable_tensor() = Desc(shape, dtype);
-      regst->set_bytes_per_slot(shape.numel() * DTypeSize(dtype));
-    }
-    task.add_produced_regsts(regst->id());
-    return regst->id();
-  }
-
-  void Consume(plan::Task& task, int64_t regst) {
-    task.add_consumed_regsts(regst);
-    plan_.mutable_regsts(regst)->add_consumers(task.id());
-  }
-
-  void LowerOp(const graph::OpNode& op) {
-    const graph::NdSbpSignature& sig = assignment_.signatures[op.id];
-    const plan::TaskKind kind = op.type == "input"      ? plan::SOURCE
-                                : op.type == "variable" ? plan::VARIABLE
-                                : op.type == "assign"   ? plan::ASSIGN
-                                                        : plan::COMPUTE;
-    std::vector<std::vector<int64_t>> inputs;  // [input][parallel index]
-    for (size_t i = 0; i < op.inputs.size(); ++i) {
-      inputs.push_back(RegstsFor(op.inputs[i], Layout{op.placement, sig.inputs[i]}, rates_[op.id]));
-    }
-    current_rate_ = rates_[op.id];
+plan::Plan Lowerer::Run(const LowerOptions& options) {
+  micro_batches_ = options.micro_batches;
+  if (micro_batches_ < 1) throw PlanError("micro_batches must be positive");
+  plan_.set_pieces_per_step(micro_batches_);
+  rates_ = OpRates(graph_);
+  std::map<std::string, int> stages;  // placement text -> stage, in order of first use
+  for (const graph::OpId id : graph_.TopologicalOrder()) {
+    const graph::OpNode& op = graph_.op(id);
+    const int stage =
+        stages.emplace(op.placement.ToString(), static_cast<int>(stages.size())).first->second;
     for (int64_t d = 0; d < op.placement.size(); ++d) {
-      plan::Task& task = NewTask(kind, DeviceOf(op.placement.device(d)),
-                                 op.name + "@" + std::to_string(op.placement.device(d).index));
-      plan::OpDesc* desc = task.mutable_op();
-      desc->set_type(op.type);
-      for (const auto& [name, value] : op.attrs.values()) AddAttr(*desc, name, value);
-      for (size_t i = 0; i < op.inputs.size(); ++i) {
+      device_stage_.emplace(DeviceOf(op.placement.device(d)), stage);
+    }
+  }
+  for (const graph::OpId id : graph_.TopologicalOrder()) LowerOp(graph_.op(id));
+  AddControlEdgesToAssigns();
+  for (TensorId t : options.fetches) AddFetch(t);
+  SetSlots(options, static_cast<int>(stages.size()));
+  for (auto& regst : *plan_.mutable_regsts()) {
+    std::sort(regst.mutable_consumers()->begin(), regst.mutable_consumers()->end());
+  }
+  PlanMemory();
+  plan_.mutable_cluster()->set_ranks(1);
+  plan_.mutable_cluster()->set_devices(plan_.devices_size());
+  plan_.mutable_cluster()->set_description("in-process CPU devices");
+  plan_.set_version(plan::kPlanVersion);
+  plan_.set_content_hash(plan::ContentHash(plan_));
+  return std::move(plan_);
+}
+
+int32_t Lowerer::DeviceOf(const sbp::DeviceId& id) {
+  const auto it = devices_.find(id);
+  if (it != devices_.end()) return it->second;
+  if (id.type != DeviceType::kCpu) {
+    throw PlanError("device " + id.ToString() + ": only cpu devices run in-process so far");
+  }
+  plan::Device* device = plan_.add_devices();
+  device->set_id(plan_.devices_size() - 1);
+  device->set_type(DeviceTypeName(id.type));
+  device->set_index(id.index);
+  device->set_rank(0);
+  return devices_[id] = device->id();
+}
+
+plan::Task& Lowerer::NewTask(plan::TaskKind kind, int32_t device, const std::string& name) {
+  plan::Task* task = plan_.add_tasks();
+  task->set_id(plan_.tasks_size() - 1);
+  task->set_kind(kind);
+  task->set_device(device);
+  task->set_name(name);
+  return *task;
+}
+
+int64_t Lowerer::NewRegst(plan::Task& task, const Shape& shape, DType dtype, bool control) {
+  regst_rate_.push_back(control ? Rate::kStep : current_rate_);
+  plan::Regst* regst = plan_.add_regsts();
+  regst->set_id(plan_.regsts_size() - 1);
+  regst->set_producer(task.id());
+  regst->set_slots(1);
+  if (!control) {
+    *regst->mutable_tensor() = Desc(shape, dtype);
+    regst->set_bytes_per_slot(shape.numel() * DTypeSize(dtype));
+  }
+  task.add_produced_regsts(regst->id());
+  return regst->id();
+}
+
+void Lowerer::Consume(plan::Task& task, int64_t regst) {
+  task.add_consumed_regsts(regst);
+  plan_.mutable_regsts(regst)->add_consumers(task.id());
+}
+
+void Lowerer::LowerOp(const graph::OpNode& op) {
+  const graph::NdSbpSignature& sig = assignment_.signatures[op.id];
+  const plan::TaskKind kind = op.type == "input"      ? plan::SOURCE
+                              : op.type == "variable" ? plan::VARIABLE
+                              : op.type == "assign"   ? plan::ASSIGN
+                                                      : plan::COMPUTE;
+  std::vector<std::vector<int64_t>> inputs;  // [input][parallel index]
+  for (size_t i = 0; i < op.inputs.size(); ++i) {
+    inputs.push_back(RegstsFor(op.inputs[i], Layout{op.placement, sig.inputs[i]}, rates_[op.id]));
+  }
+  current_rate_ = rates_[op.id];
+  for (int64_t d = 0; d < op.placement.size(); ++d) {
+    // A task consumes each register once (the actor counts pieces per register), so an op
+    // reading one tensor twice, mul(x, x), gets a copy for the second read. Made before the
+    // op's task: adding tasks moves the ones already made.
+    std::vector<int64_t> consumed;
+    for (size_t i = 0; i < op.inputs.size(); ++i) {
+      int64_t regst = inputs[i][d];
+      if (std::find(consumed.begin(), consumed.end(), regst) != consumed.end()) {
         const graph::TensorMeta& meta = graph_.tensor(op.inputs[i]).meta;
         const Region region = sbp::PhysicalRegion(meta.shape, {op.placement, sig.inputs[i]}, d);
-        *desc->add_inputs() = Desc(region.shape(), meta.dtype);
-        *desc->add_input_regions() = Desc(region);
-        *desc->add_input_logical() = Desc(meta.shape, meta.dtype);
-        Consume(task, inputs[i][d]);
+        plan::Task& copy = NewTask(plan::COPY, DeviceOf(op.placement.device(d)),
+                                   op.name + "/input" + std::to_string(i) + "_copy@" +
+                                       std::to_string(op.placement.device(d).index));
+        Consume(copy, regst);
+        AddTransfer(copy, regst, region, region, region, meta.dtype);
+        regst = NewRegst(copy, region.shape(), meta.dtype);
       }
-      if (kind == plan::ASSIGN) assigns_[inputs[0][d]] = task.id();
-      for (size_t o = 0; o < op.outputs.size(); ++o) {
-        const graph::TensorMeta& meta = graph_.tensor(op.outputs[o]).meta;
-        const Region region = sbp::PhysicalRegion(meta.shape, {op.placement, sig.outputs[o]}, d);
-        *desc->add_outputs() = Desc(region.shape(), meta.dtype);
-        *desc->add_output_regions() = Desc(region);
-        *desc->add_output_logical() = Desc(meta.shape, meta.dtype);
-        produced_[op.outputs[o]].push_back(NewRegst(task, region.shape(), meta.dtype));
-      }
+      consumed.push_back(regst);
     }
-    if (kind == plan::SOURCE) AddBinding(*plan_.add_feeds(), op.outputs[0], "");
-    if (kind == plan::VARIABLE) AddBinding(*plan_.add_variables(), op.outputs[0], "");
-  }
-
-  // The registers holding `tensor` laid out as `layout` at `rate`, one per parallel index: the
-  // producer's own, or those of the boxing that converts them (lowered once per layout and
-  // rate). Gradients for the optimizer are summed over micro-batches (ACC) before their
-  // boxing, so it runs once per step; step values for micro-batch ops are boxed once per step,
-  // then repeated (REPEAT).
-  std::vector<int64_t> RegstsFor(TensorId tensor, const Layout& layout, Rate rate) {
-    const graph::TensorNode& node = graph_.tensor(tensor);
-    const Rate produced_rate = rates_[node.producer];
-    const bool accumulate = micro_batches_ > 1 && produced_rate == Rate::kMicroBatch &&
-                            rate == Rate::kStep;
-    const bool repeat = micro_batches_ > 1 && produced_rate == Rate::kStep &&
-                        rate == Rate::kMicroBatch;
-    const Layout produced = ProducedLayout(graph_, assignment_, tensor);
-    const std::string key = std::to_string(tensor) + "|" + layout.ToString() + "|" +
-                            std::to_string(static_cast<int>(rate));
-    const auto it = boxed_.find(key);
-    if (it != boxed_.end()) return it->second;
-    std::vector<int64_t> current = produced_.at(tensor);
-    current_rate_ = produced_rate;
-    if (accumulate) {
-      current = RateChange(node, produced, current, plan::ACC);
-      current_rate_ = Rate::kStep;
+    plan::Task& task = NewTask(kind, DeviceOf(op.placement.device(d)),
+                               op.name + "@" + std::to_string(op.placement.device(d).index));
+    plan::OpDesc* desc = task.mutable_op();
+    desc->set_type(op.type);
+    for (const auto& [name, value] : op.attrs.values()) AddAttr(*desc, name, value);
+    for (size_t i = 0; i < op.inputs.size(); ++i) {
+      const graph::TensorMeta& meta = graph_.tensor(op.inputs[i]).meta;
+      const Region region = sbp::PhysicalRegion(meta.shape, {op.placement, sig.inputs[i]}, d);
+      *desc->add_inputs() = Desc(region.shape(), meta.dtype);
+      *desc->add_input_regions() = Desc(region);
+      *desc->add_input_logical() = Desc(meta.shape, meta.dtype);
+      Consume(task, consumed[i]);
     }
-    if (!(produced == layout)) {
-      const sbp::BoxingPlan boxing =
-          sbp::PlanBoxing(node.meta.shape, node.meta.dtype, produced, layout, cost_model_);
-      for (size_t s = 0; s < boxing.steps.size(); ++s) {
-        current = LowerStep(node, boxing.steps[s], current, s);
-      }
-    }
-    if (repeat) {
-      current_rate_ = Rate::kMicroBatch;
-      current = RateChange(node, layout, current, plan::REPEAT);
-    }
-    return boxed_[key] = current;
-  }
-
-  // One ACC (summing the step's micro-batches) or REPEAT (once per micro-batch) task per device
-  // of `layout`, copying the registers' tensors.
-  std::vector<int64_t> RateChange(const graph::TensorNode& node, const Layout& layout,
-                                  const std::vector<int64_t>& current, plan::TaskKind kind) {
-    std::vector<int64_t> next;
-    for (int64_t d = 0; d < layout.placement.size(); ++d) {
-      plan::Task& task =
-          NewTask(kind, DeviceOf(layout.placement.device(d)),
-                  node.name + (kind == plan::ACC ? "/acc@" : "/repeat@") +
-                      std::to_string(layout.placement.device(d).index));
-      if (kind == plan::ACC) task.set_acc_count(micro_batches_);
-      if (kind == plan::REPEAT) task.set_repeat_count(micro_batches_);
-      Consume(task, current[d]);
-      next.push_back(NewRegst(task, sbp::PhysicalShape(node.meta.shape, layout, d), node.meta.dtype));
-    }
-    return next;
-  }
-
-  // Slots of per-micro-batch registers follow the schedule: GPipe lets every micro-batch of a
-  // step run ahead, 1F1B lets stage s run (stages - s) ahead.
-  void SetSlots(const LowerOptions& options, int stages) {
-    if (micro_batches_ == 1) return;
-    for (plan::Regst& regst : *plan_.mutable_regsts()) {
-      if (regst_rate_[regst.id()] != Rate::kMicroBatch) continue;
-      const int stage = device_stage_.at(plan_.tasks(regst.producer()).device());
-      const int64_t ahead = options.one_f_one_b ? std::min<int64_t>(micro_batches_, stages - stage)
-                                                : micro_batches_;
-      regst.set_slots(static_cast<int32_t>(std::max<int64_t>(1, ahead)));
+    if (kind == plan::ASSIGN) assigns_[inputs[0][d]] = task.id();
+    for (size_t o = 0; o < op.outputs.size(); ++o) {
+      const graph::TensorMeta& meta = graph_.tensor(op.outputs[o]).meta;
+      const Region region = sbp::PhysicalRegion(meta.shape, {op.placement, sig.outputs[o]}, d);
+      *desc->add_outputs() = Desc(region.shape(), meta.dtype);
+      *desc->add_output_regions() = Desc(region);
+      *desc->add_output_logical() = Desc(meta.shape, meta.dtype);
+      produced_[op.outputs[o]].push_back(NewRegst(task, region.shape(), meta.dtype));
     }
   }
+  if (kind == plan::SOURCE) AddBinding(*plan_.add_feeds(), op.outputs[0], "");
+  if (kind == plan::VARIABLE) AddBinding(*plan_.add_variables(), op.outputs[0], "");
+}
 
-  std::vector<int64_t> LowerStep(const graph::TensorNode& node, const sbp::BoxingStep& step,
-                                 const std::vector<int64_t>& current, size_t index) {
-    const Shape& shape = node.meta.shape;
-    const DType dtype = node.meta.dtype;
-    const std::string name = node.name + "/boxing" + std::to_string(index) + "_" +
-                             sbp::BoxingStepKindName(step.kind);
-    const Placement& to = step.to.placement;
-    std::vector<int64_t> next(to.size(), -1);
-    const auto output = [&](plan::Task& task, int64_t j) {
-      next[j] = NewRegst(task, sbp::PhysicalShape(shape, step.to, j), dtype);
-    };
-    switch (step.kind) {
-      case sbp::BoxingStepKind::kAllGather:
-      case sbp::BoxingStepKind::kAllReduce:
-      case sbp::BoxingStepKind::kReduceScatter:
-      case sbp::BoxingStepKind::kAllToAll: {
-        for (const std::vector<int64_t>& members : step.groups) {
-          const int64_t group = GroupOf(step.from.placement, members);
-          const int64_t order = next_issue_order_++;
-          for (size_t m = 0; m < members.size(); ++m) {
-            const int64_t j = members[m];
-            plan::Task& task = NewTask(plan::COLLECTIVE, DeviceOf(to.device(j)),
-                                       name + "@" + std::to_string(to.device(j).index));
-            plan::CollectiveDesc* c = task.mutable_collective();
-            c->set_kind(sbp::BoxingStepKindName(step.kind));
-            c->set_reduce_op(ReduceOpName(step.reduce_op));
-            c->set_gather_axis(std::max(step.gather_axis, 0));  // unused axes stay 0
-            c->set_scatter_axis(std::max(step.scatter_axis, 0));
-            c->set_group(group);
-            c->set_member(static_cast<int32_t>(m));
-            task.set_issue_order(order);
-            Consume(task, current[j]);
-            output(task, j);
-          }
-        }
-        return next;
-      }
-      case sbp::BoxingStepKind::kLocalSlice: {
-        const int a = step.mesh_axis;
-        const int64_t p = to.hierarchy()[a];
-        const sbp::Sbp& x = step.from.nd_sbp[a];
-        const sbp::Sbp& y = step.to.nd_sbp[a];
-        for (int64_t j = 0; j < to.size(); ++j) {
-          plan::Task& task = NewTask(plan::COPY, DeviceOf(to.device(j)),
-                                     name + "@" + std::to_string(to.device(j).index));
-          Consume(task, current[j]);
-          const Region rs = sbp::PhysicalRegion(shape, step.from, j);
-          const Region rd = sbp::PhysicalRegion(shape, step.to, j);
-          // B -> P(sum) keeps the value on coordinate 0 of the axis and zeroes the others.
-          const bool zero = p > 1 && x.is_broadcast() && y.is_partial() &&
-                            y.op == ReduceOp::kSum && to.MeshCoord(j)[a] != 0;
-          if (!zero) AddTransfer(task, current[j], rs, rd, rs.Intersect(rd), dtype);
-          output(task, j);
-        }
-        return next;
-      }
-      case sbp::BoxingStepKind::kSendRecv:
-      case sbp::BoxingStepKind::kBroadcast: {
-        std::map<int64_t, std::vector<sbp::RegionTransfer>> by_destination;
-        if (step.kind == sbp::BoxingStepKind::kBroadcast) {
-          for (int64_t j = 0; j < to.size(); ++j) {
-            by_destination[j].push_back({step.root, j, Region::Full(shape), 0});
-          }
-        } else {
-          for (const sbp::RegionTransfer& t : step.transfers) by_destination[t.dst_index].push_back(t);
-        }
-        for (int64_t j = 0; j < to.size(); ++j) {
-          plan::Task& task = NewTask(plan::COPY, DeviceOf(to.device(j)),
-                                     name + "@" + std::to_string(to.device(j).index));
-          const Region rd = sbp::PhysicalRegion(shape, step.to, j);
-          std::vector<int64_t> sources;
-          for (const sbp::RegionTransfer& t : by_destination[j]) {
-            if (std::find(sources.begin(), sources.end(), current[t.src_index]) == sources.end()) {
-              sources.push_back(current[t.src_index]);
-            }
-          }
-          // A destination that receives nothing (an empty slice) still waits for the piece.
-          if (sources.empty()) sources.push_back(current[std::min<int64_t>(j, current.size() - 1)]);
-          for (int64_t regst : sources) Consume(task, regst);
-          for (const sbp::RegionTransfer& t : by_destination[j]) {
-            AddTransfer(task, current[t.src_index],
-                        sbp::PhysicalRegion(shape, step.from, t.src_index), rd, t.region, dtype);
-          }
-          output(task, j);
-        }
-        return next;
-      }
-    }
-    throw PlanError("boxing step of unknown kind for tensor '" + node.name + "'");
+std::vector<int64_t> Lowerer::RegstsFor(TensorId tensor, const Layout& layout, Rate rate) {
+  const graph::TensorNode& node = graph_.tensor(tensor);
+  const Rate produced_rate = rates_[node.producer];
+  const bool accumulate =
+      micro_batches_ > 1 && produced_rate == Rate::kMicroBatch && rate == Rate::kStep;
+  const bool repeat =
+      micro_batches_ > 1 && produced_rate == Rate::kStep && rate == Rate::kMicroBatch;
+  const Layout produced = ProducedLayout(graph_, assignment_, tensor);
+  const std::string key = std::to_string(tensor) + "|" + layout.ToString() + "|" +
+                          std::to_string(static_cast<int>(rate));
+  const auto it = boxed_.find(key);
+  if (it != boxed_.end()) return it->second;
+  std::vector<int64_t> current = produced_.at(tensor);
+  current_rate_ = produced_rate;
+  if (accumulate) {
+    current = RateChange(node, produced, current, plan::ACC);
+    current_rate_ = Rate::kStep;
   }
-
-  void AddTransfer(plan::Task& task, int64_t src_regst, const Region& src_region,
-                   const Region& dst_region, const Region& region, DType dtype) {
-    if (region.empty()) return;
-    plan::Transfer* t = task.add_transfers();
-    t->set_src_regst(src_regst);
-    *t->mutable_src_region() = Desc(src_region);
-    *t->mutable_dst_region() = Desc(dst_region);
-    *t->mutable_region() = Desc(region);
-    task.set_bytes_moved(task.bytes_moved() + region.numel() * DTypeSize(dtype));
-  }
-
-  int64_t GroupOf(const Placement& placement, const std::vector<int64_t>& members) {
-    std::vector<int32_t> devices;
-    for (int64_t m : members) devices.push_back(DeviceOf(placement.device(m)));
-    const auto it = groups_.find(devices);
-    if (it != groups_.end()) return it->second;
-    plan::CommGroup* group = plan_.add_groups();
-    group->set_id(plan_.groups_size() - 1);
-    for (int32_t d : devices) group->add_devices(d);
-    return groups_[devices] = group->id();
-  }
-
-  // Every reader of a variable's register (an op, or the first step of a boxing that copies
-  // it) tells the variable's ASSIGN when it is done with the step, so the update never
-  // overwrites a value still to be read.
-  void AddControlEdgesToAssigns() {
-    for (const auto& [regst, assign] : assigns_) {
-      const auto consumers = plan_.regsts(regst).consumers();  // a copy: we add registers
-      for (int64_t reader : consumers) {
-        // A REPEAT acts per micro-batch, so its control register would not match the
-        // ASSIGN's per-step rate; it needs none: each of its pieces feeds a micro-batch whose
-        // gradient the update waits for, so it has finished reading before the ASSIGN runs.
-        if (reader == assign || plan_.tasks(reader).kind() == plan::REPEAT) continue;
-        const int64_t control =
-            NewRegst(*plan_.mutable_tasks(reader), Shape{}, DType::kF32, /*control=*/true);
-        Consume(*plan_.mutable_tasks(assign), control);
-      }
+  if (!(produced == layout)) {
+    const sbp::BoxingPlan boxing =
+        sbp::PlanBoxing(node.meta.shape, node.meta.dtype, produced, layout, cost_model_);
+    for (size_t s = 0; s < boxing.steps.size(); ++s) {
+      current = LowerStep(node, boxing.steps[s], current, s);
     }
   }
+  if (repeat) {
+    current_rate_ = Rate::kMicroBatch;
+    current = RateChange(node, layout, current, plan::REPEAT);
+  }
+  return boxed_[key] = current;
+}
 
-  void AddBinding(plan::Binding& binding, TensorId tensor, const std::string& reduce) {
-    const graph::TensorNode& node = graph_.tensor(tensor);
-    const Layout layout = ProducedLayout(graph_, assignment_, tensor);
-    binding.set_name(graph_.op(node.producer).name);
-    *binding.mutable_logical() = Desc(node.meta.shape, node.meta.dtype);
-    binding.set_layout(layout.ToString());
-    binding.set_reduce(reduce);
-    const Shape& hierarchy = layout.placement.hierarchy();
-    for (int64_t d = 0; d < layout.placement.size(); ++d) {
-      plan::BindingPart* part = binding.add_parts();
-      part->set_regst(produced_.at(tensor)[d]);
-      *part->mutable_region() = Desc(sbp::PhysicalRegion(node.meta.shape, layout, d));
-      // One replica of each broadcast contributes.
-      bool first_replica = true;
-      const std::vector<int64_t> coord = layout.placement.MeshCoord(d);
-      for (int a = 0; a < hierarchy.rank(); ++a) {
-        if (layout.nd_sbp[a].is_broadcast() && coord[a] != 0) first_replica = false;
-      }
-      part->set_contributes(first_replica);
+std::vector<int64_t> Lowerer::RateChange(const graph::TensorNode& node, const Layout& layout,
+                                         const std::vector<int64_t>& current, plan::TaskKind kind) {
+  std::vector<int64_t> next;
+  for (int64_t d = 0; d < layout.placement.size(); ++d) {
+    plan::Task& task = NewTask(kind, DeviceOf(layout.placement.device(d)),
+                               node.name + (kind == plan::ACC ? "/acc@" : "/repeat@") +
+                                   std::to_string(layout.placement.device(d).index));
+    if (kind == plan::ACC) task.set_acc_count(micro_batches_);
+    if (kind == plan::REPEAT) task.set_repeat_count(micro_batches_);
+    Consume(task, current[d]);
+    next.push_back(NewRegst(task, sbp::PhysicalShape(node.meta.shape, layout, d), node.meta.dtype));
+  }
+  return next;
+}
+
+void Lowerer::SetSlots(const LowerOptions& options, int stages) {
+  if (micro_batches_ == 1) return;
+  for (plan::Regst& regst : *plan_.mutable_regsts()) {
+    if (regst_rate_[regst.id()] != Rate::kMicroBatch) continue;
+    const int stage = device_stage_.at(plan_.tasks(regst.producer()).device());
+    const int64_t ahead =
+        options.one_f_one_b ? std::min<int64_t>(micro_batches_, stages - stage) : micro_batches_;
+    regst.set_slots(static_cast<int32_t>(std::max<int64_t>(1, ahead)));
+  }
+}
+
+void Lowerer::AddControlEdgesToAssigns() {
+  for (const auto& [regst, assign] : assigns_) {
+    const auto consumers = plan_.regsts(regst).consumers();  // a copy: we add registers
+    for (int64_t reader : consumers) {
+      // A REPEAT acts per micro-batch, so its control register would not match the
+      // ASSIGN's per-step rate; it needs none: each of its pieces feeds a micro-batch whose
+      // gradient the update waits for, so it has finished reading before the ASSIGN runs.
+      if (reader == assign || plan_.tasks(reader).kind() == plan::REPEAT) continue;
+      const int64_t control =
+          NewRegst(*plan_.mutable_tasks(reader), Shape{}, DType::kF32, /*control=*/true);
+      Consume(*plan_.mutable_tasks(assign), control);
     }
   }
+}
 
-  void AddFetch(TensorId tensor) {
-    const Layout layout = ProducedLayout(graph_, assignment_, tensor);
-    std::string reduce;
-    for (const sbp::Sbp& s : layout.nd_sbp.sbps()) {
-      if (!s.is_partial()) continue;
-      if (!reduce.empty() && reduce != ReduceOpName(s.op)) {
-        throw PlanError("fetched tensor '" + graph_.tensor(tensor).name +
-                        "' is partial with two reduce ops: " + layout.ToString());
-      }
-      reduce = ReduceOpName(s.op);
+void Lowerer::AddBinding(plan::Binding& binding, TensorId tensor, const std::string& reduce) {
+  const graph::TensorNode& node = graph_.tensor(tensor);
+  const Layout layout = ProducedLayout(graph_, assignment_, tensor);
+  binding.set_name(graph_.op(node.producer).name);
+  *binding.mutable_logical() = Desc(node.meta.shape, node.meta.dtype);
+  binding.set_layout(layout.ToString());
+  binding.set_reduce(reduce);
+  const Shape& hierarchy = layout.placement.hierarchy();
+  for (int64_t d = 0; d < layout.placement.size(); ++d) {
+    plan::BindingPart* part = binding.add_parts();
+    part->set_regst(produced_.at(tensor)[d]);
+    *part->mutable_region() = Desc(sbp::PhysicalRegion(node.meta.shape, layout, d));
+    // One replica of each broadcast contributes.
+    bool first_replica = true;
+    const std::vector<int64_t> coord = layout.placement.MeshCoord(d);
+    for (int a = 0; a < hierarchy.rank(); ++a) {
+      if (layout.nd_sbp[a].is_broadcast() && coord[a] != 0) first_replica = false;
     }
-    plan::Binding& binding = *plan_.add_fetches();
-    AddBinding(binding, tensor, reduce);
-    binding.set_name(graph_.tensor(tensor).name);
-    for (const plan::BindingPart& part : binding.parts()) {
-      const int32_t device = plan_.tasks(plan_.regsts(part.regst()).producer()).device();
-      plan::Task& sink = NewTask(plan::SINK, device, binding.name() + "/sink");
-      Consume(sink, part.regst());
+    part->set_contributes(first_replica);
+  }
+}
+
+void Lowerer::AddFetch(TensorId tensor) {
+  const Layout layout = ProducedLayout(graph_, assignment_, tensor);
+  std::string reduce;
+  for (const sbp::Sbp& s : layout.nd_sbp.sbps()) {
+    if (!s.is_partial()) continue;
+    if (!reduce.empty() && reduce != ReduceOpName(s.op)) {
+      throw PlanError("fetched tensor '" + graph_.tensor(tensor).name +
+                      "' is partial with two reduce ops: " + layout.ToString());
+    }
+    reduce = ReduceOpName(s.op);
+  }
+  plan::Binding& binding = *plan_.add_fetches();
+  AddBinding(binding, tensor, reduce);
+  binding.set_name(graph_.tensor(tensor).name);
+  for (const plan::BindingPart& part : binding.parts()) {
+    const int32_t device = plan_.tasks(plan_.regsts(part.regst()).producer()).device();
+    plan::Task& sink = NewTask(plan::SINK, device, binding.name() + "/sink");
+    Consume(sink, part.regst());
+  }
+}
+
+void Lowerer::PlanMemory() {
+  std::vector<plan::MemoryPlan*> memory;
+  for (int d = 0; d < plan_.devices_size(); ++d) {
+    memory.push_back(plan_.add_memory());
+    memory.back()->set_device(d);
+  }
+  for (const plan::Regst& regst : plan_.regsts()) {
+    plan::MemoryPlan& m = *memory[plan_.tasks(regst.producer()).device()];
+    for (int32_t slot = 0; slot < regst.slots(); ++slot) {
+      plan::SlotOffset* offset = m.add_offsets();
+      offset->set_regst(regst.id());
+      offset->set_slot(slot);
+      offset->set_offset(m.arena_bytes());
+      m.set_arena_bytes(m.arena_bytes() +
+                        (regst.bytes_per_slot() + kAlignment - 1) / kAlignment * kAlignment);
     }
   }
+  for (plan::MemoryPlan* m : memory) m->set_peak_bytes(m->arena_bytes());
+}
 
-  // Every slot gets its own bytes, 64-byte aligned (lifetime-based reuse comes later).
-  void PlanMemory() {
-    std::vector<plan::MemoryPlan*> memory;
-    for (int d = 0; d < plan_.devices_size(); ++d) {
-      memory.push_back(plan_.add_memory());
-      memory.back()->set_device(d);
-    }
-    for (const plan::Regst& regst : plan_.regsts()) {
-      plan::MemoryPlan& m = *memory[plan_.tasks(regst.producer()).device()];
-      for (int32_t slot = 0; slot < regst.slots(); ++slot) {
-        plan::SlotOffset* offset = m.add_offsets();
-        offset->set_regst(regst.id());
-        offset->set_slot(slot);
-        offset->set_offset(m.arena_bytes());
-        m.set_arena_bytes(m.arena_bytes() +
-                          (regst.bytes_per_slot() + kAlignment - 1) / kAlignment * kAlignment);
-      }
-    }
-    for (plan::MemoryPlan* m : memory) m->set_peak_bytes(m->arena_bytes());
-  }
-
-  const graph::LogicalGraph& graph_;
-  const SbpAssignment& assignment_;
-  const sbp::CostModel& cost_model_;
-  plan::Plan plan_;
-  std::map<sbp::DeviceId, int32_t> devices_;
-  std::map<TensorId, std::vector<int64_t>> produced_;
-  std::map<std::string, std::vector<int64_t>> boxed_;
-  std::map<std::vector<int32_t>, int64_t> groups_;
-  std::map<int64_t, int64_t> assigns_;                        // variable regst -> assign task
-  int64_t next_issue_order_ = 0;
-  int64_t micro_batches_ = 1;
-  std::vector<Rate> rates_;                 // by op id
-  std::vector<Rate> regst_rate_;            // by register id
-  std::map<int32_t, int> device_stage_;     // device -> pipeline stage
-  Rate current_rate_ = Rate::kStep;         // of the op being lowered
-};
-
-}  // namespace
+}  // namespace lowering
 
 plan::Plan LowerToPlan(const graph::LogicalGraph& graph, const graph::OpRegistry& registry,
                        const SbpAssignment& assignment, const sbp::CostModel& cost_model,
                        const LowerOptions& options) {
   (void)registry;
-  return Lowerer(graph, assignment, cost_model).Run(options);
+  return lowering::Lowerer(graph, assignment, cost_model).Run(options);
 }
 
 }  // namespace twinflow::compiler

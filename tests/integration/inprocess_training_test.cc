@@ -207,3 +207,33 @@ TEST(PipelineSchedule, SlotCountsBoundTheMicroBatchesInFlight) {
 
 }  // namespace
 }  // namespace twinflow
+
+namespace twinflow {
+namespace {
+
+// An op that reads one tensor twice (y = x * x) compiles and runs: the second read gets its
+// own copy of the register.
+TEST(Lowering, AnOpMayReadOneTensorTwice) {
+  graph::GraphBuilder builder(Ops(), sbp::Placement(DeviceType::kCpu, {0, 1}));
+  const graph::TensorId x = builder.Input("x", Shape{4, 3});
+  const graph::TensorId square = builder.Add1("mul", {x, x}, {}, "square");
+  const graph::TensorId loss = builder.Add1(
+      "reduce_sum", {square}, Attrs{{"axes", std::vector<int64_t>{0, 1}}, {"keepdims", false}},
+      "loss");
+  compiler::CompileOptions options;
+  options.lower.fetches = {loss};
+  const plan::Plan plan =
+      compiler::Compile(builder.graph(), Ops(), sbp::AlphaBetaCostModel(), options).plan;
+  runtime::ThreadedExecutor executor(plan, Kernels());
+  Rng rng(3);
+  const Tensor value = Tensor::Random(Shape{4, 3}, DType::kF32, rng);
+  runtime::RunOptions run;
+  const runtime::RunResult result =
+      executor.Run([&](int64_t) { return std::map<std::string, Tensor>{{"x", value}}; }, run);
+  double want = 0;
+  for (int64_t i = 0; i < value.numel(); ++i) want += value.GetDouble(i) * value.GetDouble(i);
+  EXPECT_NEAR(result.fetches[0].at("loss").GetDouble(0), want, 1e-5 * want);
+}
+
+}  // namespace
+}  // namespace twinflow

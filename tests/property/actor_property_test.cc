@@ -14,6 +14,7 @@
 #include "engine/core/rng.h"
 #include "engine/runtime/test_executor.h"
 #include "tests/support/random_plan.h"
+#include "tests/support/token_sim.h"
 
 namespace twinflow::runtime {
 namespace {

@@ -13,6 +13,7 @@
 #include "engine/plan/plan_io.h"
 #include "engine/plan/plan_validate.h"
 #include "tests/support/random_plan.h"
+#include "tests/support/token_sim.h"
 
 namespace twinflow::plan {
 namespace {

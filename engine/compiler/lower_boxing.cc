@@ -1,0 +1,128 @@
+// Lowering of boxing steps: each step of a BoxingPlan becomes one task per destination
+// device, a COLLECTIVE (grouped by comm group and issue order) or a COPY of regions.
+#include <algorithm>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "engine/compiler/lower_internal.h"
+#include "engine/core/error.h"
+#include "engine/sbp/slicing.h"
+
+namespace twinflow::compiler::lowering {
+
+std::vector<int64_t> Lowerer::LowerStep(const graph::TensorNode& node, const sbp::BoxingStep& step,
+                                        const std::vector<int64_t>& current, size_t index) {
+  const Shape& shape = node.meta.shape;
+  const DType dtype = node.meta.dtype;
+  const std::string name =
+      node.name + "/boxing" + std::to_string(index) + "_" + sbp::BoxingStepKindName(step.kind);
+  const Placement& to = step.to.placement;
+  std::vector<int64_t> next(to.size(), -1);
+  const auto output = [&](plan::Task& task, int64_t j) {
+    next[j] = NewRegst(task, sbp::PhysicalShape(shape, step.to, j), dtype);
+  };
+  switch (step.kind) {
+    case sbp::BoxingStepKind::kAllGather:
+    case sbp::BoxingStepKind::kAllReduce:
+    case sbp::BoxingStepKind::kReduceScatter:
+    case sbp::BoxingStepKind::kAllToAll: {
+      for (const std::vector<int64_t>& members : step.groups) {
+        const int64_t group = GroupOf(step.from.placement, members);
+        const int64_t order = next_issue_order_++;
+        for (size_t m = 0; m < members.size(); ++m) {
+          const int64_t j = members[m];
+          plan::Task& task = NewTask(plan::COLLECTIVE, DeviceOf(to.device(j)),
+                                     name + "@" + std::to_string(to.device(j).index));
+          plan::CollectiveDesc* c = task.mutable_collective();
+          c->set_kind(sbp::BoxingStepKindName(step.kind));
+          c->set_reduce_op(ReduceOpName(step.reduce_op));
+          c->set_gather_axis(std::max(step.gather_axis, 0));  // unused axes stay 0
+          c->set_scatter_axis(std::max(step.scatter_axis, 0));
+          c->set_group(group);
+          c->set_member(static_cast<int32_t>(m));
+          task.set_issue_order(order);
+          Consume(task, current[j]);
+          output(task, j);
+        }
+      }
+      return next;
+    }
+    case sbp::BoxingStepKind::kLocalSlice: {
+      const int a = step.mesh_axis;
+      const int64_t p = to.hierarchy()[a];
+      const sbp::Sbp& x = step.from.nd_sbp[a];
+      const sbp::Sbp& y = step.to.nd_sbp[a];
+      for (int64_t j = 0; j < to.size(); ++j) {
+        plan::Task& task = NewTask(plan::COPY, DeviceOf(to.device(j)),
+                                   name + "@" + std::to_string(to.device(j).index));
+        Consume(task, current[j]);
+        const Region rs = sbp::PhysicalRegion(shape, step.from, j);
+        const Region rd = sbp::PhysicalRegion(shape, step.to, j);
+        // B -> P(sum) keeps the value on coordinate 0 of the axis and zeroes the others.
+        const bool zero = p > 1 && x.is_broadcast() && y.is_partial() && y.op == ReduceOp::kSum &&
+                          to.MeshCoord(j)[a] != 0;
+        if (!zero) AddTransfer(task, current[j], rs, rd, rs.Intersect(rd), dtype);
+        output(task, j);
+      }
+      return next;
+    }
+    case sbp::BoxingStepKind::kSendRecv:
+    case sbp::BoxingStepKind::kBroadcast: {
+      std::map<int64_t, std::vector<sbp::RegionTransfer>> by_destination;
+      if (step.kind == sbp::BoxingStepKind::kBroadcast) {
+        for (int64_t j = 0; j < to.size(); ++j) {
+          by_destination[j].push_back({step.root, j, Region::Full(shape), 0});
+        }
+      } else {
+        for (const sbp::RegionTransfer& t : step.transfers)
+          by_destination[t.dst_index].push_back(t);
+      }
+      for (int64_t j = 0; j < to.size(); ++j) {
+        plan::Task& task = NewTask(plan::COPY, DeviceOf(to.device(j)),
+                                   name + "@" + std::to_string(to.device(j).index));
+        const Region rd = sbp::PhysicalRegion(shape, step.to, j);
+        std::vector<int64_t> sources;
+        for (const sbp::RegionTransfer& t : by_destination[j]) {
+          if (std::find(sources.begin(), sources.end(), current[t.src_index]) == sources.end()) {
+            sources.push_back(current[t.src_index]);
+          }
+        }
+        // A destination that receives nothing (an empty slice) still waits for the piece.
+        if (sources.empty()) sources.push_back(current[std::min<int64_t>(j, current.size() - 1)]);
+        for (int64_t regst : sources) Consume(task, regst);
+        for (const sbp::RegionTransfer& t : by_destination[j]) {
+          AddTransfer(task, current[t.src_index],
+                      sbp::PhysicalRegion(shape, step.from, t.src_index), rd, t.region, dtype);
+        }
+        output(task, j);
+      }
+      return next;
+    }
+  }
+  throw PlanError("boxing step of unknown kind for tensor '" + node.name + "'");
+}
+
+void Lowerer::AddTransfer(plan::Task& task, int64_t src_regst, const Region& src_region,
+                          const Region& dst_region, const Region& region, DType dtype) {
+  if (region.empty()) return;
+  plan::Transfer* t = task.add_transfers();
+  t->set_src_regst(src_regst);
+  *t->mutable_src_region() = Desc(src_region);
+  *t->mutable_dst_region() = Desc(dst_region);
+  *t->mutable_region() = Desc(region);
+  task.set_bytes_moved(task.bytes_moved() + region.numel() * DTypeSize(dtype));
+}
+
+int64_t Lowerer::GroupOf(const Placement& placement, const std::vector<int64_t>& members) {
+  std::vector<int32_t> devices;
+  for (int64_t m : members) devices.push_back(DeviceOf(placement.device(m)));
+  const auto it = groups_.find(devices);
+  if (it != groups_.end()) return it->second;
+  plan::CommGroup* group = plan_.add_groups();
+  group->set_id(plan_.groups_size() - 1);
+  for (int32_t d : devices) group->add_devices(d);
+  return groups_[devices] = group->id();
+}
+
+}  // namespace twinflow::compiler::lowering

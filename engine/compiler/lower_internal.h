@@ -1,0 +1,94 @@
+#pragma once
+// The Lowerer behind LowerToPlan (lower.h), shared by lower.cc and lower_boxing.cc; not for use
+// elsewhere. lower.cc lowers ops, rate changes, bindings and memory; lower_boxing.cc turns the
+// steps of a BoxingPlan into COLLECTIVE and COPY tasks.
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "engine/compiler/lower.h"
+#include "engine/compiler/rates.h"
+#include "engine/core/region.h"
+#include "engine/sbp/boxing_plan.h"
+#include "engine/sbp/placement.h"
+
+namespace twinflow::compiler::lowering {
+
+using graph::TensorId;
+using sbp::Layout;
+using sbp::Placement;
+
+plan::TensorDesc Desc(const Shape& shape, DType dtype);
+plan::RegionDesc Desc(const Region& region);
+
+class Lowerer {
+ public:
+  Lowerer(const graph::LogicalGraph& graph, const SbpAssignment& assignment,
+          const sbp::CostModel& cost_model)
+      : graph_(graph), assignment_(assignment), cost_model_(cost_model) {}
+
+  plan::Plan Run(const LowerOptions& options);
+
+ private:
+  int32_t DeviceOf(const sbp::DeviceId& id);
+  plan::Task& NewTask(plan::TaskKind kind, int32_t device, const std::string& name);
+
+  // A register produced by `task`, one slot, sized for `shape`/`dtype` (empty: control),
+  // carrying data at the rate of the op being lowered.
+  int64_t NewRegst(plan::Task& task, const Shape& shape, DType dtype, bool control = false);
+  void Consume(plan::Task& task, int64_t regst);
+  void LowerOp(const graph::OpNode& op);
+
+  // The registers holding `tensor` laid out as `layout` at `rate`, one per parallel index: the
+  // producer's own, or those of the boxing that converts them (lowered once per layout and
+  // rate). Gradients for the optimizer are summed over micro-batches (ACC) before their
+  // boxing, so it runs once per step; step values for micro-batch ops are boxed once per step,
+  // then repeated (REPEAT).
+  std::vector<int64_t> RegstsFor(TensorId tensor, const Layout& layout, Rate rate);
+
+  // One ACC (summing the step's micro-batches) or REPEAT (once per micro-batch) task per device
+  // of `layout`, copying the registers' tensors.
+  std::vector<int64_t> RateChange(const graph::TensorNode& node, const Layout& layout,
+                                  const std::vector<int64_t>& current, plan::TaskKind kind);
+
+  // Slots of per-micro-batch registers follow the schedule: GPipe lets every micro-batch of a
+  // step run ahead, 1F1B lets stage s run (stages - s) ahead.
+  void SetSlots(const LowerOptions& options, int stages);
+
+  // Every reader of a variable's register (an op, or the first step of a boxing that copies
+  // it) tells the variable's ASSIGN when it is done with the step, so the update never
+  // overwrites a value still to be read.
+  void AddControlEdgesToAssigns();
+  void AddBinding(plan::Binding& binding, TensorId tensor, const std::string& reduce);
+  void AddFetch(TensorId tensor);
+
+  // Every slot gets its own bytes, 64-byte aligned (lifetime-based reuse comes later).
+  void PlanMemory();
+
+  // lower_boxing.cc: the tasks of step `index` of the boxing of `node`, from the registers
+  // `current` (one per parallel index of step.from) to those it returns (of step.to).
+  std::vector<int64_t> LowerStep(const graph::TensorNode& node, const sbp::BoxingStep& step,
+                                 const std::vector<int64_t>& current, size_t index);
+  void AddTransfer(plan::Task& task, int64_t src_regst, const Region& src_region,
+                   const Region& dst_region, const Region& region, DType dtype);
+  int64_t GroupOf(const Placement& placement, const std::vector<int64_t>& members);
+
+  const graph::LogicalGraph& graph_;
+  const SbpAssignment& assignment_;
+  const sbp::CostModel& cost_model_;
+  plan::Plan plan_;
+  std::map<sbp::DeviceId, int32_t> devices_;
+  std::map<TensorId, std::vector<int64_t>> produced_;
+  std::map<std::string, std::vector<int64_t>> boxed_;
+  std::map<std::vector<int32_t>, int64_t> groups_;
+  std::map<int64_t, int64_t> assigns_;  // variable regst -> assign task
+  int64_t next_issue_order_ = 0;
+  int64_t micro_batches_ = 1;
+  std::vector<Rate> rates_;              // by op id
+  std::vector<Rate> regst_rate_;         // by register id
+  std::map<int32_t, int> device_stage_;  // device -> pipeline stage
+  Rate current_rate_ = Rate::kStep;      // of the op being lowered
+};
+
+}  // namespace twinflow::compiler::lowering
