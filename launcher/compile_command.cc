@@ -23,12 +23,7 @@ int RunCompileCommand(const std::vector<std::string>& args, std::ostream& out) {
   }
   const graph::OpRegistry registry = ops::BuiltinOps();
   const models::BuiltModel model = BuildModelFromArgs(parsed, registry);
-  const sbp::AlphaBetaCostModel cost(CostConfigFromArgs(parsed));
-  compiler::CompileOptions options;
-  options.lower.fetches = {model.loss};
-  options.lower.micro_batches = model.strategy.micro_batches;
-  options.lower.one_f_one_b = model.strategy.schedule == models::Schedule::kOneFOneB;
-  const compiler::Compiled compiled = compiler::Compile(model.graph, registry, cost, options);
+  const compiler::Compiled compiled = CompileFromArgs(model, parsed, registry);
   plan::SavePlan(compiled.plan, parsed.Get("output"));
 
   std::map<plan::TaskKind, int> kinds;

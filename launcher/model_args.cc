@@ -92,4 +92,14 @@ sbp::AlphaBetaConfig CostConfigFromArgs(const ParsedArgs& args) {
   return config;
 }
 
+compiler::Compiled CompileFromArgs(const models::BuiltModel& model, const ParsedArgs& args,
+                                   const graph::OpRegistry& registry) {
+  const sbp::AlphaBetaCostModel cost(CostConfigFromArgs(args));
+  compiler::CompileOptions options;
+  options.lower.fetches = {model.loss};
+  options.lower.micro_batches = model.strategy.micro_batches;
+  options.lower.one_f_one_b = model.strategy.schedule == models::Schedule::kOneFOneB;
+  return compiler::Compile(model.graph, registry, cost, options);
+}
+
 }  // namespace twinflow::launcher

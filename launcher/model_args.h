@@ -3,6 +3,7 @@
 // its sizes, the devices and the strategy. Declared once, parsed into a built model.
 #include <string>
 
+#include "engine/compiler/compile.h"
 #include "engine/graph/op_registry.h"
 #include "engine/sbp/alpha_beta_cost_model.h"
 #include "launcher/cli_args.h"
@@ -21,5 +22,10 @@ models::BuiltModel BuildModelFromArgs(const ParsedArgs& args, const graph::OpReg
                                       bool whole_batch = false);
 
 sbp::AlphaBetaConfig CostConfigFromArgs(const ParsedArgs& args);
+
+// Compiles `model` to a Plan under the flags' cost model, fetching its loss every step, with its
+// strategy's micro-batches and schedule.
+compiler::Compiled CompileFromArgs(const models::BuiltModel& model, const ParsedArgs& args,
+                                   const graph::OpRegistry& registry);
 
 }  // namespace twinflow::launcher

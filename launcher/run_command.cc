@@ -45,12 +45,7 @@ int RunRunCommand(const std::vector<std::string>& args, std::ostream& out) {
   const graph::OpRegistry registry = ops::BuiltinOps();
   const kernels::KernelRegistry kernels = kernels::CpuKernels();
   const models::BuiltModel model = BuildModelFromArgs(parsed, registry);
-  const sbp::AlphaBetaCostModel cost(CostConfigFromArgs(parsed));
-  compiler::CompileOptions options;
-  options.lower.fetches = {model.loss};
-  options.lower.micro_batches = model.strategy.micro_batches;
-  options.lower.one_f_one_b = model.strategy.schedule == models::Schedule::kOneFOneB;
-  const compiler::Compiled compiled = compiler::Compile(model.graph, registry, cost, options);
+  const compiler::Compiled compiled = CompileFromArgs(model, parsed, registry);
   const runtime::FeedFn feeds = [&](int64_t step) {
     return models::SyntheticBatch(model, step, data_seed);
   };

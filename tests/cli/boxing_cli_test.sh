@@ -4,39 +4,7 @@
 set -uo pipefail
 
 tf="${1:?usage: $0 path/to/twinflow}"
-work="$(mktemp -d)"
-trap 'rm -rf "$work"' EXIT
-passed=0
-failed=0
-
-# check NAME EXPECTED_STATUS PATTERN STREAM -- ARGS...
-# Runs twinflow ARGS, then requires the exact exit status and a fixed-string match of PATTERN
-# in STREAM (out or err; an empty PATTERN skips the match).
-check() {
-  local name="$1" want="$2" pattern="$3" stream="$4"
-  shift 5
-  "$tf" "$@" >"$work/out" 2>"$work/err" </dev/null
-  local got=$?
-  local problem=""
-  if [ "$got" -ne "$want" ]; then
-    problem="exit status $got, want $want"
-  elif [ -n "$pattern" ] && ! grep -qF -- "$pattern" "$work/$stream"; then
-    problem="std$stream lacks '$pattern'"
-  elif [ "$want" -eq 2 ] && [ "$stream" = err ] && [ "${1:-}" = boxing ] &&
-    ! grep -q '^twinflow boxing: error: ' "$work/err"; then
-    problem="stderr lacks the 'twinflow boxing: error: ' prefix"
-  fi
-  if [ -z "$problem" ]; then
-    echo "ok   - $name"
-    passed=$((passed + 1))
-  else
-    echo "FAIL - $name: $problem"
-    echo "       command: twinflow $*"
-    sed 's/^/       stdout: /' "$work/out" | head -20
-    sed 's/^/       stderr: /' "$work/err" | head -20
-    failed=$((failed + 1))
-  fi
-}
+source "$(dirname "$0")/cli_lib.sh"
 
 from="cpu:0-3 [2,2] (S(0),B)"
 to="cpu:4-5 [2] P"
@@ -97,5 +65,4 @@ check "hierarchy product differs from the device count" 2 "[3,2]" err -- \
 check "bad destination names --to" 2 "--to" err -- \
   boxing --from "$from" --to "cpu:4-5 [2] S(2)" --shape 7,5
 
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+finish

@@ -4,40 +4,7 @@
 set -uo pipefail
 
 tf="${1:?usage: $0 path/to/twinflow}"
-work="$(mktemp -d)"
-trap 'rm -rf "$work"' EXIT
-passed=0
-failed=0
-
-# check NAME EXPECTED_STATUS PATTERN STREAM -- ARGS...
-# Runs twinflow ARGS, then requires the exact exit status and a fixed-string match of PATTERN
-# in STREAM (out or err; an empty PATTERN skips the match). Usage errors (status 2) and
-# runtime failures (status 1) must carry the 'twinflow explain: error: ' prefix.
-check() {
-  local name="$1" want="$2" pattern="$3" stream="$4"
-  shift 5
-  "$tf" "$@" >"$work/out" 2>"$work/err" </dev/null
-  local got=$?
-  local problem=""
-  if [ "$got" -ne "$want" ]; then
-    problem="exit status $got, want $want"
-  elif [ -n "$pattern" ] && ! grep -qF -- "$pattern" "$work/$stream"; then
-    problem="std$stream lacks '$pattern'"
-  elif [ "$want" -ne 0 ] && [ "$stream" = err ] &&
-    ! grep -q '^twinflow explain: error: ' "$work/err"; then
-    problem="stderr lacks the 'twinflow explain: error: ' prefix"
-  fi
-  if [ -z "$problem" ]; then
-    echo "ok   - $name"
-    passed=$((passed + 1))
-  else
-    echo "FAIL - $name: $problem"
-    echo "       command: twinflow $*"
-    sed 's/^/       stdout: /' "$work/out" | head -20
-    sed 's/^/       stderr: /' "$work/err" | head -20
-    failed=$((failed + 1))
-  fi
-}
+source "$(dirname "$0")/cli_lib.sh"
 
 gpt=(explain --model gpt --layers 2 --devices 8)
 small=(explain --model gpt --layers 1 --hidden 16 --heads 2 --sequence 8 --vocab 16 --batch 4)
@@ -110,5 +77,4 @@ check "impossible memory limit exits 1" 1 "memory limit" err -- \
 check "impossible memory limit under auto exits 1" 1 "memory limit" err -- \
   "${small[@]}" --devices 4 --strategy auto --memory-limit 0.000001
 
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+finish

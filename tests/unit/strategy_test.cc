@@ -9,29 +9,13 @@
 
 #include "engine/core/error.h"
 #include "models/model.h"
+#include "tests/unit/model_test_helpers.h"
 
 namespace twinflow::models {
 namespace {
 
-bool Contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
-
-// The message of the InvalidArgumentError `fn` throws; a failure when it throws nothing or
-// another type.
-template <typename F>
-std::string InvalidArgumentText(F fn) {
-  try {
-    fn();
-  } catch (const InvalidArgumentError& e) {
-    return e.what();
-  } catch (const std::exception& e) {
-    ADD_FAILURE() << "wrong error type: " << e.what();
-    return "";
-  }
-  ADD_FAILURE() << "no error thrown";
-  return "";
-}
+using model_test_helpers::Contains;
+using model_test_helpers::InvalidArgumentText;
 
 std::string ParseError(const std::string& text) {
   return InvalidArgumentText([&] { ParseStrategy(text); });
