@@ -154,8 +154,8 @@ void BM_MlpStep(benchmark::State& state, const MlpCase& c) {
   const models::BuiltModel model = models::BuildMlp(registry, config, options);
   compiler::CompileOptions compile;
   compile.lower.fetches = {model.loss};
-  const compiler::Compiled compiled =
-      compiler::Compile(model.graph, registry, sbp::AlphaBetaCostModel(), compile);
+  const sbp::AlphaBetaCostModel cost(sbp::AlphaBetaPreset("cpu-host"));
+  const compiler::Compiled compiled = compiler::Compile(model.graph, registry, cost, compile);
   const double compile_seconds = Seconds(compile_start);
 
   // One batch reused every step, so that making synthetic data is not timed.

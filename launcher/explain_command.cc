@@ -118,7 +118,7 @@ int RunExplainCommand(const std::vector<std::string>& args, std::ostream& out) {
   const auto start = std::chrono::steady_clock::now();
   const graph::OpRegistry registry = ops::BuiltinOps();
   const models::BuiltModel model = BuildModelFromArgs(parsed, registry);
-  const sbp::AlphaBetaCostModel cost(CostConfigFromArgs(parsed));
+  const sbp::AlphaBetaCostModel cost(CostConfigFromArgs(parsed, "accelerator"));
   compiler::SbpSearchOptions options;
   // The exact search prices every signature pair of every edge; past a few thousand ops
   // (GPT-3 has 13,000) propagation from the pins is the practical choice.

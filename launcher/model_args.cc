@@ -36,6 +36,9 @@ void AddModelFlags(ArgParser& parser) {
       .Optional("optimizer", "SPEC", "sgd, sgd:lr=0.1,momentum=0.9, adam:lr=1e-3 or adamw", "sgd")
       .Optional("seed", "N", "initialisation seed", "1")
       .Optional("devices-per-node", "N", "devices sharing a node's fast fabric", "8")
+      .Optional("cost-model", "NAME",
+                "accelerator (GPU nodes; explain's default) or cpu-host (this machine's cores; "
+                "compile's and run's default)")
       .Switch("inference", "the forward graph only: no autograd, no optimizer");
 }
 
@@ -86,15 +89,17 @@ models::BuiltModel BuildModelFromArgs(const ParsedArgs& args, const graph::OpReg
   throw InvalidArgumentError("--model: unknown model '" + model + "' (expected mlp or gpt)");
 }
 
-sbp::AlphaBetaConfig CostConfigFromArgs(const ParsedArgs& args) {
-  sbp::AlphaBetaConfig config;
+sbp::AlphaBetaConfig CostConfigFromArgs(const ParsedArgs& args, const std::string& fallback) {
+  sbp::AlphaBetaConfig config = FromFlag("cost-model", [&] {
+    return sbp::AlphaBetaPreset(args.Given("cost-model") ? args.Get("cost-model") : fallback);
+  });
   config.devices_per_node = args.GetInt("devices-per-node", 1, 1 << 20);
   return config;
 }
 
 compiler::Compiled CompileFromArgs(const models::BuiltModel& model, const ParsedArgs& args,
                                    const graph::OpRegistry& registry) {
-  const sbp::AlphaBetaCostModel cost(CostConfigFromArgs(args));
+  const sbp::AlphaBetaCostModel cost(CostConfigFromArgs(args, "cpu-host"));
   compiler::CompileOptions options;
   options.lower.fetches = {model.loss};
   options.lower.micro_batches = model.strategy.micro_batches;

@@ -21,9 +21,10 @@ void AddModelFlags(ArgParser& parser);
 models::BuiltModel BuildModelFromArgs(const ParsedArgs& args, const graph::OpRegistry& registry,
                                       bool whole_batch = false);
 
-sbp::AlphaBetaConfig CostConfigFromArgs(const ParsedArgs& args);
+// The --cost-model preset (default `fallback`) with --devices-per-node applied.
+sbp::AlphaBetaConfig CostConfigFromArgs(const ParsedArgs& args, const std::string& fallback);
 
-// Compiles `model` to a Plan under the flags' cost model, fetching its loss every step, with its
+// Compiles `model` to a Plan under the flags' cost model (default cpu-host: what runs here), fetching its loss every step, with its
 // strategy's micro-batches and schedule.
 compiler::Compiled CompileFromArgs(const models::BuiltModel& model, const ParsedArgs& args,
                                    const graph::OpRegistry& registry);

@@ -27,6 +27,24 @@ void AddBytes(LinkBytes& out, LinkClass link, int64_t bytes) {
 
 }  // namespace
 
+AlphaBetaConfig AlphaBetaPreset(const std::string& name) {
+  AlphaBetaConfig config;
+  if (name == "accelerator") return config;
+  if (name == "cpu-host") {
+    // Measured on the 2-core development host (bench/README.md): ~120 GFLOP/s sgemm per core;
+    // copies between in-process devices are memcpy-bound.
+    config.peak_flops = 1.2e11;
+    config.memory_bandwidth = 1e10;
+    config.launch_overhead = 1e-6;
+    config.links = {{LinkClass::kIntraNode, {5e9, 1e-6}},
+                    {LinkClass::kInterNode, {3e9, 5e-6}},
+                    {LinkClass::kHostDevice, {1e10, 5e-6}}};
+    return config;
+  }
+  throw InvalidArgumentError("unknown cost model '" + name +
+                             "' (expected accelerator or cpu-host)");
+}
+
 AlphaBetaCostModel::AlphaBetaCostModel(AlphaBetaConfig config) : config_(std::move(config)) {
   if (config_.devices_per_node < 1) {
     throw InvalidArgumentError("devices_per_node must be at least 1, got " +

@@ -36,6 +36,13 @@ struct AlphaBetaConfig {
   double launch_overhead = 5e-6;    // seconds per kernel
 };
 
+// Named configurations: "accelerator" (the defaults above: an NVLink GPU node with one NIC per
+// GPU) and "cpu-host" (CPU cores of one machine as devices: one core's sgemm rate and memory
+// bandwidth, in-process copies as the intra-node link). Simulator presets calibrated per host
+// come later; these keep the SBP search's choices sensible for what runs today.
+// InvalidArgumentError naming the preset when it is unknown.
+AlphaBetaConfig AlphaBetaPreset(const std::string& name);
+
 class AlphaBetaCostModel : public CostModel {
  public:
   explicit AlphaBetaCostModel(AlphaBetaConfig config = {});
