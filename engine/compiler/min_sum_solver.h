@@ -3,8 +3,9 @@
 // costs, subject to an additive memory budget. This is the combinatorial core of the SBP
 // search (sbp_search.h), kept free of graph types so it can be tested against brute force.
 //
-// Method: variable elimination (min-sum dynamic programming) in a greedy min-fill order. It is
-// exact whenever the intermediate tables stay under a size budget, which holds for chains and
+// Method: variable elimination (min-sum dynamic programming), always eliminating next the
+// variable whose new table would be smallest (fewest neighbour combinations). It is exact
+// whenever the intermediate tables stay under a size budget, which holds for chains and
 // trees (tables of two variables) and for the narrow DAGs of real models (residual
 // connections add one or two variables). Past the budget it falls back to iterated
 // conditional modes started from the best of the greedy and baseline assignments, so the
