@@ -1,5 +1,6 @@
 #include "engine/core/shape.h"
 
+#include <algorithm>
 #include <charconv>
 
 #include "engine/core/error.h"
@@ -37,6 +38,20 @@ std::string Shape::ToString() const {
     s += std::to_string(dims_[i]);
   }
   return s + "]";
+}
+
+std::optional<Shape> BroadcastShapes(const Shape& a, const Shape& b) {
+  const int rank = std::max(a.rank(), b.rank());
+  std::vector<int64_t> dims(rank);
+  for (int i = 0; i < rank; ++i) {
+    const int ia = a.rank() - rank + i;
+    const int ib = b.rank() - rank + i;
+    const int64_t da = ia >= 0 ? a[ia] : 1;
+    const int64_t db = ib >= 0 ? b[ib] : 1;
+    if (da != db && da != 1 && db != 1) return std::nullopt;
+    dims[i] = da == 1 ? db : da;
+  }
+  return Shape(std::move(dims));
 }
 
 Shape ParseShape(std::string_view text) {

@@ -2,6 +2,7 @@
 // Shape: the extent of each dimension of a tensor (or of a device mesh). Extents may be zero.
 #include <cstdint>
 #include <initializer_list>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -27,6 +28,10 @@ class Shape {
  private:
   std::vector<int64_t> dims_;
 };
+
+// Numpy broadcasting of two shapes, aligned at the right: each pair of extents equal or one of
+// them 1. nullopt when they do not broadcast. Op inference and kernels share it.
+std::optional<Shape> BroadcastShapes(const Shape& a, const Shape& b);
 
 // Parses "7,5", "[7,5]" or "(7,5)"; every extent a non-negative integer. Throws ShapeError.
 Shape ParseShape(std::string_view text);

@@ -92,20 +92,6 @@ int NormalizeAxis(const OpContext& ctx, int64_t axis, int rank, const std::strin
   return static_cast<int>(axis < 0 ? axis + rank : axis);
 }
 
-std::optional<Shape> BroadcastShapes(const Shape& a, const Shape& b) {
-  const int rank = std::max(a.rank(), b.rank());
-  std::vector<int64_t> dims(rank);
-  for (int i = 0; i < rank; ++i) {
-    const int ia = a.rank() - rank + i;
-    const int ib = b.rank() - rank + i;
-    const int64_t da = ia >= 0 ? a[ia] : 1;
-    const int64_t db = ib >= 0 ? b[ib] : 1;
-    if (da != db && da != 1 && db != 1) return std::nullopt;
-    dims[i] = da == 1 ? db : da;
-  }
-  return Shape(std::move(dims));
-}
-
 Shape InferBroadcast(const OpContext& ctx, const Shape& a, const Shape& b) {
   std::optional<Shape> out = BroadcastShapes(a, b);
   if (!out)

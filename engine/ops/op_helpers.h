@@ -57,8 +57,7 @@ void CheckIndex(const graph::OpContext& ctx, int index, const std::string& role 
 int NormalizeAxis(const graph::OpContext& ctx, int64_t axis, int rank,
                   const std::string& attr = "axis");
 
-// Numpy broadcasting: shapes aligned at the right, each pair of extents equal or one of them 1.
-std::optional<Shape> BroadcastShapes(const Shape& a, const Shape& b);
+// BroadcastShapes (engine/core/shape.h) with a ShapeError naming the op when shapes clash.
 Shape InferBroadcast(const graph::OpContext& ctx, const Shape& a, const Shape& b);
 // True when `small` broadcasts to exactly `big` (what a gradient must be summed back from).
 bool BroadcastsTo(const Shape& small, const Shape& big);

@@ -69,20 +69,12 @@ std::vector<int64_t> BroadcastStrides(const Shape& in, const Shape& out, const s
 }
 
 Shape BroadcastShape(const Shape& a, const Shape& b, const std::string& op) {
-  const int rank = std::max(a.rank(), b.rank());
-  std::vector<int64_t> dims(rank);
-  for (int i = 0; i < rank; ++i) {
-    const int ia = a.rank() - rank + i;
-    const int ib = b.rank() - rank + i;
-    const int64_t da = ia >= 0 ? a[ia] : 1;
-    const int64_t db = ib >= 0 ? b[ib] : 1;
-    if (da != db && da != 1 && db != 1) {
-      throw ShapeError(op + ": shapes " + a.ToString() + " and " + b.ToString() +
-                       " do not broadcast");
-    }
-    dims[i] = da == 1 ? db : da;
+  const std::optional<Shape> out = BroadcastShapes(a, b);
+  if (!out) {
+    throw ShapeError(op + ": shapes " + a.ToString() + " and " + b.ToString() +
+                     " do not broadcast");
   }
-  return Shape(std::move(dims));
+  return *out;
 }
 
 int KernelAxis(int64_t axis, int rank, const std::string& op) {
