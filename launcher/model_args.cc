@@ -2,6 +2,7 @@
 
 #include "engine/core/error.h"
 #include "engine/graph/optimizer.h"
+#include "engine/plan/plan_io.h"
 
 namespace twinflow::launcher {
 namespace {
@@ -105,6 +106,63 @@ compiler::Compiled CompileFromArgs(const models::BuiltModel& model, const Parsed
   options.lower.micro_batches = model.strategy.micro_batches;
   options.lower.one_f_one_b = model.strategy.schedule == models::Schedule::kOneFOneB;
   return compiler::Compile(model.graph, registry, cost, options);
+}
+
+namespace {
+
+const plan::Binding* FindBinding(const google::protobuf::RepeatedPtrField<plan::Binding>& bindings,
+                                 const std::string& name) {
+  for (const plan::Binding& b : bindings) {
+    if (b.name() == name) return &b;
+  }
+  return nullptr;
+}
+
+std::string DescText(const plan::TensorDesc& desc) {
+  std::string text = desc.dtype() + "[";
+  for (int i = 0; i < desc.shape_size(); ++i) text += (i ? "," : "") + std::to_string(desc.shape(i));
+  return text + "]";
+}
+
+}  // namespace
+
+plan::Plan LoadPlanForModel(const std::string& path, const models::BuiltModel& model) {
+  plan::Plan plan = plan::LoadPlan(path);
+  const std::string what = "plan " + path + " was not compiled for this model: ";
+  if (plan.pieces_per_step() != model.strategy.micro_batches) {
+    throw InvalidArgumentError(what + "it has " + std::to_string(plan.pieces_per_step()) +
+                               " micro-batches per step, the strategy " +
+                               std::to_string(model.strategy.micro_batches));
+  }
+  // Feeds and variables: the same names with the same logical shapes, in both directions.
+  std::vector<std::pair<std::string, const plan::Binding*>> wanted;
+  for (const std::string& feed : model.feeds) wanted.emplace_back(feed, FindBinding(plan.feeds(), feed));
+  for (const graph::OpNode& op : model.graph.ops()) {
+    if (op.type == "variable") wanted.emplace_back(op.name, FindBinding(plan.variables(), op.name));
+  }
+  if (wanted.size() != static_cast<size_t>(plan.feeds_size() + plan.variables_size())) {
+    throw InvalidArgumentError(what + "it has " + std::to_string(plan.feeds_size()) + " feeds and " +
+                               std::to_string(plan.variables_size()) + " variables, the model " +
+                               std::to_string(model.feeds.size()) + " feeds and " +
+                               std::to_string(wanted.size() - model.feeds.size()) + " variables");
+  }
+  for (const auto& [name, binding] : wanted) {
+    if (binding == nullptr) throw InvalidArgumentError(what + "it has no binding '" + name + "'");
+    const graph::TensorMeta& meta =
+        model.graph.tensor(model.graph.op(*model.graph.FindOp(name)).outputs[0]).meta;
+    plan::TensorDesc want;
+    for (int64_t d : meta.shape.dims()) want.add_shape(d);
+    want.set_dtype(DTypeName(meta.dtype));
+    if (DescText(binding->logical()) != DescText(want)) {
+      throw InvalidArgumentError(what + "its '" + name + "' is " + DescText(binding->logical()) +
+                                 ", the model's " + DescText(want));
+    }
+  }
+  const std::string& loss = model.graph.tensor(model.loss).name;
+  if (FindBinding(plan.fetches(), loss) == nullptr) {
+    throw InvalidArgumentError(what + "it does not fetch the loss '" + loss + "'");
+  }
+  return plan;
 }
 
 }  // namespace twinflow::launcher

@@ -24,9 +24,14 @@ models::BuiltModel BuildModelFromArgs(const ParsedArgs& args, const graph::OpReg
 // The --cost-model preset (default `fallback`) with --devices-per-node applied.
 sbp::AlphaBetaConfig CostConfigFromArgs(const ParsedArgs& args, const std::string& fallback);
 
-// Compiles `model` to a Plan under the flags' cost model (default cpu-host: what runs here), fetching its loss every step, with its
-// strategy's micro-batches and schedule.
+// Compiles `model` to a Plan under the flags' cost model (default cpu-host: what runs here),
+// fetching its loss every step, with its strategy's micro-batches and schedule.
 compiler::Compiled CompileFromArgs(const models::BuiltModel& model, const ParsedArgs& args,
                                    const graph::OpRegistry& registry);
+
+// Loads the Plan file at `path` (PlanError when it is corrupt or invalid) and checks that it
+// was compiled for `model`: the same feeds with the same shapes, the same micro-batches and
+// the model's loss fetched. InvalidArgumentError names the first difference.
+plan::Plan LoadPlanForModel(const std::string& path, const models::BuiltModel& model);
 
 }  // namespace twinflow::launcher

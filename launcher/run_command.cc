@@ -5,7 +5,6 @@
 #include <cmath>
 #include <iomanip>
 
-#include "engine/compiler/compile.h"
 #include "engine/core/text_format.h"
 #include "engine/interpreter/reference_interpreter.h"
 #include "engine/ops/builtin_ops.h"
@@ -32,6 +31,8 @@ int RunRunCommand(const std::vector<std::string>& args, std::ostream& out) {
   parser.Optional("steps", "N", "training steps", "10")
       .Optional("data-seed", "N", "seed of the synthetic batches", "7")
       .Optional("watchdog", "SECONDS", "fail if no task finishes for this long", "60")
+      .Optional("plan", "FILE", "run this Plan (from `twinflow compile` with the same model flags) "
+                "instead of compiling")
       .Switch("check", "also run the single-device reference and compare every step's loss")
       .Epilog("example:\n  twinflow run --model mlp --devices 4 --strategy dp=2,tp=2 --steps 20 "
               "--check\n");
@@ -45,12 +46,14 @@ int RunRunCommand(const std::vector<std::string>& args, std::ostream& out) {
   const graph::OpRegistry registry = ops::BuiltinOps();
   const kernels::KernelRegistry kernels = kernels::CpuKernels();
   const models::BuiltModel model = BuildModelFromArgs(parsed, registry);
-  const compiler::Compiled compiled = CompileFromArgs(model, parsed, registry);
+  const plan::Plan plan = !parsed.Given("plan")
+                               ? CompileFromArgs(model, parsed, registry).plan
+                               : LoadPlanForModel(parsed.Get("plan"), model);
   const runtime::FeedFn feeds = [&](int64_t step) {
     return models::SyntheticBatch(model, step, data_seed);
   };
 
-  runtime::ThreadedExecutor executor(compiled.plan, kernels);
+  runtime::ThreadedExecutor executor(plan, kernels);
   runtime::RunOptions run;
   run.steps = steps;
   run.watchdog_seconds = parsed.GetPositiveDouble("watchdog");
@@ -66,8 +69,10 @@ int RunRunCommand(const std::vector<std::string>& args, std::ostream& out) {
       reference.push_back(interp.Step(feeds(s), {whole.loss}).at(whole.loss).GetDouble(0));
     }
   }
-  out << "model " << parsed.Get("model") << " on " << compiled.plan.devices_size()
-      << " in-process devices, strategy " << model.strategy.ToString() << "\n";
+  out << "model " << parsed.Get("model") << " on " << plan.devices_size()
+      << " in-process devices, strategy " << model.strategy.ToString();
+  if (parsed.Given("plan")) out << ", plan " << parsed.Get("plan");
+  out << "\n";
   double worst = 0;
   for (int64_t s = 0; s < steps; ++s) {
     const double value = StepLoss(result.fetches[s].at(loss));

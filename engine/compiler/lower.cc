@@ -4,6 +4,8 @@
 #include <map>
 
 #include "engine/compiler/lower_internal.h"
+#include "engine/compiler/plan_memory.h"
+#include "engine/compiler/task_chains.h"
 #include "engine/compiler/rates.h"
 #include "engine/core/error.h"
 #include "engine/plan/plan_io.h"
@@ -12,8 +14,6 @@
 
 namespace twinflow::compiler {
 namespace lowering {
-
-constexpr int64_t kAlignment = 64;
 
 plan::TensorDesc Desc(const Shape& shape, DType dtype) {
   plan::TensorDesc desc;
@@ -70,7 +70,10 @@ plan::Plan Lowerer::Run(const LowerOptions& options) {
   for (auto& regst : *plan_.mutable_regsts()) {
     std::sort(regst.mutable_consumers()->begin(), regst.mutable_consumers()->end());
   }
-  PlanMemory();
+  const std::vector<TaskChain> chains = FindTaskChains(plan_);
+  OrderChains(plan_, chains);
+  if (options.one_f_one_b) OrderOneFOneB(chains, static_cast<int>(stages.size()));
+  PlanMemory(plan_, chains);
   plan_.mutable_cluster()->set_ranks(1);
   plan_.mutable_cluster()->set_devices(plan_.devices_size());
   plan_.mutable_cluster()->set_description("in-process CPU devices");
@@ -294,24 +297,21 @@ void Lowerer::AddFetch(TensorId tensor) {
   }
 }
 
-void Lowerer::PlanMemory() {
-  std::vector<plan::MemoryPlan*> memory;
-  for (int d = 0; d < plan_.devices_size(); ++d) {
-    memory.push_back(plan_.add_memory());
-    memory.back()->set_device(d);
+void Lowerer::OrderOneFOneB(const std::vector<TaskChain>& chains, int stages) {
+  if (micro_batches_ == 1) return;
+  std::map<int32_t, const TaskChain*> forward;
+  std::map<int32_t, const TaskChain*> backward;
+  for (const TaskChain& chain : chains) {
+    if (chain.acts_per_step != micro_batches_) continue;
+    (chain.forward ? forward : backward)[chain.device] = &chain;
   }
-  for (const plan::Regst& regst : plan_.regsts()) {
-    plan::MemoryPlan& m = *memory[plan_.tasks(regst.producer()).device()];
-    for (int32_t slot = 0; slot < regst.slots(); ++slot) {
-      plan::SlotOffset* offset = m.add_offsets();
-      offset->set_regst(regst.id());
-      offset->set_slot(slot);
-      offset->set_offset(m.arena_bytes());
-      m.set_arena_bytes(m.arena_bytes() +
-                        (regst.bytes_per_slot() + kAlignment - 1) / kAlignment * kAlignment);
-    }
+  for (const auto& [device, f] : forward) {
+    const auto b = backward.find(device);
+    if (b == backward.end()) continue;
+    const int64_t ahead = std::min<int64_t>(micro_batches_, stages - device_stage_.at(device));
+    AddControlRegst(plan_, b->second->tasks.back(), f->tasks.front(),
+                    static_cast<int32_t>(std::max<int64_t>(1, ahead)));
   }
-  for (plan::MemoryPlan* m : memory) m->set_peak_bytes(m->arena_bytes());
 }
 
 }  // namespace lowering

@@ -11,8 +11,11 @@
 // Micro-batches: ops run per micro-batch or per step (rates.h); REPEAT and ACC tasks join the
 // two, and pipeline stages are the op placements, in order of first use.
 //
-// Not yet: MPI ranks (all devices are rank 0), per-device ordering constraints beyond slot
-// counts, and lifetime-based memory reuse (every slot has its own bytes).
+// Order and memory: each device's tasks run in fixed chains (task_chains.h), 1F1B orders each
+// stage's forward chain after its backward chain, and registers living inside a chain share
+// bytes (plan_memory.h).
+//
+// Not yet: MPI ranks (all devices are rank 0).
 #include <string>
 #include <vector>
 

@@ -9,6 +9,7 @@
 
 #include "engine/compiler/lower.h"
 #include "engine/compiler/rates.h"
+#include "engine/compiler/task_chains.h"
 #include "engine/core/region.h"
 #include "engine/sbp/boxing_plan.h"
 #include "engine/sbp/placement.h"
@@ -63,8 +64,10 @@ class Lowerer {
   void AddBinding(plan::Binding& binding, TensorId tensor, const std::string& reduce);
   void AddFetch(TensorId tensor);
 
-  // Every slot gets its own bytes, 64-byte aligned (lifetime-based reuse comes later).
-  void PlanMemory();
+  // 1F1B beyond slot counts: on each stage's device the forward chain's first task waits for
+  // the backward chain's last task (stages - stage) micro-batches back, so at most that many
+  // micro-batches are between their forward and their backward there.
+  void OrderOneFOneB(const std::vector<TaskChain>& chains, int stages);
 
   // lower_boxing.cc: the tasks of step `index` of the boxing of `node`, from the registers
   // `current` (one per parallel index of step.from) to those it returns (of step.to).

@@ -149,6 +149,15 @@ void Actor::Done(Outbox& out) {
   if (!busy_) Fail("got Done with no act in flight");
   const int64_t act = acts_++;
   busy_ = false;
+  // Inputs go back before outputs are announced: an executor that delivers in order frees a
+  // slot before a task the announcement wakes can reuse its bytes.
+  if (EndsInput(act)) {
+    for (auto& [id, in] : inputs_) {
+      if (!in.in_use) continue;
+      in.in_use = false;
+      out.messages.push_back(Envelope{in.producer, RegstFree{id, in.use.slot}});
+    }
+  }
   if (EndsOutput(act)) {
     for (auto& [id, o] : outputs_) {
       const int32_t slot = static_cast<int32_t>(o.produced % o.slots);
@@ -157,13 +166,6 @@ void Actor::Done(Outbox& out) {
         out.messages.push_back(Envelope{consumer, RegstReady{id, slot, o.produced}});
       }
       ++o.produced;
-    }
-  }
-  if (EndsInput(act)) {
-    for (auto& [id, in] : inputs_) {
-      if (!in.in_use) continue;
-      in.in_use = false;
-      out.messages.push_back(Envelope{in.producer, RegstFree{id, in.use.slot}});
     }
   }
   TryAct(out);

@@ -1,9 +1,11 @@
 #include "engine/runtime/arena.h"
 
+#include <algorithm>
 #include <exception>
 #include <string>
 
 #include "engine/core/error.h"
+#include "engine/plan/memory_overlaps.h"
 #include "engine/runtime/plan_tensors.h"
 
 namespace twinflow::runtime {
@@ -82,6 +84,8 @@ Arena::Arena(const plan::Plan& plan, int device) : device_(device) {
       layout.offsets[s] = 0;  // a control register or an empty tensor owns no bytes
     }
   }
+  for (Layout& layout : regsts_) layout.sharing.assign(layout.offsets.size(), {});
+  if (memory) FindSharedBytes(plan, *memory);
   try {
     storage_.resize(static_cast<size_t>(bytes_ + kAlignment));
   } catch (const std::exception&) {  // bad_alloc, or length_error for absurd sizes
@@ -90,6 +94,23 @@ Arena::Arena(const plan::Plan& plan, int device) : device_(device) {
   }
   const auto address = reinterpret_cast<uintptr_t>(storage_.data());
   base_ = storage_.data() + (kAlignment - address % kAlignment) % kAlignment;
+}
+
+void Arena::FindSharedBytes(const plan::Plan& plan, const plan::MemoryPlan& memory) {
+  for (const auto& [a, b] : plan::OverlappingSlots(plan, memory)) {
+    regsts_[a.regst].sharing[a.slot].push_back({b.regst, b.slot});
+    regsts_[b.regst].sharing[b.slot].push_back({a.regst, a.slot});
+  }
+}
+
+void Arena::CheckNoneLive(int64_t regst, int32_t slot) const {
+  for (const auto& [other, other_slot] : regsts_[regst].sharing[slot]) {
+    if (!regsts_[other].live[other_slot]) continue;
+    throw PlanError("device " + std::to_string(device_) + ": memory plan puts slot " +
+                    std::to_string(slot) + " of regst " + std::to_string(regst) + " and slot " +
+                    std::to_string(other_slot) + " of regst " + std::to_string(other) +
+                    " in the same bytes, and both are live");
+  }
 }
 
 bool Arena::Holds(int64_t regst) const {
@@ -114,7 +135,13 @@ void Arena::Pin(int64_t regst) {
   if (layout.pinned) return;
   layout.pinned = true;
   for (size_t s = 0; s < layout.live.size(); ++s) {
-    if (!layout.live[s]) live_bytes_ += layout.slot_bytes;
+    if (!layout.live[s]) {
+      CheckNoneLive(regst, static_cast<int32_t>(s));
+      live_bytes_ += layout.slot_bytes;
+      if (layout.slot_bytes > 0) {
+        high_water_ = std::max(high_water_, layout.offsets[s] + layout.slot_bytes);
+      }
+    }
     layout.live[s] = true;
   }
   if (live_bytes_ > peak_bytes_) peak_bytes_ = live_bytes_;
@@ -130,12 +157,23 @@ void Arena::ResetLiveness() {
     }
   }
   peak_bytes_ = live_bytes_;
+  high_water_ = 0;
+  for (const Layout& layout : regsts_) {
+    if (!layout.pinned || layout.slot_bytes == 0) continue;
+    for (int64_t offset : layout.offsets) {
+      high_water_ = std::max(high_water_, offset + layout.slot_bytes);
+    }
+  }
 }
 
 void Arena::MarkLive(int64_t regst, int32_t slot) {
   Layout& layout = At(regst, slot);
   if (layout.live[slot]) return;  // an ACC keeps its output slot over several acts
+  CheckNoneLive(regst, slot);
   layout.live[slot] = true;
+  if (layout.slot_bytes > 0) {
+    high_water_ = std::max(high_water_, layout.offsets[slot] + layout.slot_bytes);
+  }
   layout.outstanding[slot] = layout.consumers;
   live_bytes_ += layout.slot_bytes;
   if (live_bytes_ > peak_bytes_) peak_bytes_ = live_bytes_;

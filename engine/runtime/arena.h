@@ -3,13 +3,17 @@
 // slot of every register produced on the device sits at its planned offset; kernels work on
 // views of the slots. The arena also measures liveness: a slot is live from its producer's
 // launch into it until every consumer has returned it (variables' slots are live for good),
-// and the most live bytes seen is the device's measured peak, comparable with the plan's.
+// and the most live bytes seen is the device's measured peak, comparable with the plan's
+// peak_bytes; the highest byte a live slot reached is its high-water mark, comparable with the
+// plan's arena_bytes. Slots the plan puts in shared bytes must never be live together: the
+// arena checks it each time a slot comes alive and fails with PlanError naming both.
 //
 // Threads: slot bytes may be read by any device thread once the slot was announced; the
 // liveness counters belong to the device's own thread (launches and RegstFree messages of the
 // registers it produces both happen there).
 #include <cstddef>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "engine/core/tensor.h"
@@ -40,6 +44,7 @@ class Arena {
   void ResetLiveness();
   int64_t live_bytes() const { return live_bytes_; }
   int64_t peak_bytes() const { return peak_bytes_; }
+  int64_t high_water() const { return high_water_; }
 
  private:
   struct Layout {
@@ -52,8 +57,12 @@ class Arena {
     std::vector<int64_t> offsets;  // per slot
     std::vector<int> outstanding;  // consumers yet to return each live slot
     std::vector<bool> live;
+    std::vector<std::vector<std::pair<int64_t, int32_t>>> sharing;  // per slot
   };
   Layout& At(int64_t regst, int32_t slot);
+  // Per slot, the other slots whose bytes overlap its own (found once, from the offsets).
+  void FindSharedBytes(const plan::Plan& plan, const plan::MemoryPlan& memory);
+  void CheckNoneLive(int64_t regst, int32_t slot) const;
 
   int device_;
   int64_t bytes_ = 0;
@@ -62,6 +71,7 @@ class Arena {
   std::byte* base_ = nullptr;  // storage_ rounded up to kAlignment
   int64_t live_bytes_ = 0;
   int64_t peak_bytes_ = 0;
+  int64_t high_water_ = 0;
 };
 
 }  // namespace twinflow::runtime

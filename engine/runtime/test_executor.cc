@@ -5,6 +5,7 @@
 #include <variant>
 
 #include "engine/core/rng.h"
+#include "engine/plan/memory_overlaps.h"
 
 namespace twinflow::runtime {
 
@@ -21,6 +22,26 @@ struct Event {
 struct Memory {
   std::map<std::pair<int64_t, int32_t>, int64_t> contents;  // (regst, slot) -> piece
   std::map<int64_t, Launch> in_flight;                      // task -> its launched act
+  // (regst, slot) -> the slots the memory plan puts in overlapping bytes.
+  std::map<std::pair<int64_t, int32_t>, std::vector<std::pair<int64_t, int32_t>>> sharing;
+
+  explicit Memory(const plan::Plan& plan) {
+    for (const plan::MemoryPlan& m : plan.memory()) {
+      for (const auto& [a, b] : plan::OverlappingSlots(plan, m)) {
+        sharing[{a.regst, a.slot}].push_back({b.regst, b.slot});
+        sharing[{b.regst, b.slot}].push_back({a.regst, a.slot});
+      }
+    }
+  }
+
+  // Writing a slot overwrites whatever the slots sharing its bytes held.
+  void Write(const SlotRef& out) {
+    contents[{out.regst, out.slot}] = out.piece;
+    const auto it = sharing.find({out.regst, out.slot});
+    if (it == sharing.end()) return;
+    for (const auto& other : it->second) contents[other] = kOverwritten;
+  }
+  static constexpr int64_t kOverwritten = -2;
 
   void CheckInputs(const Launch& launch, const char* when, TestRunResult& result) const {
     for (const SlotRef& in : launch.inputs) {
@@ -39,7 +60,7 @@ void Collect(const plan::Plan& plan, Outbox& out, std::vector<Event>& pool, Memo
   for (Launch& launch : out.launches) {
     const auto task = static_cast<size_t>(launch.task);
     memory.CheckInputs(launch, "at launch", result);
-    for (const SlotRef& o : launch.outputs) memory.contents[{o.regst, o.slot}] = o.piece;
+    for (const SlotRef& o : launch.outputs) memory.Write(o);
     memory.in_flight[launch.task] = launch;
     result.pieces_seen[task].push_back(launch.piece);
     // A REPEAT reads one input piece over several acts: count it once, at its first act.
@@ -81,7 +102,7 @@ TestRunResult RunActors(const plan::Plan& plan, const SourcePiecesFn& source_pie
     actors.push_back(std::make_unique<Actor>(plan, task, source ? source_pieces(task) : 0));
   }
   std::vector<Event> pool;
-  Memory memory;
+  Memory memory(plan);
   Outbox out;
   for (auto& actor : actors) {
     actor->Start(out);

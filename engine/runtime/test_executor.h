@@ -3,7 +3,8 @@
 // sits in one pool, and each step delivers one of them, chosen at random (seeded) or oldest
 // first. It records every Launch in order. When the pool runs dry while an actor is unfinished,
 // the Plan has deadlocked, and the report says what each unfinished actor waits on. It also
-// tracks which piece each slot holds, to catch a producer overwriting a slot still being read. The
+// tracks which piece each slot holds, to catch a producer overwriting a slot still being read,
+// either the slot itself or, where the memory plan shares bytes, another slot in them. The
 // simulator does the same with simulated time in place of the random choice.
 #include <cstdint>
 #include <functional>

@@ -257,7 +257,10 @@ RunResult ThreadedExecutor::Run(const FeedFn& feeds, const RunOptions& options) 
       throw PlanError("the run ended with unfinished actors:" + DescribeStall(ctx));
   }
   if (options.steps > 0) result.fetches = impl.AssembleFetches(ctx, options.steps);
-  for (const auto& arena : impl.arenas) result.peak_arena_bytes.push_back(arena->peak_bytes());
+  for (const auto& arena : impl.arenas) {
+    result.peak_arena_bytes.push_back(arena->peak_bytes());
+    result.arena_high_water.push_back(arena->high_water());
+  }
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return result;
 }

@@ -48,6 +48,7 @@ struct RunResult {
   // binding is partial).
   std::vector<std::map<std::string, Tensor>> fetches;
   std::vector<int64_t> peak_arena_bytes;  // per device: the most bytes of live slots seen
+  std::vector<int64_t> arena_high_water;  // per device: the highest byte a live slot reached
   double seconds = 0;
 };
 

@@ -37,6 +37,19 @@ check "run with a batch micro-batches do not divide" 2 "not divisible by mb=3" e
   run "${mlp[@]}" --strategy dp=4,mb=3 --steps 1
 check "unknown cost model" 2 "cost model" err -- \
   run "${mlp[@]}" --strategy dp=4 --steps 1 --cost-model quantum
+# run --plan runs a compiled Plan file instead of compiling.
+check "run --plan runs the compiled pipeline" 0 "largest relative difference" out -- \
+  run "${mlp[@]}" --strategy dp=2,pp=2,mb=4 --plan "$work/pipeline.pb" --steps 2 --check
+check "run --plan for another model is refused" 2 "not compiled for this model" err -- \
+  run --model mlp --widths 12,24,16,6 --batch 8 --devices 4 --strategy dp=2,pp=2,mb=4 \
+  --plan "$work/pipeline.pb" --steps 1
+check "run --plan with other micro-batches is refused" 2 "micro-batches" err -- \
+  run "${mlp[@]}" --strategy dp=2,pp=2,mb=2 --plan "$work/pipeline.pb" --steps 1
+head -c 200 "$work/pipeline.pb" > "$work/truncated.pb"
+check "run --plan with a truncated file" 2 "truncated.pb" err -- \
+  run "${mlp[@]}" --strategy dp=2,pp=2,mb=4 --plan "$work/truncated.pb" --steps 1
+check "run --plan with a missing file" 2 "nothing.pb" err -- \
+  run "${mlp[@]}" --strategy dp=2,pp=2,mb=4 --plan "$work/nothing.pb" --steps 1
 check "run --help exits 0" 0 "usage: twinflow run" out -- run --help
 check "compile --help exits 0" 0 "usage: twinflow compile" out -- compile --help
 

@@ -77,6 +77,12 @@ std::vector<double> DistributedLosses(const models::BuiltModel& model, int64_t s
   run.steps = steps;
   run.watchdog_seconds = 30;
   const runtime::RunResult result = executor.Run(feeds, run);
+  // The memory plan is what the run used: its highest slot was live at some point, and the
+  // live bytes never exceeded the planned peak (shared bytes are checked by the arena).
+  for (int d = 0; d < compiled.plan.devices_size(); ++d) {
+    EXPECT_EQ(result.arena_high_water.at(d), compiled.plan.memory(d).arena_bytes()) << "device " << d;
+    EXPECT_LE(result.peak_arena_bytes.at(d), compiled.plan.memory(d).peak_bytes()) << "device " << d;
+  }
   const std::string name = model.graph.tensor(model.loss).name;
   std::vector<double> losses;
   for (const auto& step : result.fetches) {

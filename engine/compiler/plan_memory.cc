@@ -1,0 +1,147 @@
+#include "engine/compiler/plan_memory.h"
+
+#include <algorithm>
+#include <map>
+#include <utility>
+
+namespace twinflow::compiler {
+namespace {
+
+constexpr int64_t kAlignment = 64;
+
+int64_t Aligned(int64_t bytes) { return (bytes + kAlignment - 1) / kAlignment * kAlignment; }
+
+// A register living inside a chain, over positions [first, last].
+struct Span {
+  int64_t regst = 0;
+  int64_t bytes = 0;
+  int64_t first = 0;
+  int64_t last = 0;
+  int64_t offset = 0;  // in the chain's pool
+};
+
+// The registers living inside `chain`, with their spans.
+std::vector<Span> SpansOf(const plan::Plan& plan, const TaskChain& chain) {
+  std::map<int64_t, int64_t> position;
+  for (size_t i = 0; i < chain.tasks.size(); ++i) position[chain.tasks[i]] = static_cast<int64_t>(i);
+  std::vector<Span> spans;
+  for (int64_t task : chain.tasks) {
+    for (int64_t r : plan.tasks(static_cast<int>(task)).produced_regsts()) {
+      const plan::Regst& regst = plan.regsts(static_cast<int>(r));
+      if (regst.lag() != 0 || regst.bytes_per_slot() == 0 || regst.consumers().empty()) continue;
+      Span span{r, regst.bytes_per_slot(), position.at(task), position.at(task), 0};
+      bool inside = true;
+      for (int64_t c : regst.consumers()) {
+        const auto it = position.find(c);
+        if (it == position.end()) inside = false;
+        else span.last = std::max(span.last, it->second);
+      }
+      if (inside) spans.push_back(span);
+    }
+  }
+  return spans;
+}
+
+// First fit, largest first: each register goes to the lowest offset where it overlaps no
+// placed register whose span meets its own. Returns the pool size.
+int64_t PlaceSpans(std::vector<Span>& spans) {
+  std::vector<size_t> order(spans.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    if (spans[a].bytes != spans[b].bytes) return spans[a].bytes > spans[b].bytes;
+    return spans[a].regst < spans[b].regst;
+  });
+  std::vector<size_t> placed;
+  int64_t pool = 0;
+  for (size_t i : order) {
+    Span& s = spans[i];
+    std::vector<std::pair<int64_t, int64_t>> taken;  // [offset, end) of conflicting registers
+    for (size_t j : placed) {
+      const Span& o = spans[j];
+      if (o.first <= s.last && s.first <= o.last) taken.push_back({o.offset, o.offset + Aligned(o.bytes)});
+    }
+    std::sort(taken.begin(), taken.end());
+    int64_t offset = 0;
+    for (const auto& [begin, end] : taken) {
+      if (offset + Aligned(s.bytes) <= begin) break;
+      offset = std::max(offset, end);
+    }
+    s.offset = offset;
+    pool = std::max(pool, offset + Aligned(s.bytes));
+    placed.push_back(i);
+  }
+  return pool;
+}
+
+// The most bytes of `spans` live at one position.
+int64_t LargestLiveSum(const std::vector<Span>& spans) {
+  std::map<int64_t, int64_t> delta;  // position -> bytes starting (or, negative, ending)
+  for (const Span& s : spans) {
+    delta[s.first] += s.bytes;
+    delta[s.last + 1] -= s.bytes;
+  }
+  int64_t live = 0;
+  int64_t most = 0;
+  for (const auto& [position, change] : delta) {
+    live += change;
+    most = std::max(most, live);
+  }
+  return most;
+}
+
+}  // namespace
+
+void PlanMemory(plan::Plan& plan, const std::vector<TaskChain>& chains) {
+  const int devices = plan.devices_size();
+  plan.clear_memory();
+  std::vector<int64_t> next(devices, 0);  // the next free offset
+  std::vector<int64_t> end(devices, 0);   // where the highest slot ends
+  std::vector<int64_t> peak(devices, 0);
+  std::vector<std::vector<plan::SlotOffset>> offsets(devices);
+  const auto place = [&](int device, int64_t regst, int32_t slot, int64_t offset, int64_t bytes) {
+    plan::SlotOffset o;
+    o.set_regst(regst);
+    o.set_slot(slot);
+    o.set_offset(offset);
+    offsets[device].push_back(o);
+    end[device] = std::max(end[device], offset + bytes);
+  };
+
+  std::vector<bool> shared(plan.regsts_size(), false);
+  std::vector<std::pair<int, std::vector<Span>>> pools;
+  for (const TaskChain& chain : chains) {
+    std::vector<Span> spans = SpansOf(plan, chain);
+    for (const Span& s : spans) {
+      shared[s.regst] = true;
+      plan.mutable_regsts(static_cast<int>(s.regst))->set_slots(1);  // the chain is serial
+    }
+    pools.emplace_back(chain.device, std::move(spans));
+  }
+  for (const plan::Regst& regst : plan.regsts()) {
+    if (shared[regst.id()]) continue;
+    const int device = plan.tasks(static_cast<int>(regst.producer())).device();
+    for (int32_t slot = 0; slot < regst.slots(); ++slot) {
+      place(device, regst.id(), slot, next[device], regst.bytes_per_slot());
+      next[device] += Aligned(regst.bytes_per_slot());
+      peak[device] += regst.bytes_per_slot();
+    }
+  }
+  for (auto& [device, spans] : pools) {
+    const int64_t pool = PlaceSpans(spans);
+    for (const Span& s : spans) place(device, s.regst, 0, next[device] + s.offset, s.bytes);
+    next[device] += pool;
+    peak[device] += LargestLiveSum(spans);
+  }
+  for (int d = 0; d < devices; ++d) {
+    std::sort(offsets[d].begin(), offsets[d].end(), [](const auto& a, const auto& b) {
+      return std::make_pair(a.regst(), a.slot()) < std::make_pair(b.regst(), b.slot());
+    });
+    plan::MemoryPlan* m = plan.add_memory();
+    m->set_device(d);
+    m->set_arena_bytes(end[d]);
+    m->set_peak_bytes(peak[d]);
+    for (plan::SlotOffset& o : offsets[d]) *m->add_offsets() = std::move(o);
+  }
+}
+
+}  // namespace twinflow::compiler

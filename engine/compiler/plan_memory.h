@@ -1,0 +1,24 @@
+#pragma once
+// Memory planning: one arena per device, every slot of every register at a fixed offset.
+//
+// A register that lives inside one serial chain (task_chains.h: produced and consumed only by
+// the chain's tasks, at lag 0) is live over a fixed span of the chain's positions, from its
+// producer to its last consumer, and the chain finishes a piece before it starts the next. It
+// gets one slot, and shares bytes with the chain's other such registers whose spans do not
+// meet. Every other slot (variables, inputs, activations kept for the backward pass, values
+// crossing devices or rates) has bytes of its own, since when it dies depends on the run.
+//
+// Offsets are 64-byte aligned. arena_bytes is where the highest slot ends; peak_bytes is the
+// most bytes that can be live at once: every slot of its own, plus for each chain the largest
+// sum of its shared registers live at one position.
+#include <vector>
+
+#include "engine/compiler/task_chains.h"
+#include "engine/plan/plan.pb.h"
+
+namespace twinflow::compiler {
+
+// Replaces the plan's memory plans; `chains` must have been ordered (OrderChains).
+void PlanMemory(plan::Plan& plan, const std::vector<TaskChain>& chains);
+
+}  // namespace twinflow::compiler

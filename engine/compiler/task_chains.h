@@ -1,0 +1,57 @@
+#pragma once
+// Task chains: the compiler's per-device execution order. A chain is the tasks of one device
+// that act at one rate in one phase of the step (forward: what a fetched value depends on;
+// backward: the rest, optimizer included), listed in one global topological order, so that
+// the chains of all devices agree with each other (collectives meet in the same order).
+//
+// OrderChains makes a chain run strictly in that order, one piece at a time: a control
+// register from each task to the next, and one from the last task to the first with lag 1.
+// Registers that live inside a serial chain are then live over a fixed span of its positions,
+// which is what lets the memory planner (plan_memory.h) give them shared bytes; the pipeline
+// schedule (1F1B) orders whole chains against each other.
+//
+// Why the added edges cannot deadlock a Plan that did not already: give micro-batch p the
+// time p, a step value the step's micro-batches read (through a REPEAT) the time just before
+// the step's first micro-batch, and any other step value the time just after its last. Every
+// register, slot reuse and lag then points forward in time or, at equal times, forward in the
+// topological order; chains join tasks of equal time, in that order, and their lag-1 edge
+// points forward in time. A Plan with a step value that both depends on an ACC and feeds a
+// REPEAT, or with a lagged register of fewer slots than its lag (its producer waits for a
+// later act of its consumer), has no such times; it gets no chains. The compiler makes
+// neither.
+#include <cstdint>
+#include <vector>
+
+#include "engine/plan/plan.pb.h"
+
+namespace twinflow::compiler {
+
+struct TaskChain {
+  int32_t device = 0;
+  int64_t acts_per_step = 1;
+  bool forward = false;
+  std::vector<int64_t> tasks;  // in execution order
+};
+
+// Acts per step of every task: pieces_per_step for SOURCE and what it feeds, 1 for VARIABLE and
+// per-step work; ACC divides by acc_count and REPEAT multiplies by repeat_count.
+std::vector<int64_t> ActsPerStep(const plan::Plan& plan);
+
+// Tasks in topological order over the registers of lag 0, ties by task id. PlanError when they
+// form a cycle.
+std::vector<int64_t> TopologicalTasks(const plan::Plan& plan);
+
+// The chains of COMPUTE, COPY and COLLECTIVE tasks, by device, then backward before forward,
+// then rate; chains of one task are left out (there is nothing to order). Empty for a Plan
+// without consistent times (above).
+std::vector<TaskChain> FindTaskChains(const plan::Plan& plan);
+
+// A control register (no bytes) from `from` to `to`: to's act p waits for from's act p - lag.
+// It gets max(1, lag) slots, so the producer never waits for the consumer beyond that.
+int64_t AddControlRegst(plan::Plan& plan, int64_t from, int64_t to, int32_t lag);
+
+// Serialises every chain as described above; a step already implied by a register of lag 0
+// between neighbours gets no new one.
+void OrderChains(plan::Plan& plan, const std::vector<TaskChain>& chains);
+
+}  // namespace twinflow::compiler

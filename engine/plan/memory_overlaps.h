@@ -1,0 +1,22 @@
+#pragma once
+// Which slots of one device's memory plan share bytes. Lifetime-based planning puts registers
+// that are never live together in the same bytes; executors use this list to check that they
+// indeed never are (a hostile or wrong Plan must fail, not corrupt data).
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "engine/plan/plan.pb.h"
+
+namespace twinflow::plan {
+
+struct SlotKey {
+  int64_t regst = 0;
+  int32_t slot = 0;
+};
+
+// Every pair of placed slots (of registers with bytes) whose byte ranges overlap, each pair
+// once. Entries naming no register are skipped (validation reports those).
+std::vector<std::pair<SlotKey, SlotKey>> OverlappingSlots(const Plan& plan, const MemoryPlan& memory);
+
+}  // namespace twinflow::plan
