@@ -177,4 +177,16 @@ std::string ArgParser::Usage() const {
   return out.str();
 }
 
+int ExitCodeFor(ErrorKind kind) {
+  switch (kind) {
+    case ErrorKind::kInvalidArgument:
+    case ErrorKind::kShape:
+    case ErrorKind::kSbp:
+    case ErrorKind::kPlan:
+      return 2;
+    default:
+      return 1;
+  }
+}
+
 }  // namespace twinflow::launcher

@@ -12,6 +12,8 @@
 #include <string_view>
 #include <vector>
 
+#include "engine/core/error.h"
+
 namespace twinflow::launcher {
 
 struct FlagSpec {
@@ -73,5 +75,9 @@ class ArgParser {
   std::string positional_help_;
   std::string epilog_;
 };
+
+// The CLI's exit status for an error: 2 for bad input (arguments, shapes, layouts, Plans), 1
+// for failures while running.
+int ExitCodeFor(ErrorKind kind);
 
 }  // namespace twinflow::launcher

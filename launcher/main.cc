@@ -9,6 +9,7 @@
 
 #include "engine/core/error.h"
 #include "launcher/boxing_command.h"
+#include "launcher/cli_args.h"
 #include "launcher/compile_command.h"
 #include "launcher/demo_command.h"
 #include "launcher/explain_command.h"
@@ -33,7 +34,7 @@ constexpr Command kCommands[] = {
     {"explain", "search a model's layouts; list signatures, boxings and memory",
      RunExplainCommand},
     {"compile", "compile a model to an actor Plan file", RunCompileCommand},
-    {"run", "train a model on in-process CPU devices", RunRunCommand},
+    {"run", "train a model on CPU devices, in-process or under mpirun", RunRunCommand},
 };
 
 void PrintUsage(std::ostream& out) {
@@ -44,18 +45,6 @@ void PrintUsage(std::ostream& out) {
     out << "  " << name << std::string(10 - name.size(), ' ') << command.summary << "\n";
   }
   out << "\nRun `twinflow <command> --help` for a command's options.\n";
-}
-
-int ExitCodeFor(ErrorKind kind) {
-  switch (kind) {
-    case ErrorKind::kInvalidArgument:
-    case ErrorKind::kShape:
-    case ErrorKind::kSbp:
-    case ErrorKind::kPlan:
-      return 2;
-    default:
-      return 1;
-  }
 }
 
 int Main(const std::vector<std::string>& argv) {

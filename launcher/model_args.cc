@@ -99,12 +99,13 @@ sbp::AlphaBetaConfig CostConfigFromArgs(const ParsedArgs& args, const std::strin
 }
 
 compiler::Compiled CompileFromArgs(const models::BuiltModel& model, const ParsedArgs& args,
-                                   const graph::OpRegistry& registry) {
+                                   const graph::OpRegistry& registry, int64_t devices_per_rank) {
   const sbp::AlphaBetaCostModel cost(CostConfigFromArgs(args, "cpu-host"));
   compiler::CompileOptions options;
   options.lower.fetches = {model.loss};
   options.lower.micro_batches = model.strategy.micro_batches;
   options.lower.one_f_one_b = model.strategy.schedule == models::Schedule::kOneFOneB;
+  options.lower.devices_per_rank = devices_per_rank;
   return compiler::Compile(model.graph, registry, cost, options);
 }
 

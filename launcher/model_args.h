@@ -25,9 +25,11 @@ models::BuiltModel BuildModelFromArgs(const ParsedArgs& args, const graph::OpReg
 sbp::AlphaBetaConfig CostConfigFromArgs(const ParsedArgs& args, const std::string& fallback);
 
 // Compiles `model` to a Plan under the flags' cost model (default cpu-host: what runs here),
-// fetching its loss every step, with its strategy's micro-batches and schedule.
+// fetching its loss every step, with its strategy's micro-batches and schedule; devices go to
+// ranks by `devices_per_rank` (0: all on one rank).
 compiler::Compiled CompileFromArgs(const models::BuiltModel& model, const ParsedArgs& args,
-                                   const graph::OpRegistry& registry);
+                                   const graph::OpRegistry& registry,
+                                   int64_t devices_per_rank = 0);
 
 // Loads the Plan file at `path` (PlanError when it is corrupt or invalid) and checks that it
 // was compiled for `model`: the same feeds with the same shapes, the same micro-batches and

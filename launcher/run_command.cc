@@ -1,13 +1,17 @@
 #include "launcher/run_command.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <iomanip>
+#include <iostream>
+#include <memory>
 
+#include "engine/comm/mpi_session.h"
+#include "engine/comm/mpi_transport.h"
 #include "engine/core/text_format.h"
 #include "engine/interpreter/reference_interpreter.h"
 #include "engine/ops/builtin_ops.h"
+#include "engine/plan/plan_io.h"
 #include "engine/runtime/threaded_executor.h"
 #include "kernels/cpu/cpu_kernels.h"
 #include "launcher/model_args.h"
@@ -22,76 +26,165 @@ double StepLoss(const Tensor& fetched) {
   return sum;
 }
 
+// What one rank is about to run, as text every rank compares: "ok <plan hash> <run args>" or
+// "error <exit code> <message>".
+std::string JobText(const plan::Plan& plan, int64_t steps, uint64_t data_seed) {
+  return "ok " + plan::ContentHash(plan) + " steps=" + std::to_string(steps) +
+         " data-seed=" + std::to_string(data_seed);
+}
+
+std::vector<std::byte> Bytes(const std::string& text) {
+  std::vector<std::byte> bytes(text.size());
+  std::transform(text.begin(), text.end(), bytes.begin(), [](char c) { return std::byte(c); });
+  return bytes;
+}
+
+// Every rank learns every rank's job text; a failure or a different job anywhere stops all of
+// them with the same report, so no rank is left waiting for another.
+void AgreeOnJob(const std::string& mine, int rank) {
+  std::vector<std::string> jobs;
+  for (const std::vector<std::byte>& bytes : comm::AllgatherBytes(Bytes(mine))) {
+    std::string text(bytes.size(), ' ');
+    std::transform(bytes.begin(), bytes.end(), text.begin(), [](std::byte b) { return char(b); });
+    jobs.push_back(text);
+  }
+  for (size_t r = 0; r < jobs.size(); ++r) {
+    if (jobs[r].rfind("error ", 0) != 0) continue;
+    const std::string rest = jobs[r].substr(6);
+    const std::string message = rest.substr(rest.find(' ') + 1);
+    const std::string prefix = "rank " + std::to_string(r) + " failed to start: ";
+    if (rest.rfind("2 ", 0) == 0) throw InvalidArgumentError(prefix + message);
+    throw CommError(prefix + message);
+  }
+  for (size_t r = 1; r < jobs.size(); ++r) {
+    if (jobs[r] == jobs[0]) continue;
+    throw PlanError("rank " + std::to_string(rank) + " of " + std::to_string(jobs.size()) +
+                    ": the ranks would run different jobs (Plan hash and run flags): rank 0 has " +
+                    jobs[0].substr(3) + ", rank " + std::to_string(r) + " has " +
+                    jobs[r].substr(3));
+  }
+}
+
 }  // namespace
 
 int RunRunCommand(const std::vector<std::string>& args, std::ostream& out) {
   ArgParser parser("twinflow run",
-                   "Train a model on in-process CPU devices with synthetic data.");
+                   "Train a model on CPU devices with synthetic data: in-process, or across the "
+                   "ranks of mpirun.");
   AddModelFlags(parser);
   parser.Optional("steps", "N", "training steps", "10")
       .Optional("data-seed", "N", "seed of the synthetic batches", "7")
       .Optional("watchdog", "SECONDS", "fail if no task finishes for this long", "60")
       .Optional("plan", "FILE", "run this Plan (from `twinflow compile` with the same model flags) "
                 "instead of compiling")
+      .Optional("devices-per-rank", "N",
+                "under mpirun: devices each rank owns (default: devices / ranks)")
       .Switch("check", "also run the single-device reference and compare every step's loss")
-      .Epilog("example:\n  twinflow run --model mlp --devices 4 --strategy dp=2,tp=2 --steps 20 "
-              "--check\n");
+      .Epilog("examples:\n  twinflow run --model mlp --devices 4 --strategy dp=2,tp=2 --steps 20 "
+              "--check\n  mpirun -np 2 twinflow run --model mlp --devices 2 --strategy dp=2 "
+              "--steps 20\n");
   const ParsedArgs parsed = parser.Parse(args);
   if (parsed.help()) {
     out << parser.Usage();
     return 0;
   }
-  const int64_t steps = parsed.GetInt("steps", 1, 1 << 20);
-  const uint64_t data_seed = static_cast<uint64_t>(parsed.GetInt("data-seed", 0, 1LL << 40));
+  std::unique_ptr<comm::MpiSession> mpi;
+  if (comm::MpiSession::LaunchedByMpirun()) mpi = std::make_unique<comm::MpiSession>();
+  const int rank = mpi ? mpi->rank() : 0;
+  const int ranks = mpi ? mpi->size() : 1;
+
+  // Startup, on every rank: build, compile (or load), then agree on the job.
   const graph::OpRegistry registry = ops::BuiltinOps();
   const kernels::KernelRegistry kernels = kernels::CpuKernels();
-  const models::BuiltModel model = BuildModelFromArgs(parsed, registry);
-  const plan::Plan plan = !parsed.Given("plan")
-                               ? CompileFromArgs(model, parsed, registry).plan
-                               : LoadPlanForModel(parsed.Get("plan"), model);
-  const runtime::FeedFn feeds = [&](int64_t step) {
-    return models::SyntheticBatch(model, step, data_seed);
-  };
-
-  runtime::ThreadedExecutor executor(plan, kernels);
-  runtime::RunOptions run;
-  run.steps = steps;
-  run.watchdog_seconds = parsed.GetPositiveDouble("watchdog");
-  const runtime::RunResult result = executor.Run(feeds, run);
-  const std::string loss = model.graph.tensor(model.loss).name;
-
-  std::vector<double> reference;
-  if (parsed.Given("check")) {
-    // One device, the whole batch at once: the ground truth for any strategy.
-    const models::BuiltModel whole = BuildModelFromArgs(parsed, registry, /*whole_batch=*/true);
-    interpreter::ReferenceInterpreter interp(whole.graph, kernels);
-    for (int64_t s = 0; s < steps; ++s) {
-      reference.push_back(interp.Step(feeds(s), {whole.loss}).at(whole.loss).GetDouble(0));
+  models::BuiltModel model;
+  plan::Plan plan;
+  int64_t steps = 0;
+  uint64_t data_seed = 0;
+  std::string job;
+  try {
+    steps = parsed.GetInt("steps", 1, 1 << 20);
+    data_seed = static_cast<uint64_t>(parsed.GetInt("data-seed", 0, 1LL << 40));
+    model = BuildModelFromArgs(parsed, registry);
+    const int64_t devices = parsed.GetInt("devices", 1, 1 << 20);
+    int64_t per_rank = 0;  // one rank: every device in this process
+    if (ranks > 1) {
+      per_rank = parsed.Given("devices-per-rank") ? parsed.GetInt("devices-per-rank", 1, 1 << 20)
+                                                  : devices / ranks;
+      if (per_rank < 1 || (devices + per_rank - 1) / per_rank != ranks) {
+        throw InvalidArgumentError(
+            "--devices-per-rank: " + std::to_string(devices) + " devices at " +
+            std::to_string(per_rank) + " per rank do not make the " + std::to_string(ranks) +
+            " ranks mpirun started");
+      }
     }
+    plan = !parsed.Given("plan") ? CompileFromArgs(model, parsed, registry, per_rank).plan
+                                 : LoadPlanForModel(parsed.Get("plan"), model);
+    if (plan.cluster().ranks() > ranks) {
+      throw InvalidArgumentError("the Plan spans " + std::to_string(plan.cluster().ranks()) +
+                                 " ranks; launch it with mpirun -np " +
+                                 std::to_string(plan.cluster().ranks()));
+    }
+    job = JobText(plan, steps, data_seed);
+  } catch (const Error& e) {
+    if (ranks == 1) throw;
+    job = "error " + std::to_string(ExitCodeFor(e.kind())) + " " + e.message();
   }
-  out << "model " << parsed.Get("model") << " on " << plan.devices_size()
-      << " in-process devices, strategy " << model.strategy.ToString();
-  if (parsed.Given("plan")) out << ", plan " << parsed.Get("plan");
-  out << "\n";
-  double worst = 0;
-  for (int64_t s = 0; s < steps; ++s) {
-    const double value = StepLoss(result.fetches[s].at(loss));
-    out << "step " << std::setw(4) << s << "  loss " << std::setprecision(8) << value;
-    if (!reference.empty()) {
-      const double diff = std::fabs(value - reference[s]) / std::max(1e-30, std::fabs(reference[s]));
-      worst = std::max(worst, diff);
-      out << "  reference " << reference[s] << "  rel. diff " << std::scientific
-          << std::setprecision(2) << diff << std::defaultfloat;
+  if (mpi) AgreeOnJob(job, rank);
+
+  try {
+    std::unique_ptr<comm::MpiTransport> transport;
+    if (mpi && ranks > 1) transport = std::make_unique<comm::MpiTransport>(plan, *mpi);
+    const runtime::FeedFn feeds = [&](int64_t step) {
+      return models::SyntheticBatch(model, step, data_seed);
+    };
+    runtime::ThreadedExecutor executor(plan, kernels, transport.get());
+    runtime::RunOptions run;
+    run.steps = steps;
+    run.watchdog_seconds = parsed.GetPositiveDouble("watchdog");
+    const runtime::RunResult result = executor.Run(feeds, run);
+    if (rank != 0) return 0;  // rank 0 reports for all
+    const std::string loss = model.graph.tensor(model.loss).name;
+
+    std::vector<double> reference;
+    if (parsed.Given("check")) {
+      // One device, the whole batch at once: the ground truth for any strategy.
+      const models::BuiltModel whole = BuildModelFromArgs(parsed, registry, /*whole_batch=*/true);
+      interpreter::ReferenceInterpreter interp(whole.graph, kernels);
+      for (int64_t s = 0; s < steps; ++s) {
+        reference.push_back(interp.Step(feeds(s), {whole.loss}).at(whole.loss).GetDouble(0));
+      }
     }
+    out << "model " << parsed.Get("model") << " on " << plan.devices_size() << " CPU devices";
+    if (ranks > 1) out << " of " << ranks << " MPI ranks";
+    out << ", strategy " << model.strategy.ToString();
+    if (parsed.Given("plan")) out << ", plan " << parsed.Get("plan");
     out << "\n";
+    double worst = 0;
+    for (int64_t s = 0; s < steps; ++s) {
+      const double value = StepLoss(result.fetches[s].at(loss));
+      out << "step " << std::setw(4) << s << "  loss " << std::setprecision(8) << value;
+      if (!reference.empty()) {
+        const double diff =
+            std::fabs(value - reference[s]) / std::max(1e-30, std::fabs(reference[s]));
+        worst = std::max(worst, diff);
+        out << "  reference " << reference[s] << "  rel. diff " << std::scientific
+            << std::setprecision(2) << diff << std::defaultfloat;
+      }
+      out << "\n";
+    }
+    out << "step time " << FormatSeconds(result.seconds / static_cast<double>(steps))
+        << " (mean of " << steps << " steps, " << FormatSeconds(result.seconds) << " in all)\n";
+    if (!reference.empty()) {
+      out << "largest relative difference from the reference: " << std::scientific
+          << std::setprecision(2) << worst << std::defaultfloat << "\n";
+    }
+    return 0;
+  } catch (const Error& e) {
+    if (ranks == 1) throw;
+    // The other ranks may be waiting on this one: end them all, naming the culprit.
+    std::cerr << "twinflow run: error: rank " << rank << ": " << e.message() << std::endl;
+    mpi->Abort(ExitCodeFor(e.kind()));
   }
-  out << "step time " << FormatSeconds(result.seconds / static_cast<double>(steps))
-      << " (mean of " << steps << " steps, " << FormatSeconds(result.seconds) << " in all)\n";
-  if (!reference.empty()) {
-    out << "largest relative difference from the reference: " << std::scientific
-        << std::setprecision(2) << worst << std::defaultfloat << "\n";
-  }
-  return 0;
 }
 
 }  // namespace twinflow::launcher

@@ -51,6 +51,8 @@ void AddAttr(plan::OpDesc& op, const std::string& name, const AttrValue& value) 
 
 plan::Plan Lowerer::Run(const LowerOptions& options) {
   micro_batches_ = options.micro_batches;
+  devices_per_rank_ = options.devices_per_rank;
+  if (devices_per_rank_ < 0) throw PlanError("devices_per_rank must not be negative");
   if (micro_batches_ < 1) throw PlanError("micro_batches must be positive");
   plan_.set_pieces_per_step(micro_batches_);
   rates_ = OpRates(graph_);
@@ -64,6 +66,7 @@ plan::Plan Lowerer::Run(const LowerOptions& options) {
     }
   }
   for (const graph::OpId id : graph_.TopologicalOrder()) LowerOp(graph_.op(id));
+  SplitCrossRankReads();
   AddControlEdgesToAssigns();
   for (TensorId t : options.fetches) AddFetch(t);
   SetSlots(options, static_cast<int>(stages.size()));
@@ -74,9 +77,12 @@ plan::Plan Lowerer::Run(const LowerOptions& options) {
   OrderChains(plan_, chains);
   if (options.one_f_one_b) OrderOneFOneB(chains, static_cast<int>(stages.size()));
   PlanMemory(plan_, chains);
-  plan_.mutable_cluster()->set_ranks(1);
+  int32_t ranks = 1;
+  for (const plan::Device& d : plan_.devices()) ranks = std::max(ranks, d.rank() + 1);
+  plan_.mutable_cluster()->set_ranks(ranks);
   plan_.mutable_cluster()->set_devices(plan_.devices_size());
-  plan_.mutable_cluster()->set_description("in-process CPU devices");
+  plan_.mutable_cluster()->set_description(ranks == 1 ? "in-process CPU devices"
+                                                      : "CPU devices on MPI ranks");
   plan_.set_version(plan::kPlanVersion);
   plan_.set_content_hash(plan::ContentHash(plan_));
   return std::move(plan_);
@@ -92,7 +98,7 @@ int32_t Lowerer::DeviceOf(const sbp::DeviceId& id) {
   device->set_id(plan_.devices_size() - 1);
   device->set_type(DeviceTypeName(id.type));
   device->set_index(id.index);
-  device->set_rank(0);
+  device->set_rank(devices_per_rank_ > 0 ? static_cast<int32_t>(id.index / devices_per_rank_) : 0);
   return devices_[id] = device->id();
 }
 

@@ -15,7 +15,8 @@
 // stage's forward chain after its backward chain, and registers living inside a chain share
 // bytes (plan_memory.h).
 //
-// Not yet: MPI ranks (all devices are rank 0).
+// Ranks: devices belong to ranks by LowerOptions::devices_per_rank; a copy from a device of
+// another rank becomes a SEND there and a RECV here (lower_ranks.cc).
 #include <string>
 #include <vector>
 
@@ -34,6 +35,9 @@ struct LowerOptions {
   // keeps at most that many micro-batches' activations.
   int64_t micro_batches = 1;
   bool one_f_one_b = true;
+  // Devices per MPI rank: device cpu:i belongs to rank i / devices_per_rank. 0 puts every
+  // device on rank 0 (one process).
+  int64_t devices_per_rank = 0;
 };
 
 // Throws SbpError/PlanError naming the op when the assignment does not fit the graph.

@@ -1,7 +1,8 @@
 #pragma once
 // The Lowerer behind LowerToPlan (lower.h), shared by lower.cc and lower_boxing.cc; not for use
-// elsewhere. lower.cc lowers ops, rate changes, bindings and memory; lower_boxing.cc turns the
-// steps of a BoxingPlan into COLLECTIVE and COPY tasks.
+// elsewhere. lower.cc lowers ops, rate changes, bindings and the order; lower_boxing.cc turns the
+// steps of a BoxingPlan into COLLECTIVE and COPY tasks; lower_ranks.cc splits reads across
+// ranks into SEND and RECV.
 #include <cstdint>
 #include <map>
 #include <string>
@@ -73,6 +74,11 @@ class Lowerer {
   // `current` (one per parallel index of step.from) to those it returns (of step.to).
   std::vector<int64_t> LowerStep(const graph::TensorNode& node, const sbp::BoxingStep& step,
                                  const std::vector<int64_t>& current, size_t index);
+  // lower_ranks.cc: a COPY reading a register of another rank reads a RECV's instead, which a
+  // SEND on the source device fills with the regions the COPY needs.
+  void SplitCrossRankReads();
+  int32_t RankOf(int32_t device) const;
+
   void AddTransfer(plan::Task& task, int64_t src_regst, const Region& src_region,
                    const Region& dst_region, const Region& region, DType dtype);
   int64_t GroupOf(const Placement& placement, const std::vector<int64_t>& members);
@@ -87,6 +93,8 @@ class Lowerer {
   std::map<std::vector<int32_t>, int64_t> groups_;
   std::map<int64_t, int64_t> assigns_;  // variable regst -> assign task
   int64_t next_issue_order_ = 0;
+  int64_t next_tag_ = 0;
+  int64_t devices_per_rank_ = 0;  // 0: every device on rank 0
   int64_t micro_batches_ = 1;
   std::vector<Rate> rates_;              // by op id
   std::vector<Rate> regst_rate_;         // by register id

@@ -33,14 +33,6 @@ struct TaskChain {
   std::vector<int64_t> tasks;  // in execution order
 };
 
-// Acts per step of every task: pieces_per_step for SOURCE and what it feeds, 1 for VARIABLE and
-// per-step work; ACC divides by acc_count and REPEAT multiplies by repeat_count.
-std::vector<int64_t> ActsPerStep(const plan::Plan& plan);
-
-// Tasks in topological order over the registers of lag 0, ties by task id. PlanError when they
-// form a cycle.
-std::vector<int64_t> TopologicalTasks(const plan::Plan& plan);
-
 // The chains of COMPUTE, COPY and COLLECTIVE tasks, by device, then backward before forward,
 // then rate; chains of one task are left out (there is nothing to order). Empty for a Plan
 // without consistent times (above).

@@ -19,6 +19,7 @@ void Validator::Run() {
   CheckCrossReferences();
   for (int64_t t = 0; t < plan_.tasks_size(); ++t) CheckTaskKind(t);
   CheckCollectives();
+  CheckRanks();
   CheckAcyclic();
   CheckMemory();
   CheckBindings();

@@ -75,6 +75,7 @@ class Validator {
                     const std::vector<int64_t>& out) const;
   void CheckTransfers(int64_t t, const std::vector<int64_t>& out) const;
   void CheckCollectives() const;
+  void CheckRanks() const;
   // plan_validate_memory.cc
   void CheckMemory() const;
   // plan_validate_bindings.cc

@@ -72,7 +72,10 @@ Actor::Actor(const plan::Plan& plan, int64_t task, int64_t pieces)
   }
 }
 
-bool Actor::IsSource() const { return kind_ == plan::SOURCE || kind_ == plan::VARIABLE; }
+// A RECV is paced by its peer SEND on another rank, so the executor tells it how often to act.
+bool Actor::IsSource() const {
+  return kind_ == plan::SOURCE || kind_ == plan::VARIABLE || kind_ == plan::RECV;
+}
 bool Actor::StartsInput(int64_t act) const { return kind_ != plan::REPEAT || act % rate_ == 0; }
 bool Actor::EndsInput(int64_t act) const {
   return kind_ != plan::REPEAT || act % rate_ == rate_ - 1;

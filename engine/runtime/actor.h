@@ -15,9 +15,9 @@
 // and (b) every produced register has a free slot. One act is in flight at a time: Launch, then
 // the executor reports Done. Rates: most actors consume and produce one piece per act. ACC
 // holds its output slot over acc_count acts and produces one piece per acc_count inputs; REPEAT
-// holds its input slot over repeat_count acts and produces a piece per act. SOURCE and VARIABLE
-// have no inputs and act `pieces` times (given by the executor: micro-batches x steps for data,
-// steps for variables).
+// holds its input slot over repeat_count acts and produces a piece per act. SOURCE, VARIABLE
+// and RECV have no inputs and act `pieces` times (given by the executor: micro-batches x steps
+// for data, steps for variables, its peer SEND's acts for a RECV).
 //
 // Termination. After its last act an actor sends Eord (with its piece count) on every produced
 // register. An actor knows it has no more acts once every input it needs has sent Eord and all
@@ -84,7 +84,7 @@ struct Outbox {
 
 class Actor {
  public:
-  // `pieces` is the number of acts of a SOURCE or VARIABLE (ignored by other kinds). Throws
+  // `pieces` is the number of acts of a SOURCE, VARIABLE or RECV (ignored by other kinds). Throws
   // PlanError when the task's registers do not fit its kind.
   Actor(const plan::Plan& plan, int64_t task, int64_t pieces);
 

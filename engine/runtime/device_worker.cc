@@ -93,8 +93,11 @@ bool DeviceWorker::Launch(const runtime::Launch& launch) {
     for (const SlotRef& s : launch.outputs) {
       if (arena_.Holds(s.regst)) arena_.MarkLive(s.regst, s.slot);
     }
-    if (task.task->kind() == plan::COLLECTIVE) {
-      StartCollective(task, launch);
+    const plan::TaskKind kind = task.task->kind();
+    if (kind == plan::COLLECTIVE || kind == plan::SEND || kind == plan::RECV) {
+      if (kind == plan::COLLECTIVE) StartCollective(task, launch);
+      if (kind == plan::SEND) StartSend(task, launch);
+      if (kind == plan::RECV) StartRecv(task, launch);
       complete = false;
     } else {
       RunTaskWork(ctx_, task, launch);
@@ -109,11 +112,49 @@ void DeviceWorker::StartCollective(const PreparedTask& task, const runtime::Laun
   const SlotRef& out = FindSlot(launch.outputs, task.outputs[0], launch);
   CollectiveMember member{t.id(), device_, t.collective().member(),
                           ctx_.SlotView(in.regst, in.slot), ctx_.SlotView(out.regst, out.slot)};
+  // Members of this process meet first; across ranks the last of them hands the transport
+  // the local part.
   auto members = ctx_.rendezvous.Arrive(t.collective().group(), t.issue_order(), launch.piece,
-                                        task.group_size, std::move(member));
+                                        task.group_size, task.local_members, std::move(member));
   if (!members) return;  // the last member to arrive computes
+  std::vector<int64_t> tasks;
+  for (const CollectiveMember& m : *members) tasks.push_back(m.task);
+  RunContext& ctx = ctx_;
+  const auto done = [&ctx, tasks] {
+    for (int64_t task : tasks) ctx.Post(WorkItem{task, true, {}});
+  };
+  if (task.spans_ranks) {
+    transport(task).Collective(t, launch.piece, std::move(*members), done);
+    return;
+  }
   ComputeCollective(t.collective(), task.reduce_op, *members);
-  for (const CollectiveMember& m : *members) ctx_.Post(WorkItem{m.task, true, {}});
+  done();
+}
+
+Transport& DeviceWorker::transport(const PreparedTask& task) const {
+  if (ctx_.transport == nullptr) {
+    throw PlanError(TaskName(*task.task) + " talks to another rank, and this run has no transport");
+  }
+  return *ctx_.transport;
+}
+
+void DeviceWorker::StartSend(const PreparedTask& task, const runtime::Launch& launch) {
+  const SlotRef& in = FindSlot(launch.inputs, task.inputs[0], launch);
+  Tensor packed(task.send_shape, task.send_dtype);
+  packed.CopyRegionFrom(ctx_.SlotView(in.regst, in.slot), task.copies[0].src, task.copies[0].dst);
+  std::vector<std::byte> payload(packed.raw(), packed.raw() + packed.nbytes());
+  RunContext& ctx = ctx_;
+  const int64_t id = task.task->id();
+  transport(task).Send(*task.task, launch.piece, std::move(payload),
+                       [&ctx, id] { ctx.Post(WorkItem{id, true, {}}); });
+}
+
+void DeviceWorker::StartRecv(const PreparedTask& task, const runtime::Launch& launch) {
+  const SlotRef& out = FindSlot(launch.outputs, task.outputs[0], launch);
+  RunContext& ctx = ctx_;
+  const int64_t id = task.task->id();
+  transport(task).Recv(*task.task, launch.piece, ctx_.SlotView(out.regst, out.slot),
+                       [&ctx, id] { ctx.Post(WorkItem{id, true, {}}); });
 }
 
 void DeviceWorker::NoteFinished(int64_t task) {

@@ -1,7 +1,8 @@
 #pragma once
 // DeviceWorker: the body of one device thread. It starts the device's actors, then handles its
 // queue: messages go to actors, launches run at once (a COLLECTIVE only deposits at the
-// rendezvous and completes when its Done arrives), completions go back to the actors, and
+// rendezvous and completes when its Done arrives; SEND, RECV and collectives spanning ranks go
+// to the transport and complete likewise), completions go back to the actors, and
 // messages for other actors are posted to their devices' queues. It returns when every actor
 // of the device has finished or the run stops; it never throws (errors go to the RunContext,
 // naming the task).
@@ -23,6 +24,9 @@ class DeviceWorker {
   void Drain(Outbox& out);
   bool Launch(const runtime::Launch& launch);  // false while a collective is in flight
   void StartCollective(const PreparedTask& task, const runtime::Launch& launch);
+  void StartSend(const PreparedTask& task, const runtime::Launch& launch);
+  void StartRecv(const PreparedTask& task, const runtime::Launch& launch);
+  Transport& transport(const PreparedTask& task) const;  // PlanError in a one-rank run
   void NoteFinished(int64_t task);
 
   RunContext& ctx_;

@@ -166,6 +166,28 @@ void PrepareCopy(const plan::Plan& plan, PreparedTask& t, const std::string& wha
   }
 }
 
+// A SEND packs the box of its one transfer; the RECV's register holds exactly that box.
+void PreparePointToPoint(const plan::Plan& plan, PreparedTask& t, const std::string& what) {
+  const bool send = t.task->kind() == plan::SEND;
+  ExpectArity(t, send ? 1 : 0, send ? 0 : 1, what);
+  if (t.task->transfers_size() != 1) throw PlanError(what + ": needs exactly one transfer");
+  const plan::Transfer& tr = t.task->transfers(0);
+  const RegstDesc src = DescribeRegst(plan, tr.src_regst(), what);
+  const Region src_region = ToRegion(tr.src_region(), what);
+  const Region box = ToRegion(tr.region(), what);
+  if (src_region.shape() != src.shape || !src_region.Contains(box) ||
+      (send && tr.src_regst() != t.inputs[0])) {
+    throw PlanError(what + ": its transfer of " + box.ToString() + " does not fit regst " +
+                    std::to_string(tr.src_regst()));
+  }
+  t.send_shape = box.shape();
+  t.send_dtype = src.dtype;
+  if (!send && DescribeRegst(plan, t.outputs[0], what).shape != box.shape()) {
+    throw PlanError(what + ": its register does not hold the box " + box.ToString());
+  }
+  t.copies.push_back(SlotCopy{tr.src_regst(), box.RelativeTo(src_region), Region::Full(box.shape())});
+}
+
 void PrepareCollective(const plan::Plan& plan, PreparedTask& t, const std::string& what) {
   const plan::CollectiveDesc& c = t.task->collective();
   if (c.group() < 0 || c.group() >= plan.groups_size()) {
@@ -173,6 +195,15 @@ void PrepareCollective(const plan::Plan& plan, PreparedTask& t, const std::strin
   }
   const plan::CommGroup& group = plan.groups(static_cast<int>(c.group()));
   t.group_size = group.devices_size();
+  const int32_t rank = plan.devices(t.task->device()).rank();
+  for (int32_t d : group.devices()) {
+    if (d < 0 || d >= plan.devices_size()) {
+      throw PlanError(what + ": comm group " + std::to_string(c.group()) + " has no device " +
+                      std::to_string(d));
+    }
+    if (plan.devices(d).rank() == rank) ++t.local_members;
+  }
+  t.spans_ranks = t.local_members < t.group_size;
   if (c.member() < 0 || c.member() >= t.group_size ||
       group.devices(c.member()) != t.task->device()) {
     throw PlanError(what + ": is not member " + std::to_string(c.member()) + " of comm group " +
@@ -223,6 +254,10 @@ PreparedTask Prepare(const plan::Plan& plan, const kernels::KernelRegistry& kern
       ExpectArity(t, 1, 1, what);
       PrepareCollective(plan, t, what);
       break;
+    case plan::SEND:
+    case plan::RECV:
+      PreparePointToPoint(plan, t, what);
+      break;
     case plan::ACC:
     case plan::REPEAT:
       ExpectArity(t, 1, 1, what);
@@ -236,8 +271,7 @@ PreparedTask Prepare(const plan::Plan& plan, const kernels::KernelRegistry& kern
       ExpectSameTensor(plan, t.inputs[0], t.inputs[1], what);
       break;
     default:
-      throw PlanError(what + ": " + plan::TaskKind_Name(task.kind()) +
-                      " tasks cannot run inside one process");
+      throw PlanError(what + ": unknown task kind " + plan::TaskKind_Name(task.kind()));
   }
   return t;
 }

@@ -38,8 +38,14 @@ struct PreparedTask {
   Region feed_region;
   // COPY
   std::vector<SlotCopy> copies;
+  // SEND: the box of its one transfer, packed from the consumed slot into a buffer of
+  // send_shape (copies[0] gives the regions)
+  Shape send_shape;
+  DType send_dtype = DType::kF32;
   // COLLECTIVE
   int group_size = 0;
+  int local_members = 0;     // members on this task's rank
+  bool spans_ranks = false;  // some member is on another rank: the transport takes it
   ReduceOp reduce_op = ReduceOp::kSum;
 };
 

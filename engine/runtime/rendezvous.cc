@@ -8,12 +8,17 @@ namespace twinflow::runtime {
 
 std::optional<std::vector<CollectiveMember>> Rendezvous::Arrive(int64_t group, int64_t issue_order,
                                                                 int64_t piece, int group_size,
+                                                                int expected,
                                                                 CollectiveMember member) {
   std::vector<std::optional<CollectiveMember>> arrived;
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    auto& slots = meetings_[Key{group, issue_order, piece}];
-    if (slots.empty()) slots.resize(group_size);
+    Meeting& meeting = meetings_[Key{group, issue_order, piece}];
+    if (meeting.slots.empty()) {
+      meeting.slots.resize(group_size);
+      meeting.expected = expected;
+    }
+    auto& slots = meeting.slots;
     if (member.member < 0 || member.member >= static_cast<int>(slots.size()) ||
         slots[member.member]) {
       throw CommError("member " + std::to_string(member.member) + " arrived twice at collective " +
@@ -21,22 +26,22 @@ std::optional<std::vector<CollectiveMember>> Rendezvous::Arrive(int64_t group, i
     }
     const int index = member.member;
     slots[index] = std::move(member);
-    for (const auto& s : slots) {
-      if (!s) return std::nullopt;
-    }
+    if (++meeting.arrived < meeting.expected) return std::nullopt;
     arrived = std::move(slots);
     meetings_.erase(Key{group, issue_order, piece});
   }
   std::vector<CollectiveMember> members;
-  members.reserve(arrived.size());
-  for (auto& m : arrived) members.push_back(std::move(*m));
+  for (auto& m : arrived) {
+    if (m) members.push_back(std::move(*m));
+  }
   return members;
 }
 
 std::vector<std::string> Rendezvous::Pending() const {
   std::lock_guard<std::mutex> lock(mutex_);
   std::vector<std::string> out;
-  for (const auto& [key, slots] : meetings_) {
+  for (const auto& [key, meeting] : meetings_) {
+    const auto& slots = meeting.slots;
     const auto [group, order, piece] = key;
     int arrived = 0;
     std::string missing;
@@ -49,8 +54,8 @@ std::vector<std::string> Rendezvous::Pending() const {
     }
     out.push_back("comm group " + std::to_string(group) + " collective " + std::to_string(order) +
                   " piece " + std::to_string(piece) + ": " + std::to_string(arrived) + " of " +
-                  std::to_string(slots.size()) + " members arrived, waiting for member(s) " +
-                  missing);
+                  std::to_string(meeting.expected) + " members of this process arrived (" +
+                  std::to_string(slots.size()) + " in the group), not member(s) " + missing);
   }
   return out;
 }

@@ -24,9 +24,11 @@ struct CollectiveMember {
 
 class Rendezvous {
  public:
-  // One meeting per (group, issue_order, piece). Returns the members, ordered, to the last.
+  // One meeting per (group, issue_order, piece) of the `expected` members of this process (all
+  // of the group's, or this rank's share when it spans ranks). Returns the members, in member
+  // order, to the last to arrive.
   std::optional<std::vector<CollectiveMember>> Arrive(int64_t group, int64_t issue_order,
-                                                      int64_t piece, int group_size,
+                                                      int64_t piece, int group_size, int expected,
                                                       CollectiveMember member);
   // The meetings still waiting for members, e.g. "group 0 collective 3 piece 1: 1 of 2
   // members arrived", for timeout reports.
@@ -35,7 +37,12 @@ class Rendezvous {
  private:
   using Key = std::tuple<int64_t, int64_t, int64_t>;
   mutable std::mutex mutex_;
-  std::map<Key, std::vector<std::optional<CollectiveMember>>> meetings_;
+  struct Meeting {
+    std::vector<std::optional<CollectiveMember>> slots;  // by member index
+    int arrived = 0;
+    int expected = 0;
+  };
+  std::map<Key, Meeting> meetings_;
 };
 
 }  // namespace twinflow::runtime

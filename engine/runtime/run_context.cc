@@ -18,7 +18,12 @@ Tensor RunContext::SlotView(int64_t regst, int32_t slot) const {
   if (regst < 0 || regst >= static_cast<int64_t>(regst_device.size())) {
     throw PlanError("regst " + std::to_string(regst) + " is out of range");
   }
-  return arenas[regst_device[regst]]->View(regst, slot);
+  const auto& arena = arenas[regst_device[regst]];
+  if (!arena) {
+    throw PlanError("regst " + std::to_string(regst) + " is on device " +
+                    std::to_string(regst_device[regst]) + " of another rank");
+  }
+  return arena->View(regst, slot);
 }
 
 void RunContext::Post(WorkItem item) {

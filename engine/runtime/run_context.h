@@ -1,7 +1,8 @@
 #pragma once
 // RunContext: what the device threads of one ThreadedExecutor::Run share: the prepared tasks,
 // the arenas, every device's queue, the actors (each touched only by its device's thread),
-// the collective rendezvous, the feeds, the values sinks hand to the host, and the run's
+// the collective rendezvous, the transport to other ranks, the feeds, the values sinks hand to
+// the host, and the run's
 // state: progress for the watchdog, the first error, the stop flag.
 #include <atomic>
 #include <condition_variable>
@@ -20,6 +21,7 @@
 #include "engine/runtime/message_queue.h"
 #include "engine/runtime/prepared_task.h"
 #include "engine/runtime/rendezvous.h"
+#include "engine/runtime/transport.h"
 
 namespace twinflow::runtime {
 
@@ -33,8 +35,9 @@ struct RunContext {
   const std::vector<std::unique_ptr<Arena>>& arenas;  // by device
   const std::vector<int>& regst_device;               // the device whose arena holds a regst
   FeedCache& feeds;
+  Transport* transport = nullptr;                     // null in a one-rank run
   std::vector<std::unique_ptr<MessageQueue>> queues;  // by device
-  std::vector<std::unique_ptr<Actor>> actors;         // by task
+  std::vector<std::unique_ptr<Actor>> actors;         // by task; null for other ranks' tasks
   Rendezvous rendezvous;
 
   // A view of a slot, on whichever device holds it.
@@ -44,7 +47,7 @@ struct RunContext {
 
   // SINK values, sink_values[regst][piece], assembled into fetches after the run.
   void RecordSink(int64_t regst, int64_t piece, Tensor value);
-  std::map<int64_t, std::map<int64_t, Tensor>> sink_values;
+  SinkValues sink_values;
 
   // Run state.
   std::atomic<bool> stop{false};

@@ -6,6 +6,7 @@
 
 #include "engine/core/rng.h"
 #include "engine/plan/memory_overlaps.h"
+#include "engine/plan/plan_rates.h"
 
 namespace twinflow::runtime {
 
@@ -84,9 +85,11 @@ void Collect(const plan::Plan& plan, Outbox& out, std::vector<Event>& pool, Memo
 
 SourcePiecesFn PiecesFromPlan(const plan::Plan& plan, int64_t steps) {
   const int64_t per_step = std::max<int64_t>(plan.pieces_per_step(), 1);
-  return [&plan, steps, per_step](int64_t task) -> int64_t {
-    const bool data = plan.tasks(static_cast<int>(task)).kind() == plan::SOURCE;
-    return data ? per_step * steps : steps;
+  auto acts = std::make_shared<std::vector<int64_t>>(plan::ActsPerStep(plan));
+  return [&plan, steps, per_step, acts](int64_t task) -> int64_t {
+    const plan::TaskKind kind = plan.tasks(static_cast<int>(task)).kind();
+    if (kind == plan::RECV) return (*acts)[task] * steps;
+    return kind == plan::SOURCE ? per_step * steps : steps;
   };
 }
 
@@ -98,7 +101,7 @@ TestRunResult RunActors(const plan::Plan& plan, const SourcePiecesFn& source_pie
   std::vector<std::unique_ptr<Actor>> actors;
   for (int64_t task = 0; task < plan.tasks_size(); ++task) {
     const plan::TaskKind kind = plan.tasks(static_cast<int>(task)).kind();
-    const bool source = kind == plan::SOURCE || kind == plan::VARIABLE;
+    const bool source = kind == plan::SOURCE || kind == plan::VARIABLE || kind == plan::RECV;
     actors.push_back(std::make_unique<Actor>(plan, task, source ? source_pieces(task) : 0));
   }
   std::vector<Event> pool;

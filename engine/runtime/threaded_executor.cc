@@ -1,5 +1,6 @@
 #include "engine/runtime/threaded_executor.h"
 
+#include "engine/plan/plan_rates.h"
 #include "engine/plan/plan_validate.h"
 
 #include <atomic>
@@ -23,7 +24,8 @@
 namespace twinflow::runtime {
 namespace {
 
-void CheckDevices(const plan::Plan& plan) {
+void CheckDevices(const plan::Plan& plan, const Transport* transport) {
+  const int rank = transport ? transport->rank() : 0;
   for (int d = 0; d < plan.devices_size(); ++d) {
     const plan::Device& device = plan.devices(d);
     const std::string name = "device " + std::to_string(d);
@@ -31,10 +33,13 @@ void CheckDevices(const plan::Plan& plan) {
     if (device.type() != "cpu") {
       throw PlanError(name + " is '" + device.type() + "'; the ThreadedExecutor runs cpu devices");
     }
-    if (device.rank() != plan.devices(0).rank()) {
+    if (transport == nullptr && device.rank() != rank) {
       throw PlanError(name + " belongs to rank " + std::to_string(device.rank()) +
-                      ", not to this process (rank " + std::to_string(plan.devices(0).rank()) +
-                      ")");
+                      ": a Plan of several ranks runs under mpirun, one process per rank");
+    }
+    if (transport != nullptr && device.rank() >= transport->size()) {
+      throw PlanError(name + " belongs to rank " + std::to_string(device.rank()) + ", but " +
+                      std::to_string(transport->size()) + " ranks run");
     }
   }
   for (const plan::Task& task : plan.tasks()) {
@@ -49,6 +54,18 @@ void CheckDevices(const plan::Plan& plan) {
     }
   }
 }
+
+// Starts the transport's comm thread for a run and stops it however the run ends (after the
+// device threads: it is declared first).
+struct TransportRun {
+  Transport* transport;
+  TransportRun(Transport* t, RunContext& ctx) : transport(t) {
+    if (transport) transport->Begin([&ctx](std::exception_ptr e) { ctx.Fail(e); });
+  }
+  ~TransportRun() {
+    if (transport) transport->End();
+  }
+};
 
 // Joins the device threads however Run leaves, so that no thread outlives it.
 struct ThreadJoiner {
@@ -65,18 +82,23 @@ struct ThreadJoiner {
 }  // namespace
 
 struct ThreadedExecutor::Impl {
-  Impl(const plan::Plan& p, const kernels::KernelRegistry& kernels) : plan(p) {
-    CheckDevices(plan);
+  Impl(const plan::Plan& p, const kernels::KernelRegistry& kernels, Transport* t)
+      : plan(p), transport(t), rank(t ? t->rank() : 0) {
+    CheckDevices(plan, transport);
     tasks = PrepareTasks(plan, kernels);
+    acts = plan::ActsPerStep(plan);
     for (const plan::Regst& r : plan.regsts()) {
       regst_device.push_back(plan.tasks(static_cast<int>(r.producer())).device());
     }
-    for (int d = 0; d < plan.devices_size(); ++d)
-      arenas.push_back(std::make_unique<Arena>(plan, d));
+    // Only this rank's devices get arenas (and threads, and actors).
+    for (int d = 0; d < plan.devices_size(); ++d) {
+      arenas.push_back(Local(d) ? std::make_unique<Arena>(plan, d) : nullptr);
+    }
     CheckBindings();
     // The actors check that each task's registers fit its kind (the pieces do not matter).
     for (const plan::Task& task : plan.tasks()) Actor check(plan, task.id(), 1);
     for (const PreparedTask& t : tasks) {
+      if (!Local(t.task->device())) continue;
       if (t.task->kind() == plan::SOURCE) ++sources;
       if (t.task->kind() != plan::VARIABLE) continue;
       Tensor slot = arenas[t.task->device()]->View(t.outputs[0], 0);
@@ -128,6 +150,8 @@ struct ThreadedExecutor::Impl {
     }
   }
 
+  bool Local(int device) const { return plan.devices(device).rank() == rank; }
+
   const plan::Binding& VariableBinding(const std::string& name) const {
     for (const plan::Binding& b : plan.variables()) {
       if (b.name() == name) return b;
@@ -135,20 +159,54 @@ struct ThreadedExecutor::Impl {
     throw InvalidArgumentError("the plan has no variable '" + name + "'");
   }
 
-  // Views of slot 0 of every part of a variable binding.
+  // Slot 0 of every part of a variable binding: views of this rank's parts, and zeros of the
+  // right shape for other ranks' parts.
   std::vector<Tensor> VariableViews(const plan::Binding& b) const {
     std::vector<Tensor> views;
     for (const plan::BindingPart& part : b.parts()) {
-      views.push_back(arenas[regst_device[part.regst()]]->View(part.regst(), 0));
+      const auto& arena = arenas[regst_device[part.regst()]];
+      if (arena) {
+        views.push_back(arena->View(part.regst(), 0));
+        continue;
+      }
+      const plan::TensorDesc& desc = plan.regsts(static_cast<int>(part.regst())).tensor();
+      views.push_back(Tensor(ToShape(desc, "variable '" + b.name() + "'"),
+                             ToDType(desc.dtype(), "variable '" + b.name() + "'")));
     }
     return views;
+  }
+
+  // Fills the other ranks' parts of `views` with their bytes (collective over the ranks).
+  void GatherParts(const plan::Binding& b, std::vector<Tensor>& views) const {
+    if (!transport) return;
+    std::vector<std::byte> mine;
+    for (int i = 0; i < b.parts_size(); ++i) {
+      if (!arenas[regst_device[b.parts(i).regst()]]) continue;
+      mine.insert(mine.end(), views[i].raw(), views[i].raw() + views[i].nbytes());
+    }
+    const std::vector<std::vector<std::byte>> all = transport->Allgather(mine);
+    std::vector<size_t> offset(all.size(), 0);
+    for (int i = 0; i < b.parts_size(); ++i) {
+      const int owner = plan.devices(regst_device[b.parts(i).regst()]).rank();
+      if (owner == rank) continue;
+      const std::vector<std::byte>& bytes = all.at(owner);
+      if (offset[owner] + views[i].nbytes() > bytes.size()) {
+        throw CommError("variable '" + b.name() + "': rank " + std::to_string(owner) +
+                        " sent too few bytes");
+      }
+      std::copy_n(bytes.data() + offset[owner], views[i].nbytes(), views[i].raw());
+      offset[owner] += views[i].nbytes();
+    }
   }
 
   std::vector<std::map<std::string, Tensor>> AssembleFetches(const RunContext& ctx,
                                                              int64_t steps) const;
 
   plan::Plan plan;
+  Transport* transport;
+  int rank;
   std::vector<PreparedTask> tasks;  // point into `plan`
+  std::vector<int64_t> acts;        // per task, per step
   std::vector<int> regst_device;
   std::vector<std::unique_ptr<Arena>> arenas;
   int64_t sources = 0;
@@ -195,8 +253,9 @@ std::vector<std::map<std::string, Tensor>> ThreadedExecutor::Impl::AssembleFetch
   return fetches;
 }
 
-ThreadedExecutor::ThreadedExecutor(const plan::Plan& plan, const kernels::KernelRegistry& kernels)
-    : impl_((plan::ValidatePlan(plan), std::make_shared<Impl>(plan, kernels))) {}
+ThreadedExecutor::ThreadedExecutor(const plan::Plan& plan, const kernels::KernelRegistry& kernels,
+                                   Transport* transport)
+    : impl_((plan::ValidatePlan(plan), std::make_shared<Impl>(plan, kernels, transport))) {}
 
 RunResult ThreadedExecutor::Run(const FeedFn& feeds, const RunOptions& options) {
   Impl& impl = *impl_;
@@ -217,15 +276,23 @@ RunResult ThreadedExecutor::Run(const FeedFn& feeds, const RunOptions& options) 
   result.fetches.resize(options.steps);
   FeedCache feed_cache(plan, feeds, pieces_per_step, impl.sources);
   RunContext ctx(plan, impl.tasks, impl.arenas, impl.regst_device, feed_cache);
+  ctx.transport = impl.transport;
   std::vector<std::vector<int64_t>> device_tasks(plan.devices_size());
   for (const plan::Task& task : plan.tasks()) {
+    if (!impl.Local(task.device())) {
+      ctx.actors.push_back(nullptr);
+      continue;
+    }
     const int64_t pieces = task.kind() == plan::SOURCE     ? options.steps * pieces_per_step
                            : task.kind() == plan::VARIABLE ? options.steps
+                           : task.kind() == plan::RECV     ? options.steps * impl.acts[task.id()]
                                                            : 0;
     ctx.actors.push_back(std::make_unique<Actor>(plan, task.id(), pieces));
     device_tasks[task.device()].push_back(task.id());
   }
-  for (auto& arena : impl.arenas) arena->ResetLiveness();
+  for (auto& arena : impl.arenas) {
+    if (arena) arena->ResetLiveness();
+  }
 
   std::vector<std::unique_ptr<DeviceWorker>> workers;
   for (int d = 0; d < plan.devices_size(); ++d) {
@@ -235,6 +302,7 @@ RunResult ThreadedExecutor::Run(const FeedFn& feeds, const RunOptions& options) 
   RunEnd end = RunEnd::kDone;
   {
     std::vector<std::thread> threads;
+    TransportRun transport_run{impl.transport, ctx};
     ThreadJoiner joiner{ctx, threads};
     {
       std::lock_guard<std::mutex> lock(ctx.state_mutex);
@@ -253,13 +321,15 @@ RunResult ThreadedExecutor::Run(const FeedFn& feeds, const RunOptions& options) 
                        " s; waiting:" + DescribeStall(ctx));
   }
   for (const auto& actor : ctx.actors) {
-    if (!actor->finished())
+    if (actor && !actor->finished())
       throw PlanError("the run ended with unfinished actors:" + DescribeStall(ctx));
   }
+  // Other ranks' sinks hold the rest of the fetched parts.
+  if (impl.transport) ctx.sink_values = impl.transport->ExchangeSinks(plan, ctx.sink_values);
   if (options.steps > 0) result.fetches = impl.AssembleFetches(ctx, options.steps);
   for (const auto& arena : impl.arenas) {
-    result.peak_arena_bytes.push_back(arena->peak_bytes());
-    result.arena_high_water.push_back(arena->high_water());
+    result.peak_arena_bytes.push_back(arena ? arena->peak_bytes() : 0);
+    result.arena_high_water.push_back(arena ? arena->high_water() : 0);
   }
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return result;
@@ -269,7 +339,8 @@ Tensor ThreadedExecutor::Variable(const std::string& name) const {
   if (impl_->running.load())
     throw InvalidArgumentError("variable '" + name + "' read while running");
   const plan::Binding& b = impl_->VariableBinding(name);
-  const std::vector<Tensor> views = impl_->VariableViews(b);
+  std::vector<Tensor> views = impl_->VariableViews(b);
+  impl_->GatherParts(b, views);
   std::vector<const Tensor*> parts;
   for (const Tensor& v : views) parts.push_back(&v);
   return AssembleBinding(b, parts);

@@ -31,6 +31,7 @@
 
 #include "engine/core/tensor.h"
 #include "engine/plan/plan.pb.h"
+#include "engine/runtime/transport.h"
 #include "kernels/kernel.h"
 
 namespace twinflow::runtime {
@@ -56,12 +57,17 @@ class ThreadedExecutor {
  public:
   // Validates the plan; throws PlanError when it does not fit this process (a device of
   // another rank, a cuda device) or lacks a kernel (InvalidArgumentError naming the op).
-  ThreadedExecutor(const plan::Plan& plan, const kernels::KernelRegistry& kernels);
+  // With a transport (engine/comm), this rank runs the tasks of its own devices and reaches the
+  // others through it; without one, every device must be on one rank.
+  ThreadedExecutor(const plan::Plan& plan, const kernels::KernelRegistry& kernels,
+                   Transport* transport = nullptr);
 
   // Runs `options.steps` steps; variables keep their values across Run calls.
   RunResult Run(const FeedFn& feeds, const RunOptions& options);
 
-  // A variable binding's logical value (assembled), by name.
+  // A variable binding's logical value (assembled), by name. With a transport, every rank must
+  // ask for the same variables in the same order (the parts are gathered). SetVariable writes
+  // this rank's parts.
   Tensor Variable(const std::string& name) const;
   void SetVariable(const std::string& name, const Tensor& value);
 

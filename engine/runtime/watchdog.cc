@@ -37,6 +37,7 @@ std::string DescribeStall(const RunContext& ctx) {
     }
   };
   for (size_t t = 0; t < ctx.actors.size(); ++t) {
+    if (!ctx.actors[t]) continue;  // another rank's
     const Actor& actor = *ctx.actors[t];
     if (actor.finished()) continue;
     const std::string& name = ctx.plan.tasks(static_cast<int>(t)).name();

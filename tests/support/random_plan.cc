@@ -47,13 +47,14 @@ class Generator {
     micro_ = rng_.UniformInt(1, 4);
     plan_.set_pieces_per_step(micro_);
     const int64_t devices = rng_.UniformInt(1, 4);
-    const int64_t ranks = rng_.UniformInt(1, devices);
+    // One rank: tasks read registers of any device, which only devices of one process can.
+    const int64_t ranks = 1;
     for (int64_t d = 0; d < devices; ++d) {
       plan::Device* device = plan_.add_devices();
       device->set_id(d);
       device->set_type("cpu");
       device->set_index(d);
-      device->set_rank(static_cast<int32_t>(d * ranks / devices));
+      device->set_rank(0);
     }
     plan_.mutable_cluster()->set_ranks(ranks);
     plan_.mutable_cluster()->set_devices(devices);

@@ -1,0 +1,39 @@
+#pragma once
+// MpiSession: MPI for the lifetime of a process run under mpirun. It asks for
+// MPI_THREAD_SERIALIZED: the main thread makes MPI calls between runs and the comm thread
+// (mpi_transport.h) during them, never both at once. Errors come back as return codes
+// (MPI_ERRORS_RETURN), turned into CommError naming the call.
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace twinflow::comm {
+
+class MpiSession {
+ public:
+  // True when this process was started by mpirun (Open MPI's environment says so); then, and
+  // only then, the launcher starts a session.
+  static bool LaunchedByMpirun();
+
+  MpiSession();
+  ~MpiSession();  // MPI_Finalize
+  MpiSession(const MpiSession&) = delete;
+  MpiSession& operator=(const MpiSession&) = delete;
+
+  int rank() const { return rank_; }
+  int size() const { return size_; }
+  // Ends every rank's process: prints nothing (the caller has), exit status `code`.
+  [[noreturn]] void Abort(int code) const;
+
+ private:
+  int rank_ = 0;
+  int size_ = 1;
+};
+
+// Throws CommError "<call>: <MPI's message>" when `code` is not MPI_SUCCESS.
+void CheckMpi(int code, const std::string& call);
+
+// Every rank's `bytes`, in rank order, on every rank (blocking, over MPI_COMM_WORLD).
+std::vector<std::vector<std::byte>> AllgatherBytes(const std::vector<std::byte>& bytes);
+
+}  // namespace twinflow::comm

@@ -1,0 +1,341 @@
+#include "engine/comm/mpi_transport.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <string>
+
+#include "engine/core/error.h"
+#include "engine/runtime/collective_compute.h"
+#include "engine/runtime/plan_tensors.h"
+
+namespace twinflow::comm {
+namespace {
+
+MPI_Datatype MpiType(DType dtype) {
+  switch (dtype) {
+    case DType::kF32: return MPI_FLOAT;
+    case DType::kF64: return MPI_DOUBLE;
+    case DType::kI32: return MPI_INT32_T;
+    case DType::kI64: return MPI_INT64_T;
+    default: return MPI_DATATYPE_NULL;
+  }
+}
+
+MPI_Op MpiOp(ReduceOp op) {
+  switch (op) {
+    case ReduceOp::kSum: return MPI_SUM;
+    case ReduceOp::kMax: return MPI_MAX;
+    case ReduceOp::kMin: return MPI_MIN;
+  }
+  return MPI_OP_NULL;
+}
+
+// The data register a collective member reads.
+const plan::TensorDesc& InputDesc(const plan::Plan& plan, const plan::Task& task) {
+  for (int64_t r : task.consumed_regsts()) {
+    const plan::Regst& regst = plan.regsts(static_cast<int>(r));
+    if (!regst.tensor().dtype().empty()) return regst.tensor();
+  }
+  throw PlanError("task '" + task.name() + "' has no data input");
+}
+
+const plan::TensorDesc& OutputDesc(const plan::Plan& plan, const plan::Task& task) {
+  for (int64_t r : task.produced_regsts()) {
+    const plan::Regst& regst = plan.regsts(static_cast<int>(r));
+    if (!regst.tensor().dtype().empty()) return regst.tensor();
+  }
+  throw PlanError("task '" + task.name() + "' has no data output");
+}
+
+Tensor Empty(const plan::TensorDesc& desc, const std::string& what) {
+  return Tensor(runtime::ToShape(desc, what), runtime::ToDType(desc.dtype(), what));
+}
+
+void Append(std::vector<std::byte>& out, int64_t value) {
+  const auto* p = reinterpret_cast<const std::byte*>(&value);
+  out.insert(out.end(), p, p + sizeof(value));
+}
+
+int64_t Take(const std::vector<std::byte>& in, size_t& at) {
+  if (at + sizeof(int64_t) > in.size()) throw CommError("truncated sink values from a rank");
+  int64_t value = 0;
+  std::memcpy(&value, in.data() + at, sizeof(value));
+  at += sizeof(value);
+  return value;
+}
+
+}  // namespace
+
+MpiTransport::MpiTransport(const plan::Plan& plan, const MpiSession& session)
+    : plan_(plan), rank_(session.rank()), size_(session.size()) {
+  void* value = nullptr;
+  int found = 0;
+  CheckMpi(MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &value, &found), "MPI_Comm_get_attr");
+  tag_limit_ = found ? *static_cast<int*>(value) : 32767;
+  for (const plan::Task& t : plan.tasks()) {
+    if (t.kind() == plan::SEND && (t.tag() + 1) * kPieceWindow - 1 > tag_limit_) {
+      throw PlanError("task '" + t.name() + "' has tag " + std::to_string(t.tag()) +
+                      ", beyond what MPI's tags can carry here");
+    }
+  }
+  for (const plan::Task& t : plan.tasks()) {
+    if (t.kind() != plan::COLLECTIVE) continue;
+    CollectiveComm& c = comms_[{t.collective().group(), t.issue_order()}];
+    const int size = plan.groups(static_cast<int>(t.collective().group())).devices_size();
+    c.members.resize(static_cast<size_t>(size), nullptr);
+    c.members.at(static_cast<size_t>(t.collective().member())) = &t;
+  }
+  // One communicator per collective that spans ranks, split in the same order on every rank.
+  for (auto it = comms_.begin(); it != comms_.end();) {
+    CollectiveComm& c = it->second;
+    std::map<int, std::vector<int>> by_rank;  // rank -> member indices
+    for (size_t m = 0; m < c.members.size(); ++m) {
+      by_rank[plan.devices(c.members[m]->device()).rank()].push_back(static_cast<int>(m));
+    }
+    if (by_rank.size() == 1) {  // in-process
+      it = comms_.erase(it);
+      continue;
+    }
+    const auto mine = by_rank.find(rank_);
+    const int color = mine == by_rank.end() ? MPI_UNDEFINED : 0;
+    const int key = mine == by_rank.end() ? 0 : mine->second.front();
+    CheckMpi(MPI_Comm_split(MPI_COMM_WORLD, color, key, &c.comm), "MPI_Comm_split");
+    std::vector<std::vector<int>> ordered;
+    for (auto& [r, members] : by_rank) ordered.push_back(members);
+    std::sort(ordered.begin(), ordered.end());  // by first member: the split's key order
+    c.by_comm_rank = ordered;
+    c.one_member_per_rank = ordered.size() == c.members.size();
+    if (c.comm != MPI_COMM_NULL) MPI_Comm_set_errhandler(c.comm, MPI_ERRORS_RETURN);
+    ++it;
+  }
+}
+
+MpiTransport::~MpiTransport() {
+  End();
+  for (auto& [key, c] : comms_) {
+    if (c.comm != MPI_COMM_NULL) MPI_Comm_free(&c.comm);
+  }
+}
+
+void MpiTransport::Begin(Fail fail) {
+  End();
+  std::lock_guard<std::mutex> lock(mutex_);
+  stop_ = false;
+  fail_ = std::move(fail);
+  thread_ = std::thread([this] { Loop(); });
+}
+
+void MpiTransport::End() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stop_ = true;
+  }
+  wake_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+void MpiTransport::Enqueue(Op op) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    pending_.push_back(std::move(op));
+  }
+  wake_.notify_all();
+}
+
+void MpiTransport::Loop() {
+  std::vector<Op> active;
+  bool failed = false;
+  while (true) {
+    std::vector<Op> fresh;
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      if (active.empty() || failed) {
+        wake_.wait_for(lock, std::chrono::milliseconds(50),
+                       [this] { return stop_ || !pending_.empty(); });
+      }
+      if (stop_) return;  // a finished run has nothing in flight; a failed one is abandoned
+      fresh.swap(pending_);
+    }
+    if (failed) continue;
+    try {
+      for (Op& op : fresh) {
+        op.start(&op.request);
+        active.push_back(std::move(op));
+      }
+      bool progressed = false;
+      for (size_t i = 0; i < active.size();) {
+        int flag = 0;
+        MPI_Status status;
+        CheckMpi(MPI_Test(&active[i].request, &flag, &status), "MPI_Test");
+        if (!flag) {
+          ++i;
+          continue;
+        }
+        Op op = std::move(active[i]);
+        active.erase(active.begin() + static_cast<std::ptrdiff_t>(i));
+        op.finish(status);
+        progressed = true;
+      }
+      if (!progressed && fresh.empty()) std::this_thread::yield();
+    } catch (...) {
+      failed = true;
+      if (fail_) fail_(std::current_exception());
+    }
+  }
+}
+
+int MpiTransport::Tag(const plan::Task& task, int64_t piece) const {
+  return static_cast<int>(task.tag() * kPieceWindow + piece % kPieceWindow);
+}
+
+int MpiTransport::PeerRank(const plan::Task& task) const {
+  return plan_.devices(task.peer()).rank();
+}
+
+void MpiTransport::Send(const plan::Task& send, int64_t piece, std::vector<std::byte> payload,
+                        Done done) {
+  auto buffer = std::make_shared<std::vector<std::byte>>(std::move(payload));
+  const int peer = PeerRank(send);
+  const int tag = Tag(send, piece);
+  Enqueue({[buffer, peer, tag](MPI_Request* request) {
+             CheckMpi(MPI_Isend(buffer->data(), static_cast<int>(buffer->size()), MPI_BYTE, peer,
+                                tag, MPI_COMM_WORLD, request),
+                      "MPI_Isend");
+           },
+           [buffer, done](const MPI_Status&) { done(); }});
+}
+
+void MpiTransport::Recv(const plan::Task& recv, int64_t piece, Tensor slot, Done done) {
+  const int peer = PeerRank(recv);
+  const int tag = Tag(recv, piece);
+  const std::string name = recv.name();
+  auto view = std::make_shared<Tensor>(std::move(slot));
+  Enqueue({[view, peer, tag](MPI_Request* request) {
+             CheckMpi(MPI_Irecv(view->raw(), static_cast<int>(view->nbytes()), MPI_BYTE, peer, tag,
+                                MPI_COMM_WORLD, request),
+                      "MPI_Irecv");
+           },
+           [view, done, name, peer, piece](const MPI_Status& status) {
+             int count = 0;
+             MPI_Get_count(&status, MPI_BYTE, &count);
+             if (count != static_cast<int>(view->nbytes())) {
+               throw CommError("task '" + name + "' piece " + std::to_string(piece) + ": rank " +
+                               std::to_string(peer) + " sent " + std::to_string(count) +
+                               " bytes, expected " + std::to_string(view->nbytes()));
+             }
+             done();
+           }});
+}
+
+void MpiTransport::Collective(const plan::Task& task, int64_t piece,
+                              std::vector<runtime::CollectiveMember> local, Done done) {
+  const auto it = comms_.find({task.collective().group(), task.issue_order()});
+  if (it == comms_.end() || it->second.comm == MPI_COMM_NULL) {
+    throw CommError("task '" + task.name() + "' has no communicator on rank " +
+                    std::to_string(rank_));
+  }
+  const CollectiveComm& c = it->second;
+  const plan::CollectiveDesc desc = task.collective();
+  const ReduceOp op = desc.reduce_op().empty() ? ReduceOp::kSum : ParseReduceOp(desc.reduce_op());
+  const MPI_Comm comm = c.comm;
+  auto members = std::make_shared<std::vector<runtime::CollectiveMember>>(std::move(local));
+  const Tensor& in = members->front().input;
+  if (desc.kind() == "all_reduce" && c.one_member_per_rank && members->size() == 1 &&
+      MpiType(in.dtype()) != MPI_DATATYPE_NULL) {
+    Enqueue({[members, op, comm](MPI_Request* request) {
+               runtime::CollectiveMember& m = members->front();
+               CheckMpi(MPI_Iallreduce(m.input.raw(), m.output.raw(),
+                                       static_cast<int>(m.input.numel()),
+                                       MpiType(m.input.dtype()), MpiOp(op), comm, request),
+                        "MPI_Iallreduce");
+             },
+             [members, done](const MPI_Status&) { done(); }});
+    return;
+  }
+  // Everyone gets every member's input; each rank then computes its own members' outputs.
+  auto send = std::make_shared<std::vector<std::byte>>();
+  for (const runtime::CollectiveMember& m : *members) {
+    send->insert(send->end(), m.input.raw(), m.input.raw() + m.input.nbytes());
+  }
+  auto counts = std::make_shared<std::vector<int>>();
+  auto displs = std::make_shared<std::vector<int>>();
+  int total = 0;
+  for (const std::vector<int>& ranks_members : c.by_comm_rank) {
+    int bytes = 0;
+    for (int m : ranks_members) bytes += static_cast<int>(Empty(InputDesc(plan_, *c.members[m]), task.name()).nbytes());
+    displs->push_back(total);
+    counts->push_back(bytes);
+    total += bytes;
+  }
+  auto gathered = std::make_shared<std::vector<std::byte>>(static_cast<size_t>(total));
+  const plan::Plan& plan = plan_;
+  const CollectiveComm* info = &c;
+  Enqueue({[send, gathered, counts, displs, comm](MPI_Request* request) {
+             CheckMpi(MPI_Iallgatherv(send->data(), static_cast<int>(send->size()), MPI_BYTE,
+                                      gathered->data(), counts->data(), displs->data(), MPI_BYTE,
+                                      comm, request),
+                      "MPI_Iallgatherv");
+           },
+           [members, gathered, counts, displs, info, desc, op, done, &plan](const MPI_Status&) {
+             std::vector<runtime::CollectiveMember> all(info->members.size());
+             size_t at = 0;
+             for (const std::vector<int>& ranks_members : info->by_comm_rank) {
+               for (int m : ranks_members) {
+                 const plan::Task& t = *info->members[m];
+                 Tensor input = Empty(InputDesc(plan, t), t.name());
+                 std::copy_n(gathered->data() + at, input.nbytes(), input.raw());
+                 at += input.nbytes();
+                 all[m].task = t.id();
+                 all[m].member = m;
+                 all[m].input = std::move(input);
+                 all[m].output = Empty(OutputDesc(plan, t), t.name());
+               }
+             }
+             std::vector<Tensor*> local_outputs(all.size(), nullptr);
+             for (runtime::CollectiveMember& m : *members) local_outputs[m.member] = &m.output;
+             runtime::ComputeCollective(desc, op, all);
+             for (size_t m = 0; m < all.size(); ++m) {
+               if (local_outputs[m] == nullptr) continue;
+               std::copy_n(all[m].output.raw(), all[m].output.nbytes(), local_outputs[m]->raw());
+             }
+             done();
+           }});
+}
+
+std::vector<std::vector<std::byte>> MpiTransport::Allgather(const std::vector<std::byte>& bytes) {
+  return AllgatherBytes(bytes);
+}
+
+runtime::SinkValues MpiTransport::ExchangeSinks(const plan::Plan& plan,
+                                                const runtime::SinkValues& local) {
+  std::vector<std::byte> mine;
+  for (const auto& [regst, pieces] : local) {
+    for (const auto& [piece, value] : pieces) {
+      Append(mine, regst);
+      Append(mine, piece);
+      Append(mine, static_cast<int64_t>(value.nbytes()));
+      mine.insert(mine.end(), value.raw(), value.raw() + value.nbytes());
+    }
+  }
+  runtime::SinkValues merged;
+  for (const std::vector<std::byte>& bytes : Allgather(mine)) {
+    size_t at = 0;
+    while (at < bytes.size()) {
+      const int64_t regst = Take(bytes, at);
+      const int64_t piece = Take(bytes, at);
+      const int64_t size = Take(bytes, at);
+      if (regst < 0 || regst >= plan.regsts_size()) throw CommError("sink value of no register");
+      Tensor value = Empty(plan.regsts(static_cast<int>(regst)).tensor(), "sink");
+      if (size != static_cast<int64_t>(value.nbytes()) || at + size > bytes.size()) {
+        throw CommError("sink value of regst " + std::to_string(regst) + " has the wrong size");
+      }
+      std::copy_n(bytes.data() + at, size, value.raw());
+      at += static_cast<size_t>(size);
+      merged[regst][piece] = std::move(value);
+    }
+  }
+  return merged;
+}
+
+}  // namespace twinflow::comm

@@ -1,0 +1,98 @@
+#pragma once
+// MpiTransport: the runtime's Transport (engine/runtime/transport.h) over MPI, for one rank of
+// a multi-process run.
+//
+// One comm thread per rank owns every MPI call during a run: device threads hand it operations
+// and return at once; it starts them non-blocking and polls them with MPI_Test, then calls the
+// operation's completion (which posts the act's Done to the device's queue).
+//
+// Point to point: a SEND's payload goes to its peer's rank on MPI_COMM_WORLD with tag
+// task.tag * 8 + piece % 8. A SEND or RECV actor has one act in flight at a time, so the tag
+// is unique among the messages in flight between two ranks, and MPI keeps messages of one tag
+// in order.
+//
+// Collectives whose group spans ranks: each rank's members first meet in-process; then one MPI
+// call per rank. Every collective of the Plan (its group and issue order) gets its own
+// communicator, made at construction in the same order on every rank; its pieces then come in
+// piece order on every rank, so two collectives can never be matched with each other or cross.
+// (One communicator per group would need one global order of all collectives of the group,
+// which the actors do not follow: independent collectives run as their inputs arrive.)
+//   - all_reduce with one member per rank, of f32, f64, i32 or i64: MPI_Iallreduce.
+//   - everything else: MPI_Iallgatherv of the members' inputs, then every rank computes its
+//     members' outputs with the reference collectives, in member order (bit-identical to the
+//     in-process path).
+#include <mpi.h>
+
+#include <condition_variable>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "engine/comm/mpi_session.h"
+#include "engine/runtime/transport.h"
+
+namespace twinflow::comm {
+
+class MpiTransport : public runtime::Transport {
+ public:
+  // Collective over MPI_COMM_WORLD: every rank builds it from the same Plan at the same point.
+  MpiTransport(const plan::Plan& plan, const MpiSession& session);
+  ~MpiTransport() override;
+  MpiTransport(const MpiTransport&) = delete;
+  MpiTransport& operator=(const MpiTransport&) = delete;
+
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+  void Begin(Fail fail) override;
+  void End() override;
+  void Send(const plan::Task& send, int64_t piece, std::vector<std::byte> payload,
+            Done done) override;
+  void Recv(const plan::Task& recv, int64_t piece, Tensor slot, Done done) override;
+  void Collective(const plan::Task& task, int64_t piece,
+                  std::vector<runtime::CollectiveMember> local, Done done) override;
+  runtime::SinkValues ExchangeSinks(const plan::Plan& plan,
+                                    const runtime::SinkValues& local) override;
+  std::vector<std::vector<std::byte>> Allgather(const std::vector<std::byte>& bytes) override;
+
+  static constexpr int64_t kPieceWindow = 8;
+
+ private:
+  // One non-blocking MPI operation: `start` issues it, `finish` runs on the comm thread once it
+  // completed (with its status).
+  struct Op {
+    std::function<void(MPI_Request*)> start;
+    std::function<void(const MPI_Status&)> finish;
+    MPI_Request request = MPI_REQUEST_NULL;
+  };
+  // The communicator of one collective spanning ranks, and who is where in it.
+  struct CollectiveComm {
+    MPI_Comm comm = MPI_COMM_NULL;
+    std::vector<const plan::Task*> members;       // by member index
+    std::vector<std::vector<int>> by_comm_rank;   // member indices of each rank, in order
+    bool one_member_per_rank = false;
+  };
+
+  void Enqueue(Op op);
+  void Loop();
+  int Tag(const plan::Task& task, int64_t piece) const;
+  int PeerRank(const plan::Task& task) const;
+
+  const plan::Plan& plan_;
+  int rank_ = 0;
+  int size_ = 1;
+  int64_t tag_limit_ = 0;
+  std::map<std::pair<int64_t, int64_t>, CollectiveComm> comms_;  // (group, issue order)
+
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  std::vector<Op> pending_;
+  bool stop_ = false;
+  Fail fail_;
+  std::thread thread_;
+};
+
+}  // namespace twinflow::comm

@@ -1,0 +1,56 @@
+#pragma once
+// Transport: how the ThreadedExecutor of one rank reaches the other ranks of a multi-process
+// run. engine/comm implements it over MPI; the runtime only sees this interface, so it does not
+// depend on MPI (DESIGN.md: runtime depends on plan and core). Without a transport the
+// executor runs a Plan whose devices are all on one rank.
+//
+// Threads: Send, Recv and Collective are called from device threads and return at once; the
+// transport completes them on its own (comm) thread and then calls `done`, or `fail` with the
+// error. Begin and End bracket a run; ExchangeSinks and Allgather run between runs, on the
+// calling thread, and are collective: every rank calls them in the same order.
+#include <cstddef>
+#include <cstdint>
+#include <exception>
+#include <functional>
+#include <map>
+#include <vector>
+
+#include "engine/core/tensor.h"
+#include "engine/plan/plan.pb.h"
+#include "engine/runtime/rendezvous.h"
+
+namespace twinflow::runtime {
+
+// Values SINK tasks handed to the host: [regst][piece].
+using SinkValues = std::map<int64_t, std::map<int64_t, Tensor>>;
+
+class Transport {
+ public:
+  using Done = std::function<void()>;
+  using Fail = std::function<void(std::exception_ptr)>;
+  virtual ~Transport() = default;
+
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+
+  virtual void Begin(Fail fail) = 0;
+  virtual void End() = 0;
+
+  // A SEND act: `payload` (the packed box of its transfer) goes to the peer's rank, matched by
+  // the task's tag and the piece.
+  virtual void Send(const plan::Task& send, int64_t piece, std::vector<std::byte> payload,
+                    Done done) = 0;
+  // A RECV act: the peer's payload for this piece lands in `slot` (the output register's slot).
+  virtual void Recv(const plan::Task& recv, int64_t piece, Tensor slot, Done done) = 0;
+  // A collective whose group spans ranks: `local` are this rank's members (in member order),
+  // all arrived; `done` once every local output is written.
+  virtual void Collective(const plan::Task& task, int64_t piece,
+                          std::vector<CollectiveMember> local, Done done) = 0;
+
+  // Every rank's sink values, merged, on every rank.
+  virtual SinkValues ExchangeSinks(const plan::Plan& plan, const SinkValues& local) = 0;
+  // Every rank's `bytes`, in rank order, on every rank.
+  virtual std::vector<std::vector<std::byte>> Allgather(const std::vector<std::byte>& bytes) = 0;
+};
+
+}  // namespace twinflow::runtime
