@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <fstream>
 #include <iomanip>
 #include <iostream>
 #include <memory>
@@ -79,6 +81,8 @@ int RunRunCommand(const std::vector<std::string>& args, std::ostream& out) {
                 "instead of compiling")
       .Optional("devices-per-rank", "N",
                 "under mpirun: devices each rank owns (default: devices / ranks)")
+      .Optional("losses-out", "FILE", "also write every step's loss to FILE, one per line, exactly "
+                "(%.17g)")
       .Switch("check", "also run the single-device reference and compare every step's loss")
       .Epilog("examples:\n  twinflow run --model mlp --devices 4 --strategy dp=2,tp=2 --steps 20 "
               "--check\n  mpirun -np 2 twinflow run --model mlp --devices 2 --strategy dp=2 "
@@ -171,6 +175,15 @@ int RunRunCommand(const std::vector<std::string>& args, std::ostream& out) {
             << std::setprecision(2) << diff << std::defaultfloat;
       }
       out << "\n";
+    }
+    if (parsed.Given("losses-out")) {
+      std::ofstream file(parsed.Get("losses-out"));
+      for (int64_t s = 0; s < steps; ++s) {
+        char text[64];
+        std::snprintf(text, sizeof(text), "%.17g\n", StepLoss(result.fetches[s].at(loss)));
+        file << text;
+      }
+      if (!file) throw InvalidArgumentError("--losses-out: cannot write " + parsed.Get("losses-out"));
     }
     out << "step time " << FormatSeconds(result.seconds / static_cast<double>(steps))
         << " (mean of " << steps << " steps, " << FormatSeconds(result.seconds) << " in all)\n";

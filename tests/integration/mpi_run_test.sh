@@ -1,0 +1,152 @@
+#!/usr/bin/env bash
+# Multi-process training under mpirun, as a user launches it, against the in-process run of the
+# same job: mpirun -np 2 and -np 4 --oversubscribe for data, tensor and hybrid parallelism and
+# a 2-stage pipeline; then the faults: a rank killed mid-run, a rank stalled (the watchdog), and
+# ranks given different jobs. Usage: mpi_run_test.sh path/to/twinflow
+set -uo pipefail
+
+tf="${1:?usage: $0 path/to/twinflow}"
+work="$(mktemp -d)"
+# Whatever happens, no rank outlives the test.
+trap 'pkill -9 -f "^$tf run" 2>/dev/null; rm -rf "$work"' EXIT
+passed=0
+failed=0
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+# Quieter and faster start on one machine; errors still reach stderr.
+export OMPI_MCA_btl=self,vader OMPI_MCA_btl_vader_single_copy_mechanism=none
+mpirun=(mpirun --oversubscribe --bind-to none)
+
+ok() { echo "ok   - $1"; passed=$((passed + 1)); }
+bad() {
+  echo "FAIL - $1"
+  shift
+  for f in "$@"; do sed 's/^/       /' "$f" | head -30; done
+  failed=$((failed + 1))
+}
+
+# compare NAME FILE_A FILE_B EXACT: every line equal (EXACT=1) or within 1e-5 relative.
+compare() {
+  local name="$1" a="$2" b="$3" exact="$4"
+  if [ ! -s "$a" ] || [ ! -s "$b" ]; then
+    bad "$name: a loss file is missing" "$work/err"
+    return
+  fi
+  if [ "$exact" = 1 ]; then
+    if cmp -s "$a" "$b"; then ok "$name: losses bit-identical"; else bad "$name: losses differ" "$a" "$b"; fi
+    return
+  fi
+  if paste "$a" "$b" | awk '{d = $1 - $2; if (d < 0) d = -d; m = $2 < 0 ? -$2 : $2;
+      if (m < 1) m = 1; if (d > 1e-5 * m) bad = 1} END {exit bad}'; then
+    ok "$name: losses within 1e-5"
+  else
+    bad "$name: losses differ beyond 1e-5" "$a" "$b"
+  fi
+}
+
+mlp=(--model mlp --widths 12,24,16,5 --batch 8 --steps 8)
+gpt=(--model gpt --layers 2 --hidden 16 --heads 2 --sequence 8 --vocab 32 --batch 8 --steps 4
+     --optimizer adam:lr=0.01)
+
+# run_case NAME NP EXACT ARGS...: the in-process run, then mpirun -np NP, compared.
+run_case() {
+  local name="$1" np="$2" exact="$3"
+  shift 3
+  if ! "$tf" run "$@" --losses-out "$work/local" >"$work/out" 2>"$work/err"; then
+    bad "$name: the in-process run failed" "$work/err"
+    return
+  fi
+  if ! timeout 120 "${mpirun[@]}" -np "$np" "$tf" run "$@" --losses-out "$work/mpi" \
+      >"$work/out" 2>"$work/err"; then
+    bad "$name: mpirun -np $np failed" "$work/out" "$work/err"
+    return
+  fi
+  if ! grep -q "of $np MPI ranks" "$work/out"; then
+    bad "$name: rank 0 did not report $np ranks" "$work/out"
+    return
+  fi
+  compare "$name (np $np)" "$work/mpi" "$work/local" "$exact"
+}
+
+# Two ranks: sums of two values do not depend on the order, so every case is exact.
+run_case "mlp dp=2" 2 1 "${mlp[@]}" --devices 2 --strategy dp=2
+run_case "mlp tp=2" 2 1 "${mlp[@]}" --devices 2 --strategy tp=2
+run_case "mlp dp=2,tp=2 (2 devices per rank)" 2 1 "${mlp[@]}" --devices 4 --strategy dp=2,tp=2
+run_case "mlp pp=2 mb=4 1f1b" 2 1 "${mlp[@]}" --devices 2 --strategy pp=2,mb=4,schedule=1f1b
+run_case "mlp pp=2 mb=4 gpipe" 2 1 "${mlp[@]}" --devices 2 --strategy pp=2,mb=4,schedule=gpipe
+run_case "gpt dp=2,tp=2 (2 devices per rank)" 2 0 "${gpt[@]}" --devices 4 --strategy dp=2,tp=2
+# Four ranks: MPI_Allreduce may sum in another order.
+run_case "mlp dp=4" 4 0 "${mlp[@]}" --devices 4 --strategy dp=4
+run_case "mlp tp=4" 4 0 "${mlp[@]}" --devices 4 --strategy tp=4
+run_case "mlp dp=2,tp=2" 4 0 "${mlp[@]}" --devices 4 --strategy dp=2,tp=2
+run_case "mlp dp=2,pp=2 mb=4" 4 0 "${mlp[@]}" --devices 4 --strategy dp=2,pp=2,mb=4
+run_case "gpt dp=2,pp=2 mb=4" 4 0 "${gpt[@]}" --devices 4 --strategy dp=2,pp=2,mb=4
+
+# A rank killed mid-run: mpirun ends the others and exits non-zero, naming the rank.
+long=(--model mlp --widths 64,256,256,10 --batch 64 --devices 2 --strategy dp=2 --steps 100000)
+timeout 100 "${mpirun[@]}" -np 2 "$tf" run "${long[@]}" >"$work/out" 2>"$work/err" &
+launcher=$!
+victim=""
+for _ in $(seq 1 100); do
+  victim="$(pgrep -f -n -- "^$tf run --model mlp --widths 64,256,256,10" || true)"
+  [ -n "$victim" ] && break
+  sleep 0.1
+done
+sleep 2
+start=$(date +%s)
+[ -n "$victim" ] && kill -9 "$victim"
+timeout 60 tail --pid="$launcher" -f /dev/null
+wait "$launcher"
+status=$?
+took=$(($(date +%s) - start))
+if [ -n "$victim" ] && [ "$status" -ne 0 ] && [ "$took" -le 15 ] && grep -q "rank" "$work/err"; then
+  ok "a killed rank ends the job in ${took} s (status $status), naming the rank"
+else
+  bad "killed rank: status $status after ${took} s (victim '$victim')" "$work/err"
+fi
+
+# A rank that stalls (stopped): the others' watchdog fails the job within its limit.
+timeout 100 "${mpirun[@]}" -np 2 "$tf" run "${long[@]}" --watchdog 2 >"$work/out" 2>"$work/err" &
+launcher=$!
+victim=""
+for _ in $(seq 1 100); do
+  victim="$(pgrep -f -n -- "^$tf run --model mlp --widths 64,256,256,10" || true)"
+  [ -n "$victim" ] && break
+  sleep 0.1
+done
+sleep 2
+start=$(date +%s)
+[ -n "$victim" ] && kill -STOP "$victim"
+timeout 60 tail --pid="$launcher" -f /dev/null
+wait "$launcher"
+status=$?
+took=$(($(date +%s) - start))
+[ -n "$victim" ] && kill -9 "$victim" 2>/dev/null
+if [ "$status" -ne 0 ] && [ "$took" -le 15 ] && grep -q "no act completed" "$work/err"; then
+  ok "a stalled rank trips the watchdog in ${took} s (status $status)"
+else
+  bad "stalled rank: status $status after ${took} s" "$work/err"
+fi
+
+# Different jobs on the ranks: every rank refuses, naming the difference.
+timeout 60 "${mpirun[@]}" -np 1 "$tf" run "${mlp[@]}" --devices 2 --strategy dp=2 : \
+  -np 1 "$tf" run "${mlp[@]}" --devices 2 --strategy tp=2 >"$work/out" 2>"$work/err"
+status=$?
+if [ "$status" -eq 2 ] && grep -q "rank 0 of 2: the ranks would run different jobs" "$work/err" &&
+   grep -q "rank 1 of 2: the ranks would run different jobs" "$work/err"; then
+  ok "ranks with different jobs all refuse (status 2)"
+else
+  bad "different jobs: status $status" "$work/err"
+fi
+
+# Bad flags on every rank: a clean error, no hang.
+timeout 60 "${mpirun[@]}" -np 2 "$tf" run "${mlp[@]}" --devices 3 --strategy dp=3 \
+  >"$work/out" 2>"$work/err"
+status=$?
+if [ "$status" -eq 2 ] && grep -q "devices-per-rank" "$work/err"; then
+  ok "devices that do not split over the ranks are refused (status 2)"
+else
+  bad "uneven devices: status $status" "$work/err"
+fi
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
