@@ -14,6 +14,7 @@
 #include "engine/interpreter/reference_interpreter.h"
 #include "engine/ops/builtin_ops.h"
 #include "engine/plan/plan_io.h"
+#include "engine/runtime/checkpoint.h"
 #include "engine/runtime/threaded_executor.h"
 #include "kernels/cpu/cpu_kernels.h"
 #include "launcher/model_args.h"
@@ -30,9 +31,9 @@ double StepLoss(const Tensor& fetched) {
 
 // What one rank is about to run, as text every rank compares: "ok <plan hash> <run args>" or
 // "error <exit code> <message>".
-std::string JobText(const plan::Plan& plan, int64_t steps, uint64_t data_seed) {
+std::string JobText(const plan::Plan& plan, int64_t steps, uint64_t data_seed, int64_t first) {
   return "ok " + plan::ContentHash(plan) + " steps=" + std::to_string(steps) +
-         " data-seed=" + std::to_string(data_seed);
+         " data-seed=" + std::to_string(data_seed) + " first-step=" + std::to_string(first);
 }
 
 std::vector<std::byte> Bytes(const std::string& text) {
@@ -83,6 +84,8 @@ int RunRunCommand(const std::vector<std::string>& args, std::ostream& out) {
                 "under mpirun: devices each rank owns (default: devices / ranks)")
       .Optional("losses-out", "FILE", "also write every step's loss to FILE, one per line, exactly "
                 "(%.17g)")
+      .Optional("save", "DIR", "after the run, save model and optimizer state to DIR")
+      .Optional("load", "DIR", "start from the state saved in DIR (under any strategy), at its step")
       .Switch("check", "also run the single-device reference and compare every step's loss")
       .Epilog("examples:\n  twinflow run --model mlp --devices 4 --strategy dp=2,tp=2 --steps 20 "
               "--check\n  mpirun -np 2 twinflow run --model mlp --devices 2 --strategy dp=2 "
@@ -104,6 +107,7 @@ int RunRunCommand(const std::vector<std::string>& args, std::ostream& out) {
   plan::Plan plan;
   int64_t steps = 0;
   uint64_t data_seed = 0;
+  runtime::Checkpoint loaded;  // the state to start from, with --load
   std::string job;
   try {
     steps = parsed.GetInt("steps", 1, 1 << 20);
@@ -128,7 +132,11 @@ int RunRunCommand(const std::vector<std::string>& args, std::ostream& out) {
                                  " ranks; launch it with mpirun -np " +
                                  std::to_string(plan.cluster().ranks()));
     }
-    job = JobText(plan, steps, data_seed);
+    if (parsed.Given("load")) {
+      loaded = runtime::LoadCheckpoint(parsed.Get("load"));
+      runtime::CheckCheckpointFits(plan, loaded);
+    }
+    job = JobText(plan, steps, data_seed, loaded.steps);
   } catch (const Error& e) {
     if (ranks == 1) throw;
     job = "error " + std::to_string(ExitCodeFor(e.kind())) + " " + e.message();
@@ -138,14 +146,23 @@ int RunRunCommand(const std::vector<std::string>& args, std::ostream& out) {
   try {
     std::unique_ptr<comm::MpiTransport> transport;
     if (mpi && ranks > 1) transport = std::make_unique<comm::MpiTransport>(plan, *mpi);
+    // Steps are numbered on from the checkpoint's, so a resumed run sees the same batches as an
+    // uninterrupted one.
+    const int64_t first = loaded.steps;
     const runtime::FeedFn feeds = [&](int64_t step) {
-      return models::SyntheticBatch(model, step, data_seed);
+      return models::SyntheticBatch(model, first + step, data_seed);
     };
     runtime::ThreadedExecutor executor(plan, kernels, transport.get());
+    if (parsed.Given("load")) runtime::RestoreCheckpoint(executor, plan, loaded);
     runtime::RunOptions run;
     run.steps = steps;
     run.watchdog_seconds = parsed.GetPositiveDouble("watchdog");
     const runtime::RunResult result = executor.Run(feeds, run);
+    if (parsed.Given("save")) {
+      // Every rank gathers (collectively); rank 0 writes.
+      const runtime::Checkpoint state = runtime::CaptureCheckpoint(executor, plan, first + steps);
+      if (rank == 0) runtime::SaveCheckpoint(parsed.Get("save"), state);
+    }
     if (rank != 0) return 0;  // rank 0 reports for all
     const std::string loss = model.graph.tensor(model.loss).name;
 
@@ -154,6 +171,7 @@ int RunRunCommand(const std::vector<std::string>& args, std::ostream& out) {
       // One device, the whole batch at once: the ground truth for any strategy.
       const models::BuiltModel whole = BuildModelFromArgs(parsed, registry, /*whole_batch=*/true);
       interpreter::ReferenceInterpreter interp(whole.graph, kernels);
+      for (const auto& [name, value] : loaded.tensors) interp.set_variable(name, value);
       for (int64_t s = 0; s < steps; ++s) {
         reference.push_back(interp.Step(feeds(s), {whole.loss}).at(whole.loss).GetDouble(0));
       }
@@ -162,11 +180,12 @@ int RunRunCommand(const std::vector<std::string>& args, std::ostream& out) {
     if (ranks > 1) out << " of " << ranks << " MPI ranks";
     out << ", strategy " << model.strategy.ToString();
     if (parsed.Given("plan")) out << ", plan " << parsed.Get("plan");
+    if (parsed.Given("load")) out << ", from " << runtime::CheckpointPath(parsed.Get("load"));
     out << "\n";
     double worst = 0;
     for (int64_t s = 0; s < steps; ++s) {
       const double value = StepLoss(result.fetches[s].at(loss));
-      out << "step " << std::setw(4) << s << "  loss " << std::setprecision(8) << value;
+      out << "step " << std::setw(4) << first + s << "  loss " << std::setprecision(8) << value;
       if (!reference.empty()) {
         const double diff =
             std::fabs(value - reference[s]) / std::max(1e-30, std::fabs(reference[s]));
@@ -184,6 +203,10 @@ int RunRunCommand(const std::vector<std::string>& args, std::ostream& out) {
         file << text;
       }
       if (!file) throw InvalidArgumentError("--losses-out: cannot write " + parsed.Get("losses-out"));
+    }
+    if (parsed.Given("save")) {
+      out << "saved " << runtime::CheckpointPath(parsed.Get("save")) << " at step "
+          << first + steps << "\n";
     }
     out << "step time " << FormatSeconds(result.seconds / static_cast<double>(steps))
         << " (mean of " << steps << " steps, " << FormatSeconds(result.seconds) << " in all)\n";

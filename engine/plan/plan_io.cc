@@ -3,7 +3,6 @@
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 #include <google/protobuf/stubs/logging.h>
-#include <unistd.h>
 
 #include <cstdio>
 #include <filesystem>
@@ -11,6 +10,7 @@
 #include <system_error>
 
 #include "engine/core/error.h"
+#include "engine/core/file_io.h"
 #include "engine/plan/plan_validate.h"
 
 namespace twinflow::plan {
@@ -31,25 +31,6 @@ std::string Serialize(const Plan& plan) {
   return bytes;
 }
 
-// Two unrelated 64-bit hashes: FNV-1a, and a multiply-rotate hash with its own constants, so a
-// corruption that collides in one is still caught by the other.
-std::string Digest(const std::string& bytes) {
-  uint64_t fnv = 0xcbf29ce484222325ull;
-  uint64_t mix = 0x243f6a8885a308d3ull ^ bytes.size();
-  for (unsigned char c : bytes) {
-    fnv = (fnv ^ c) * 0x100000001b3ull;
-    mix = (mix + c + 1) * 0x9e3779b97f4a7c15ull;
-    mix ^= mix >> 29;
-  }
-  mix ^= mix >> 32;
-  mix *= 0xd6e8feb86659fd93ull;
-  mix ^= mix >> 32;
-  char hex[33];
-  std::snprintf(hex, sizeof(hex), "%016llx%016llx", static_cast<unsigned long long>(fnv),
-                static_cast<unsigned long long>(mix));
-  return std::string(hex, 32);
-}
-
 // At most 64 characters of a hostile string in a message.
 std::string Clip(const std::string& text) {
   return text.size() <= 64 ? text : text.substr(0, 64) + "...";
@@ -68,26 +49,10 @@ void SavePlan(Plan plan, const std::string& path) {
   plan.set_version(kPlanVersion);
   plan.clear_content_hash();
   plan.set_content_hash(ContentHash(plan));
-  const std::string bytes = Serialize(plan);
-  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw PlanError("cannot write plan file '" + tmp + "' (for '" + path + "')");
-    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-    out.flush();
-    if (!out) {
-      out.close();
-      std::error_code ignored;
-      std::filesystem::remove(tmp, ignored);
-      throw PlanError("cannot write plan file '" + tmp + "' (for '" + path + "'): write failed");
-    }
-  }
-  std::error_code error;
-  std::filesystem::rename(tmp, path, error);
-  if (error) {
-    std::error_code ignored;
-    std::filesystem::remove(tmp, ignored);
-    throw PlanError("cannot write plan file '" + path + "': " + error.message());
+  try {
+    WriteFileAtomically(path, Serialize(plan));
+  } catch (const Error& e) {
+    throw PlanError("plan file: " + e.message());
   }
 }
 

@@ -81,6 +81,30 @@ run_case "mlp dp=2,tp=2" 4 0 "${mlp[@]}" --devices 4 --strategy dp=2,tp=2
 run_case "mlp dp=2,pp=2 mb=4" 4 0 "${mlp[@]}" --devices 4 --strategy dp=2,pp=2,mb=4
 run_case "gpt dp=2,pp=2 mb=4" 4 0 "${gpt[@]}" --devices 4 --strategy dp=2,pp=2,mb=4
 
+# Checkpoints: saved by 4 ranks under dp=4, loaded by 4 ranks under tp=2,pp=2; the next steps'
+# losses equal the uninterrupted run's. A truncated copy is refused and the original survives.
+ck=(--model mlp --widths 12,24,16,5 --batch 8 --devices 4 --optimizer sgd:lr=0.1,momentum=0.9)
+"$tf" run "${ck[@]}" --strategy dp=4 --steps 5 --losses-out "$work/whole" >/dev/null 2>"$work/err"
+timeout 120 "${mpirun[@]}" -np 4 "$tf" run "${ck[@]}" --strategy dp=4 --steps 3 \
+  --save "$work/ck" >"$work/out" 2>"$work/err" || bad "save under mpirun failed" "$work/err"
+timeout 120 "${mpirun[@]}" -np 4 "$tf" run "${ck[@]}" --strategy tp=2,pp=2,mb=2 --steps 2 \
+  --load "$work/ck" --losses-out "$work/resumed" >"$work/out" 2>"$work/err" ||
+  bad "load under mpirun failed" "$work/err"
+tail -n 2 "$work/whole" >"$work/whole_tail"
+compare "checkpoint dp=4 -> tp=2,pp=2 across 4 ranks" "$work/resumed" "$work/whole_tail" 0
+before="$(sha256sum "$work/ck/checkpoint.twck" | cut -d' ' -f1)"
+mkdir -p "$work/broken"
+head -c 300 "$work/ck/checkpoint.twck" >"$work/broken/checkpoint.twck"
+timeout 60 "${mpirun[@]}" -np 2 "$tf" run "${ck[@]}" --strategy dp=4 --steps 1 \
+  --load "$work/broken" >"$work/out" 2>"$work/err"
+status=$?
+if [ "$status" -eq 2 ] && grep -q "broken/checkpoint.twck" "$work/err" &&
+   [ "$(sha256sum "$work/ck/checkpoint.twck" | cut -d' ' -f1)" = "$before" ]; then
+  ok "a truncated checkpoint is refused on every rank (status 2), the saved one untouched"
+else
+  bad "truncated checkpoint: status $status" "$work/err"
+fi
+
 # A rank killed mid-run: mpirun ends the others and exits non-zero, naming the rank.
 long=(--model mlp --widths 64,256,256,10 --batch 64 --devices 2 --strategy dp=2 --steps 100000)
 timeout 100 "${mpirun[@]}" -np 2 "$tf" run "${long[@]}" >"$work/out" 2>"$work/err" &

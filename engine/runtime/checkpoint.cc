@@ -1,0 +1,172 @@
+#include "engine/runtime/checkpoint.h"
+
+#include <cstring>
+#include <filesystem>
+#include <system_error>
+
+#include "engine/core/error.h"
+#include "engine/core/file_io.h"
+#include "engine/runtime/plan_tensors.h"
+
+namespace twinflow::runtime {
+namespace {
+
+constexpr char kMagic[] = "TWCKPT01";
+constexpr size_t kMagicSize = 8;
+constexpr size_t kDigestSize = 32;
+constexpr uint64_t kMaxCount = uint64_t{1} << 24;
+
+void PutU64(std::string& out, uint64_t value) {
+  out.append(reinterpret_cast<const char*>(&value), sizeof(value));
+}
+
+void PutText(std::string& out, const std::string& text) {
+  PutU64(out, text.size());
+  out += text;
+}
+
+// Reads the body of a checkpoint file, every read checked against the end.
+class Reader {
+ public:
+  Reader(const std::string& bytes, size_t end, const std::string& path)
+      : bytes_(bytes), end_(end), path_(path) {}
+  uint64_t U64(const char* what) {
+    Need(sizeof(uint64_t), what);
+    uint64_t value = 0;
+    std::memcpy(&value, bytes_.data() + at_, sizeof(value));
+    at_ += sizeof(value);
+    return value;
+  }
+  std::string Text(const char* what) {
+    const uint64_t size = U64(what);
+    Need(size, what);
+    std::string text = bytes_.substr(at_, size);
+    at_ += size;
+    return text;
+  }
+  void Bytes(std::byte* into, uint64_t size, const char* what) {
+    Need(size, what);
+    std::memcpy(into, bytes_.data() + at_, size);
+    at_ += size;
+  }
+  bool done() const { return at_ == end_; }
+  [[noreturn]] void Fail(const std::string& what) const {
+    throw InvalidArgumentError("checkpoint '" + path_ + "': " + what);
+  }
+
+ private:
+  void Need(uint64_t size, const char* what) const {
+    if (size > end_ - at_) Fail(std::string("truncated in ") + what);
+  }
+  const std::string& bytes_;
+  size_t at_ = kMagicSize;
+  size_t end_;
+  const std::string& path_;
+};
+
+}  // namespace
+
+std::string CheckpointPath(const std::string& dir) {
+  return (std::filesystem::path(dir) / "checkpoint.twck").string();
+}
+
+void SaveCheckpoint(const std::string& dir, const Checkpoint& checkpoint) {
+  std::error_code error;
+  std::filesystem::create_directories(dir, error);
+  if (error) throw InvalidArgumentError("cannot make checkpoint folder '" + dir + "': " + error.message());
+  std::string bytes(kMagic, kMagicSize);
+  PutU64(bytes, static_cast<uint64_t>(checkpoint.steps));
+  PutU64(bytes, checkpoint.tensors.size());
+  for (const auto& [name, tensor] : checkpoint.tensors) {
+    PutText(bytes, name);
+    PutText(bytes, DTypeName(tensor.dtype()));
+    PutU64(bytes, static_cast<uint64_t>(tensor.shape().rank()));
+    for (int64_t d : tensor.shape().dims()) PutU64(bytes, static_cast<uint64_t>(d));
+    PutU64(bytes, static_cast<uint64_t>(tensor.nbytes()));
+    bytes.append(reinterpret_cast<const char*>(tensor.raw()), tensor.nbytes());
+  }
+  bytes += Digest(bytes);
+  WriteFileAtomically(CheckpointPath(dir), bytes);
+}
+
+Checkpoint LoadCheckpoint(const std::string& dir) {
+  const std::string path = CheckpointPath(dir);
+  const std::string bytes = ReadFile(path);
+  if (bytes.size() < kMagicSize + kDigestSize || bytes.compare(0, kMagicSize, kMagic) != 0) {
+    throw InvalidArgumentError("checkpoint '" + path + "': not a twinflow checkpoint (or truncated)");
+  }
+  const size_t end = bytes.size() - kDigestSize;
+  if (Digest(bytes.substr(0, end)) != bytes.substr(end)) {
+    throw InvalidArgumentError("checkpoint '" + path +
+                               "': its digest does not match its contents (truncated or corrupt)");
+  }
+  Reader in(bytes, end, path);
+  Checkpoint checkpoint;
+  checkpoint.steps = static_cast<int64_t>(in.U64("the step count"));
+  const uint64_t count = in.U64("the tensor count");
+  if (count > kMaxCount) in.Fail("claims " + std::to_string(count) + " tensors");
+  for (uint64_t i = 0; i < count; ++i) {
+    const std::string name = in.Text("a tensor name");
+    const std::string where = "tensor '" + name + "'";
+    DType dtype;
+    try {
+      dtype = ParseDType(in.Text("a dtype"));
+    } catch (const Error& e) {
+      in.Fail(where + ": " + e.message());
+    }
+    const uint64_t rank = in.U64("a rank");
+    if (rank > 16) in.Fail(where + " has rank " + std::to_string(rank));
+    std::vector<int64_t> dims;
+    for (uint64_t a = 0; a < rank; ++a) {
+      const uint64_t d = in.U64("a shape");
+      if (d > (uint64_t{1} << 40)) in.Fail(where + " has extent " + std::to_string(d));
+      dims.push_back(static_cast<int64_t>(d));
+    }
+    const uint64_t size = in.U64("a tensor size");
+    Shape shape(dims);
+    if (size != static_cast<uint64_t>(shape.numel() * DTypeSize(dtype))) {
+      in.Fail(where + " has " + std::to_string(size) + " bytes for " + DTypeName(dtype) +
+              shape.ToString());
+    }
+    Tensor tensor(shape, dtype);
+    in.Bytes(tensor.raw(), size, "tensor data");
+    if (!checkpoint.tensors.emplace(name, std::move(tensor)).second) in.Fail(where + " appears twice");
+  }
+  if (!in.done()) in.Fail("has bytes after its last tensor");
+  return checkpoint;
+}
+
+Checkpoint CaptureCheckpoint(const ThreadedExecutor& executor, const plan::Plan& plan,
+                             int64_t steps) {
+  Checkpoint checkpoint;
+  checkpoint.steps = steps;
+  for (const plan::Binding& b : plan.variables()) checkpoint.tensors[b.name()] = executor.Variable(b.name());
+  return checkpoint;
+}
+
+void CheckCheckpointFits(const plan::Plan& plan, const Checkpoint& checkpoint) {
+  for (const plan::Binding& b : plan.variables()) {
+    const auto it = checkpoint.tensors.find(b.name());
+    if (it == checkpoint.tensors.end()) {
+      throw InvalidArgumentError("the checkpoint has no variable '" + b.name() + "'");
+    }
+    const Tensor& t = it->second;
+    const Shape want = ToShape(b.logical(), "variable '" + b.name() + "'");
+    const DType dtype = ToDType(b.logical().dtype(), "variable '" + b.name() + "'");
+    if (t.shape() != want || t.dtype() != dtype) {
+      throw InvalidArgumentError("the checkpoint holds variable '" + b.name() + "' as " +
+                                 DTypeName(t.dtype()) + t.shape().ToString() + ", the model as " +
+                                 DTypeName(dtype) + want.ToString());
+    }
+  }
+}
+
+void RestoreCheckpoint(ThreadedExecutor& executor, const plan::Plan& plan,
+                       const Checkpoint& checkpoint) {
+  CheckCheckpointFits(plan, checkpoint);
+  for (const plan::Binding& b : plan.variables()) {
+    executor.SetVariable(b.name(), checkpoint.tensors.at(b.name()));
+  }
+}
+
+}  // namespace twinflow::runtime
