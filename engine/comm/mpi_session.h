@@ -2,7 +2,8 @@
 // MpiSession: MPI for the lifetime of a process run under mpirun. It asks for
 // MPI_THREAD_SERIALIZED: the main thread makes MPI calls between runs and the comm thread
 // (mpi_transport.h) during them, never both at once. Errors come back as return codes
-// (MPI_ERRORS_RETURN), turned into CommError naming the call.
+// (MPI_ERRORS_RETURN), turned into CommError naming the call. Unless the environment says
+// otherwise, non-blocking all-reduces use Open MPI's ring algorithm (see mpi_session.cc).
 #include <cstddef>
 #include <string>
 #include <vector>

@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# Multi-process benchmarks, side by side with their peers, on this machine:
+#   1. the MLP 784-4096-4096-10 (global batch 512, fp32, SGD) on 2 ranks with 1 device each:
+#      twinflow under dp=2 and tp=2 against PyTorch DDP over gloo (Debian's python3-torch),
+#      and against the host's sgemm roofline for 2 concurrent threads, measured in the same run;
+#   2. all-reduce bus bandwidth, twinflow's collective path against raw MPI_Allreduce, 8 and
+#      64 MiB, on 2 and 4 ranks.
+# Usage: bench/mpi_bench.sh [BUILD_DIR] [STEPS]. Installs python3-torch if it is missing.
+set -euo pipefail
+
+build="${1:-build}"
+steps="${2:-6}"
+here="$(cd "$(dirname "$0")" && pwd)"
+tf="$build/bin/twinflow"
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+mpirun=(mpirun --oversubscribe --bind-to none)
+
+if ! /usr/bin/python3 -c "import torch" 2>/dev/null; then
+  sudo=""
+  [ "$(id -u)" -ne 0 ] && sudo="sudo"
+  $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends python3-torch
+fi
+
+# 6 x batch x (784*4096 + 4096*4096 + 4096*10): forward and backward matmuls of one step.
+flops=$(awk 'BEGIN { printf "%.0f", 6 * 512 * (784 * 4096 + 4096 * 4096 + 4096 * 10) }')
+
+roofline=$("$build/bin/bench_mlp_step" --benchmark_filter='BM_SgemmConcurrent/M:512/K:4096/N:4096/threads:2/' \
+  --benchmark_format=json 2>/dev/null | /usr/bin/python3 -c '
+import json, sys
+runs = json.load(sys.stdin)["benchmarks"]
+print(max(r["GFLOPs"] for r in runs))')
+
+twinflow_rate() {  # samples/s of `twinflow run` under mpirun -np 2 with strategy $1
+  local out
+  out=$("${mpirun[@]}" -np 2 "$tf" run --model mlp --widths 784,4096,4096,10 --batch 512 \
+    --devices 2 --strategy "$1" --steps "$steps" --optimizer sgd:lr=0.01)
+  echo "$out" | awk '/^step time/ { v = $3; u = $4; s = (u == "ms") ? v / 1e3 : (u == "s") ? v : v / 1e6;
+    printf "%.2f", 512 / s }'
+}
+
+dp=$(twinflow_rate dp=2)
+tp=$(twinflow_rate tp=2)
+ddp=$("${mpirun[@]}" -np 2 /usr/bin/python3 "$here/ddp_mlp.py" "$steps" | awk '/samples_per_s/ { print $2 }')
+
+echo "MLP 784-4096-4096-10, global batch 512, fp32 SGD, 2 ranks x 1 device, $steps steps"
+printf "%-24s %12s %14s %14s\n" "run" "samples/s" "vs DDP" "of roofline"
+row() {
+  awk -v name="$1" -v rate="$2" -v ddp="$ddp" -v flops="$flops" -v roof="$roofline" 'BEGIN {
+    printf "%-24s %12.1f %13.2fx %13.0f%%\n", name, rate, rate / ddp, 100 * rate / 512 * flops / 1e9 / roof }'
+}
+row "twinflow dp=2" "$dp"
+row "twinflow tp=2" "$tp"
+row "pytorch DDP (gloo)" "$ddp"
+echo "roofline: 2 concurrent sgemm threads, $roofline GFLOP/s (512x4096x4096, this run)"
+echo
+for np in 2 4; do
+  "${mpirun[@]}" -np "$np" "$build/bin/mpi_bench_allreduce" 20
+done
