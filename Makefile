@@ -2,10 +2,11 @@
 # (scripts/install-deps is idempotent and quick on a ready machine) and configures the build
 # directory, so a fresh Debian 12 checkout needs only `make test`.
 #
-#   make demo        build; boxing plans, the SBP search on two models, a short training run
+#   make demo        build; boxing plans, the SBP search on two models, short training runs
+#                    in-process and under mpirun
 #   make test        build and run every test except those labelled slow
 #   make test-slow   the tests labelled slow
-#   make bench       build and run the benchmarks (build/bin/bench_*)
+#   make bench       build and run the benchmarks (build/bin/bench_*, bench/mpi_bench.sh)
 #
 # Variables: BUILD_DIR (default build), BUILD_TYPE (RelWithDebInfo), CMAKE_ARGS (extra
 # configure flags, e.g. -DTWINFLOW_CUDA=OFF), CTEST_ARGS (extra ctest flags, e.g. -R cli).
@@ -20,7 +21,7 @@ CTEST_ARGS ?=
 all: build
 
 help:
-	@sed -n '5,11p' $(firstword $(MAKEFILE_LIST)) | sed 's/^# \{0,1\}//'
+	@sed -n '5,12p' $(firstword $(MAKEFILE_LIST)) | sed 's/^# \{0,1\}//'
 
 deps:
 	scripts/install-deps
@@ -43,12 +44,17 @@ demo: build
 	$(BUILD_DIR)/bin/twinflow explain --model mlp --devices 4 --strategy dp=2,tp=2 --summary
 	@echo; echo "== Training it for real on 4 in-process CPU devices, checked against one device =="
 	$(BUILD_DIR)/bin/twinflow run --model mlp --devices 4 --strategy dp=2,tp=2 --steps 3 --check
+	@echo; echo "== The same job on 2 MPI ranks of 2 devices each, checked against one device =="
+	OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun -np 2 --oversubscribe \
+	  --bind-to none $(BUILD_DIR)/bin/twinflow run --model mlp --devices 4 --strategy dp=2,tp=2 \
+	  --steps 3 --check
 	@echo; echo "== GPT-3 175B on 1,024 devices, dp=8,tp=8,pp=16 =="
 	$(BUILD_DIR)/bin/twinflow explain --model gpt --preset gpt3-175b --devices 1024 \
 	  --strategy dp=8,tp=8,pp=16 --summary
 
 bench: deps
 	BUILD_TYPE=$(BUILD_TYPE) CMAKE_ARGS="$(CMAKE_ARGS)" scripts/bench $(BUILD_DIR)
+	bench/mpi_bench.sh $(BUILD_DIR)
 
 clean:
 	rm -rf $(BUILD_DIR)
