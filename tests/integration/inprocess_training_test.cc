@@ -14,6 +14,7 @@
 #include "engine/sbp/alpha_beta_cost_model.h"
 #include "kernels/cpu/cpu_kernels.h"
 #include "models/model.h"
+#include "tests/support/tiny_gpt.h"
 
 namespace twinflow {
 namespace {
@@ -147,13 +148,7 @@ INSTANTIATE_TEST_SUITE_P(Strategies, MlpTraining,
 class GptTraining : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(GptTraining, TinyGptMatchesTheReference) {
-  models::GptConfig config;
-  config.layers = 2;
-  config.hidden = 16;
-  config.heads = 2;
-  config.sequence = 8;
-  config.vocab = 32;
-  config.batch = 8;  // 4 micro-batches of 2, split over dp=2
+  const models::GptConfig config = testing::TinyGptConfig();
   models::BuildOptions options;
   options.strategy = models::ParseStrategy(GetParam());
   options.devices = 4;

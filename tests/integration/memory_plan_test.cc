@@ -14,6 +14,7 @@
 #include "engine/runtime/test_executor.h"
 #include "engine/sbp/alpha_beta_cost_model.h"
 #include "models/model.h"
+#include "tests/support/tiny_gpt.h"
 
 namespace twinflow {
 namespace {
@@ -24,13 +25,7 @@ const graph::OpRegistry& Ops() {
 }
 
 plan::Plan CompileGpt(const std::string& strategy) {
-  models::GptConfig config;
-  config.layers = 2;
-  config.hidden = 16;
-  config.heads = 2;
-  config.sequence = 8;
-  config.vocab = 32;
-  config.batch = 8;
+  const models::GptConfig config = testing::TinyGptConfig();
   models::BuildOptions options;
   options.strategy = models::ParseStrategy(strategy);
   options.devices = 4;

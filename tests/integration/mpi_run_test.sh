@@ -105,23 +105,33 @@ else
   bad "truncated checkpoint: status $status" "$work/err"
 fi
 
-# A rank killed mid-run: mpirun ends the others and exits non-zero, naming the rank.
+# fault NAME SIGNAL [FLAGS...]: starts a long 2-rank job, sends SIGNAL to one rank's process
+# after 2 s, and sets status (mpirun's) and took (seconds from the signal to mpirun's end).
 long=(--model mlp --widths 64,256,256,10 --batch 64 --devices 2 --strategy dp=2 --steps 100000)
-timeout 100 "${mpirun[@]}" -np 2 "$tf" run "${long[@]}" >"$work/out" 2>"$work/err" &
-launcher=$!
-victim=""
-for _ in $(seq 1 100); do
-  victim="$(pgrep -f -n -- "^$tf run --model mlp --widths 64,256,256,10" || true)"
-  [ -n "$victim" ] && break
-  sleep 0.1
-done
-sleep 2
-start=$(date +%s)
-[ -n "$victim" ] && kill -9 "$victim"
-timeout 60 tail --pid="$launcher" -f /dev/null
-wait "$launcher"
-status=$?
-took=$(($(date +%s) - start))
+fault() {
+  local signal="$1"
+  shift
+  timeout 100 "${mpirun[@]}" -np 2 "$tf" run "${long[@]}" "$@" >"$work/out" 2>"$work/err" &
+  local launcher=$!
+  victim=""
+  for _ in $(seq 1 100); do
+    victim="$(pgrep -f -n -- "^$tf run --model mlp --widths 64,256,256,10" || true)"
+    [ -n "$victim" ] && break
+    sleep 0.1
+  done
+  sleep 2
+  local start
+  start=$(date +%s)
+  [ -n "$victim" ] && kill "-$signal" "$victim"
+  timeout 60 tail --pid="$launcher" -f /dev/null
+  wait "$launcher"
+  status=$?
+  took=$(($(date +%s) - start))
+  [ -n "$victim" ] && kill -9 "$victim" 2>/dev/null
+}
+
+# A rank killed mid-run: mpirun ends the others and exits non-zero, naming the rank.
+fault KILL
 if [ -n "$victim" ] && [ "$status" -ne 0 ] && [ "$took" -le 15 ] && grep -q "rank" "$work/err"; then
   ok "a killed rank ends the job in ${took} s (status $status), naming the rank"
 else
@@ -129,22 +139,7 @@ else
 fi
 
 # A rank that stalls (stopped): the others' watchdog fails the job within its limit.
-timeout 100 "${mpirun[@]}" -np 2 "$tf" run "${long[@]}" --watchdog 2 >"$work/out" 2>"$work/err" &
-launcher=$!
-victim=""
-for _ in $(seq 1 100); do
-  victim="$(pgrep -f -n -- "^$tf run --model mlp --widths 64,256,256,10" || true)"
-  [ -n "$victim" ] && break
-  sleep 0.1
-done
-sleep 2
-start=$(date +%s)
-[ -n "$victim" ] && kill -STOP "$victim"
-timeout 60 tail --pid="$launcher" -f /dev/null
-wait "$launcher"
-status=$?
-took=$(($(date +%s) - start))
-[ -n "$victim" ] && kill -9 "$victim" 2>/dev/null
+fault STOP --watchdog 2
 if [ "$status" -ne 0 ] && [ "$took" -le 15 ] && grep -q "no act completed" "$work/err"; then
   ok "a stalled rank trips the watchdog in ${took} s (status $status)"
 else

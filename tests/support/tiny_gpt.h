@@ -1,0 +1,19 @@
+#pragma once
+// The tiny GPT the integration tests train on 4 devices: 2 layers, hidden 16, 2 heads,
+// sequence 8, vocabulary 32, batch 8 (4 micro-batches of 2, split over dp=2).
+#include "models/model.h"
+
+namespace twinflow::testing {
+
+inline models::GptConfig TinyGptConfig() {
+  models::GptConfig config;
+  config.layers = 2;
+  config.hidden = 16;
+  config.heads = 2;
+  config.sequence = 8;
+  config.vocab = 32;
+  config.batch = 8;
+  return config;
+}
+
+}  // namespace twinflow::testing
