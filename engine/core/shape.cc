@@ -19,12 +19,6 @@ Shape::Shape(std::vector<int64_t> dims) : dims_(std::move(dims)) {
   }
 }
 
-int64_t Shape::numel() const {
-  int64_t n = 1;
-  for (int64_t d : dims_) n *= d;
-  return n;
-}
-
 std::vector<int64_t> Shape::Strides() const {
   std::vector<int64_t> strides(dims_.size(), 1);
   for (int i = rank() - 2; i >= 0; --i) strides[i] = strides[i + 1] * dims_[i + 1];

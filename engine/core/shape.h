@@ -18,7 +18,11 @@ class Shape {
   int rank() const { return static_cast<int>(dims_.size()); }
   int64_t operator[](int axis) const { return dims_[axis]; }
   int64_t& operator[](int axis) { return dims_[axis]; }
-  int64_t numel() const;  // product of extents; 1 for rank 0
+  int64_t numel() const {  // product of extents; 1 for rank 0 (inline: kernels ask often)
+    int64_t n = 1;
+    for (int64_t d : dims_) n *= d;
+    return n;
+  }
   const std::vector<int64_t>& dims() const { return dims_; }
   std::vector<int64_t> Strides() const;  // row-major, in elements
 

@@ -77,7 +77,7 @@ Tensor Tensor::View(Shape shape, DType dtype, std::byte* data) {
 
 Tensor Tensor::Random(Shape shape, DType dtype, Rng& rng) {
   Tensor t(std::move(shape), dtype);
-  for (int64_t i = 0; i < t.numel(); ++i) {
+  for (int64_t i = 0, end = t.numel(); i < end; ++i) {
     t.SetDouble(i, IsFloating(dtype) ? rng.Uniform(-1.0, 1.0)
                                      : static_cast<double>(rng.UniformInt(-100, 100)));
   }
@@ -135,7 +135,7 @@ void Tensor::CopyRegionFrom(const Tensor& src, const Region& src_region,
 }
 
 void Tensor::Fill(double value) {
-  for (int64_t i = 0; i < numel(); ++i) SetDouble(i, value);
+  for (int64_t i = 0, end = numel(); i < end; ++i) SetDouble(i, value);
 }
 
 void Tensor::FillIdentity(ReduceOp op) {
@@ -202,7 +202,7 @@ double CloseRatio(const Tensor& a, const Tensor& b, double rtol, double atol) {
     return std::numeric_limits<double>::infinity();
   }
   double worst = 0;
-  for (int64_t i = 0; i < a.numel(); ++i) {
+  for (int64_t i = 0, end = a.numel(); i < end; ++i) {
     const double x = a.GetDouble(i), y = b.GetDouble(i);
     if (x == y) continue;  // also equal infinities
     const double ratio = std::fabs(x - y) / (atol + rtol * std::fabs(y));

@@ -53,7 +53,7 @@ void DecomposeInt(const T* value, std::vector<Tensor>& parts, ReduceOp op, int64
 // the remainder of the stored parts, so only the final additions round.
 void DecomposeFloat(const Tensor& value, std::vector<Tensor>& parts, ReduceOp op, Rng& rng) {
   const int64_t p = static_cast<int64_t>(parts.size());
-  for (int64_t i = 0; i < value.numel(); ++i) {
+  for (int64_t i = 0, end = value.numel(); i < end; ++i) {
     const double v = value.GetDouble(i);
     const int64_t holder = rng.UniformInt(0, p - 1);
     const double scale = std::fabs(v) + 1.0;

@@ -35,7 +35,7 @@ void UnaryKernel(const KernelContext& ctx, const std::string& name, F f) {
     using T = decltype(zero);
     const T* px = x.data<T>();
     T* po = out.data<T>();
-    for (int64_t i = 0; i < x.numel(); ++i) po[i] = static_cast<T>(f(static_cast<double>(px[i])));
+    for (int64_t i = 0, end = x.numel(); i < end; ++i) po[i] = static_cast<T>(f(static_cast<double>(px[i])));
   };
   if (x.dtype() == DType::kF32) {
     run(float{});
@@ -62,7 +62,7 @@ void GradKernel(const KernelContext& ctx, const std::string& name, F f) {
     const T* pd = dy.data<T>();
     const T* pf = fwd.data<T>();
     T* po = out.data<T>();
-    for (int64_t i = 0; i < dy.numel(); ++i) {
+    for (int64_t i = 0, end = dy.numel(); i < end; ++i) {
       po[i] = static_cast<T>(f(static_cast<double>(pd[i]), static_cast<double>(pf[i])));
     }
   };

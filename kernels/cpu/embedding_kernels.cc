@@ -31,7 +31,7 @@ void Embedding(const KernelContext& ctx) {
   const Range range = InputRange(ctx, 0, 0);
   const T* w = weight.data<T>();
   T* o = out.data<T>();
-  for (int64_t i = 0; i < ids.numel(); ++i) {
+  for (int64_t i = 0, end = ids.numel(); i < end; ++i) {
     const int64_t id = IndexAt(ids, i);
     CheckIndexValue(id, vocabulary, op, "id");
     const int64_t local = id - range.begin;
@@ -63,7 +63,7 @@ void EmbeddingGrad(const KernelContext& ctx) {
   dweight.Fill(0);
   const T* g = dy.data<T>();
   T* dw = dweight.data<T>();
-  for (int64_t i = 0; i < ids.numel(); ++i) {  // id order: a fixed summation order per row
+  for (int64_t i = 0, end = ids.numel(); i < end; ++i) {  // id order: a fixed summation order per row
     const int64_t id = IndexAt(ids, i);
     CheckIndexValue(id, vocabulary, op, "id");
     const int64_t local = id - range.begin;

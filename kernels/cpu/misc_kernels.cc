@@ -30,7 +30,7 @@ std::vector<int64_t> LogicalIndices(const Shape& physical, const std::vector<Reg
   out.reserve(physical.numel());
   const int rank = physical.rank();
   std::vector<int64_t> index(rank, 0);
-  for (int64_t n = 0; n < physical.numel(); ++n) {
+  for (int64_t n = 0, end = physical.numel(); n < end; ++n) {
     int64_t flat = 0;
     for (int d = 0; d < rank; ++d) flat += (region.ranges[d].begin + index[d]) * strides[d];
     out.push_back(flat);
@@ -55,7 +55,7 @@ void Variable(const KernelContext& ctx) {
   const double scale = ctx.attrs.GetDouble("scale", 1.0);
   const std::vector<int64_t> index =
       LogicalIndices(out.shape(), ctx.output_regions, ctx.output_logical_shapes, 0, "variable");
-  for (int64_t i = 0; i < out.numel(); ++i) {
+  for (int64_t i = 0, end = out.numel(); i < end; ++i) {
     const uint64_t at = static_cast<uint64_t>(index[i]);
     if (init == "normal") {
       out.SetDouble(i, std_dev * HashNormal(seed, at));
@@ -82,7 +82,7 @@ void CausalMask(const KernelContext& ctx) {
   if (logical.rank() != 2)
     throw ShapeError("causal_mask: output " + logical.ToString() + " is not 2-D");
   const int64_t cols = logical[1];
-  for (int64_t i = 0; i < out.numel(); ++i) {
+  for (int64_t i = 0, end = out.numel(); i < end; ++i) {
     const int64_t row = index[i] / cols, col = index[i] % cols;
     out.SetDouble(i, col > row ? -1e9 : 0.0);
   }
@@ -101,7 +101,7 @@ void Dropout(const KernelContext& ctx) {
   const T keep_scale = static_cast<T>(1.0 / (1.0 - rate));
   const T* in = x.data<T>();
   T* out = y.data<T>();
-  for (int64_t i = 0; i < y.numel(); ++i) {
+  for (int64_t i = 0, end = y.numel(); i < end; ++i) {
     const bool keep = HashUniform(seed, static_cast<uint64_t>(index[i])) >= rate;
     out[i] = keep ? in[i] * keep_scale : T(0);
   }

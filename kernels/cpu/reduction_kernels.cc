@@ -25,7 +25,7 @@ void ReduceKernel(const KernelContext& ctx, Reduce kind, const char* op) {
   T* out = y.data<T>();
   if (kind == Reduce::kMax) {
     // An empty slice (an uneven split) yields the identity of max.
-    for (int64_t i = 0; i < y.numel(); ++i) out[i] = -std::numeric_limits<T>::infinity();
+    for (int64_t i = 0, end = y.numel(); i < end; ++i) out[i] = -std::numeric_limits<T>::infinity();
     ForEachReduced(x.shape(), reduced, [&](int64_t i, int64_t o) {
       if (in[i] > out[o]) out[o] = in[i];
     });
@@ -42,7 +42,7 @@ void ReduceKernel(const KernelContext& ctx, Reduce kind, const char* op) {
     for (int i = 0; i < logical.rank(); ++i) count *= reduced[i] ? logical[i] : 1;
     scale = 1.0 / static_cast<double>(count);
   }
-  for (int64_t o = 0; o < y.numel(); ++o) out[o] = static_cast<T>(acc[o] * scale);
+  for (int64_t o = 0, end = y.numel(); o < end; ++o) out[o] = static_cast<T>(acc[o] * scale);
 }
 
 template <typename T>

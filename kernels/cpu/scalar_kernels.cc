@@ -51,7 +51,7 @@ void ScalarKernel(const KernelContext& ctx, const std::string& name, F f) {
     using T = decltype(zero);
     const T* px = x.data<T>();
     T* po = ctx.outputs[0]->data<T>();
-    for (int64_t i = 0; i < x.numel(); ++i) {
+    for (int64_t i = 0, end = x.numel(); i < end; ++i) {
       if constexpr (std::is_same_v<T, float>) {
         po[i] = static_cast<float>(f(static_cast<double>(px[i])));
       } else {
@@ -74,7 +74,7 @@ void CastKernel(const KernelContext& ctx) {
   const Tensor& x = *ctx.inputs[0];
   Tensor& out = *ctx.outputs[0];
   if (IsStorageOnly(x.dtype()) || IsStorageOnly(to)) {
-    for (int64_t i = 0; i < x.numel(); ++i) {
+    for (int64_t i = 0, end = x.numel(); i < end; ++i) {
       double v = x.GetDouble(i);
       if (to == DType::kI32) v = FromDouble<int32_t>(v);
       if (to == DType::kI64) v = static_cast<double>(FromDouble<int64_t>(v));
@@ -88,7 +88,7 @@ void CastKernel(const KernelContext& ctx) {
       using To = decltype(to_zero);
       const From* px = x.data<From>();
       To* po = out.data<To>();
-      for (int64_t i = 0; i < x.numel(); ++i) po[i] = Convert<To>(px[i]);
+      for (int64_t i = 0, end = x.numel(); i < end; ++i) po[i] = Convert<To>(px[i]);
     });
   });
 }

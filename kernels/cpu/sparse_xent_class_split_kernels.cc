@@ -140,7 +140,7 @@ void ClassSplitLoss(const KernelContext& ctx) {
   const T* m = ctx.inputs[1]->data<T>();
   const T* picked = ctx.inputs[2]->data<T>();
   T* o = ctx.outputs[0]->data<T>();
-  for (int64_t i = 0; i < shape.numel(); ++i) {
+  for (int64_t i = 0, end = shape.numel(); i < end; ++i) {
     o[i] = static_cast<T>(std::log(static_cast<double>(s[i])) + m[i] - picked[i]);
   }
 }
@@ -161,7 +161,7 @@ void ClassSplitLossGrad(const KernelContext& ctx) {
   T* ds = ctx.outputs[0]->data<T>();
   T* dm = ctx.outputs[1]->data<T>();
   T* dpicked = ctx.outputs[2]->data<T>();
-  for (int64_t i = 0; i < shape.numel(); ++i) {
+  for (int64_t i = 0, end = shape.numel(); i < end; ++i) {
     ds[i] = g[i] / s[i];
     dm[i] = g[i];
     dpicked[i] = -g[i];

@@ -26,7 +26,7 @@ void SgdUpdate(const KernelContext& ctx) {
   const float* p = ctx.inputs[0]->data<float>();
   const float* g = ctx.inputs[1]->data<float>();
   float* out = ctx.outputs[0]->data<float>();
-  for (int64_t i = 0; i < ctx.outputs[0]->numel(); ++i) out[i] = p[i] - lr * (g[i] + wd * p[i]);
+  for (int64_t i = 0, end = ctx.outputs[0]->numel(); i < end; ++i) out[i] = p[i] - lr * (g[i] + wd * p[i]);
 }
 
 void SgdMomentumUpdate(const KernelContext& ctx) {
@@ -40,7 +40,7 @@ void SgdMomentumUpdate(const KernelContext& ctx) {
   const float* buf = ctx.inputs[2]->data<float>();
   float* p_out = ctx.outputs[0]->data<float>();
   float* buf_out = ctx.outputs[1]->data<float>();
-  for (int64_t i = 0; i < ctx.outputs[0]->numel(); ++i) {
+  for (int64_t i = 0, end = ctx.outputs[0]->numel(); i < end; ++i) {
     buf_out[i] = mu * buf[i] + g[i] + wd * p[i];
     p_out[i] = p[i] - lr * buf_out[i];
   }
@@ -68,7 +68,7 @@ void AdamUpdate(const KernelContext& ctx) {
   float* p_out = ctx.outputs[0]->data<float>();
   float* m_out = ctx.outputs[1]->data<float>();
   float* v_out = ctx.outputs[2]->data<float>();
-  for (int64_t i = 0; i < ctx.outputs[0]->numel(); ++i) {
+  for (int64_t i = 0, end = ctx.outputs[0]->numel(); i < end; ++i) {
     const double grad = g[i] + (decoupled ? 0.0 : wd * p[i]);
     const double m_new = b1 * m[i] + (1 - b1) * grad;
     const double v_new = b2 * v[i] + (1 - b2) * grad * grad;
@@ -83,7 +83,7 @@ void AdamUpdate(const KernelContext& ctx) {
 void StepIncrement(const KernelContext& ctx) {
   CheckArity(ctx, 1, 1, "step_increment");
   CheckLike(ctx, 1, "step_increment");
-  for (int64_t i = 0; i < ctx.outputs[0]->numel(); ++i) {
+  for (int64_t i = 0, end = ctx.outputs[0]->numel(); i < end; ++i) {
     ctx.outputs[0]->SetDouble(i, ctx.inputs[0]->GetDouble(i) + 1);
   }
 }
