@@ -53,11 +53,13 @@ void AgreeOnJob(const std::string& mine, int rank) {
   }
   for (size_t r = 0; r < jobs.size(); ++r) {
     if (jobs[r].rfind("error ", 0) != 0) continue;
-    const std::string rest = jobs[r].substr(6);
-    const std::string message = rest.substr(rest.find(' ') + 1);
-    const std::string prefix = "rank " + std::to_string(r) + " failed to start: ";
-    if (rest.rfind("2 ", 0) == 0) throw InvalidArgumentError(prefix + message);
-    throw CommError(prefix + message);
+    const std::string rest = jobs[r].substr(6);  // "<exit code> <message>"
+    const size_t space = rest.find(' ');
+    const std::string message = "rank " + std::to_string(r) + " failed to start: " +
+                                (space == std::string::npos ? rest : rest.substr(space + 1));
+    // The same exit status on every rank as on the one that failed.
+    if (rest.compare(0, space, "2") == 0) throw InvalidArgumentError(message);
+    throw CommError(message);
   }
   for (size_t r = 1; r < jobs.size(); ++r) {
     if (jobs[r] == jobs[0]) continue;
@@ -177,7 +179,7 @@ int RunRunCommand(const std::vector<std::string>& args, std::ostream& out) {
       }
     }
     out << "model " << parsed.Get("model") << " on " << plan.devices_size() << " CPU devices";
-    if (ranks > 1) out << " of " << ranks << " MPI ranks";
+    if (ranks > 1) out << " of " << ranks << " MPI ranks (" << mpi->local_size() << " on this node)";
     out << ", strategy " << model.strategy.ToString();
     if (parsed.Given("plan")) out << ", plan " << parsed.Get("plan");
     if (parsed.Given("load")) out << ", from " << runtime::CheckpointPath(parsed.Get("load"));

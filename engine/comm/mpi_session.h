@@ -23,12 +23,18 @@ class MpiSession {
 
   int rank() const { return rank_; }
   int size() const { return size_; }
+  // This rank's index among the ranks of its node (those sharing memory): which local devices
+  // (GPUs) it should take.
+  int local_rank() const { return local_rank_; }
+  int local_size() const { return local_size_; }
   // Ends every rank's process: prints nothing (the caller has), exit status `code`.
   [[noreturn]] void Abort(int code) const;
 
  private:
   int rank_ = 0;
   int size_ = 1;
+  int local_rank_ = 0;
+  int local_size_ = 1;
 };
 
 // Throws CommError "<call>: <MPI's message>" when `code` is not MPI_SUCCESS.
