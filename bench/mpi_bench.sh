@@ -9,7 +9,7 @@
 set -euo pipefail
 
 build="${1:-build}"
-steps="${2:-6}"
+steps="${2:-30}"
 here="$(cd "$(dirname "$0")" && pwd)"
 tf="$build/bin/twinflow"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
