@@ -174,6 +174,38 @@ void Lowerer::LowerOp(const graph::OpNode& op) {
       Consume(task, consumed[i]);
     }
     if (kind == plan::ASSIGN) assigns_[inputs[0][d]] = task.id();
+    if (kind == plan::COMPUTE) {
+      // Cost hints for the simulator: the op's work on this device's physical shapes.
+      std::vector<graph::TensorMeta> physical;
+      for (const plan::TensorDesc& in : desc->inputs()) {
+        std::vector<int64_t> dims(in.shape().begin(), in.shape().end());
+        physical.push_back({Shape(dims), ParseDType(in.dtype())});
+      }
+      const graph::OpDef& def = registry_.Find(op.type);
+      if (def.cost) {
+        graph::OpCost cost;
+        try {
+          cost = def.cost(graph::OpContext{op.type, op.attrs, physical});
+        } catch (const Error&) {
+          // Attributes in logical terms (a reshape's target) do not fit the physical shapes:
+          // take the logical cost in proportion to the inputs this device holds.
+          std::vector<graph::TensorMeta> logical;
+          double held = 0, whole = 0;
+          for (size_t i = 0; i < op.inputs.size(); ++i) {
+            logical.push_back(graph_.tensor(op.inputs[i]).meta);
+            held += static_cast<double>(physical[i].shape.numel());
+            whole += static_cast<double>(logical.back().shape.numel());
+          }
+          cost = def.cost(graph::OpContext{op.type, op.attrs, logical});
+          const double share = whole > 0 ? held / whole : 1.0;
+          cost.flops *= share;
+          cost.bytes_read = static_cast<int64_t>(static_cast<double>(cost.bytes_read) * share);
+          cost.bytes_written = static_cast<int64_t>(static_cast<double>(cost.bytes_written) * share);
+        }
+        task.set_flops(cost.flops);
+        task.set_bytes_moved(cost.bytes_read + cost.bytes_written);
+      }
+    }
     for (size_t o = 0; o < op.outputs.size(); ++o) {
       const graph::TensorMeta& meta = graph_.tensor(op.outputs[o]).meta;
       const Region region = sbp::PhysicalRegion(meta.shape, {op.placement, sig.outputs[o]}, d);
@@ -325,8 +357,7 @@ void Lowerer::OrderOneFOneB(const std::vector<TaskChain>& chains, int stages) {
 plan::Plan LowerToPlan(const graph::LogicalGraph& graph, const graph::OpRegistry& registry,
                        const SbpAssignment& assignment, const sbp::CostModel& cost_model,
                        const LowerOptions& options) {
-  (void)registry;
-  return lowering::Lowerer(graph, assignment, cost_model).Run(options);
+  return lowering::Lowerer(graph, registry, assignment, cost_model).Run(options);
 }
 
 }  // namespace twinflow::compiler

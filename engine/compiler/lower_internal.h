@@ -11,6 +11,7 @@
 #include "engine/compiler/lower.h"
 #include "engine/compiler/rates.h"
 #include "engine/compiler/task_chains.h"
+#include "engine/graph/op_registry.h"
 #include "engine/core/region.h"
 #include "engine/sbp/boxing_plan.h"
 #include "engine/sbp/placement.h"
@@ -26,9 +27,9 @@ plan::RegionDesc Desc(const Region& region);
 
 class Lowerer {
  public:
-  Lowerer(const graph::LogicalGraph& graph, const SbpAssignment& assignment,
-          const sbp::CostModel& cost_model)
-      : graph_(graph), assignment_(assignment), cost_model_(cost_model) {}
+  Lowerer(const graph::LogicalGraph& graph, const graph::OpRegistry& registry,
+          const SbpAssignment& assignment, const sbp::CostModel& cost_model)
+      : graph_(graph), registry_(registry), assignment_(assignment), cost_model_(cost_model) {}
 
   plan::Plan Run(const LowerOptions& options);
 
@@ -84,6 +85,7 @@ class Lowerer {
   int64_t GroupOf(const Placement& placement, const std::vector<int64_t>& members);
 
   const graph::LogicalGraph& graph_;
+  const graph::OpRegistry& registry_;
   const SbpAssignment& assignment_;
   const sbp::CostModel& cost_model_;
   plan::Plan plan_;
