@@ -14,6 +14,7 @@
 #include "launcher/demo_command.h"
 #include "launcher/explain_command.h"
 #include "launcher/run_command.h"
+#include "launcher/sim_command.h"
 
 namespace twinflow::launcher {
 namespace {
@@ -26,7 +27,7 @@ struct Command {
   CommandFn run;
 };
 
-// Later issues add sim and tune here.
+// A later issue adds tune here.
 constexpr Command kCommands[] = {
     {"demo", "walk through instructive boxing plans on a 2x4 mesh", RunDemoCommand},
     {"boxing", "plan the boxing between two layouts of a tensor and print its steps",
@@ -35,6 +36,8 @@ constexpr Command kCommands[] = {
      RunExplainCommand},
     {"compile", "compile a model to an actor Plan file", RunCompileCommand},
     {"run", "train a model on CPU devices, in-process or under mpirun", RunRunCommand},
+    {"sim", "simulate a model's Plan on a modelled cluster (step time, MFU, memory)",
+     RunSimCommand},
 };
 
 void PrintUsage(std::ostream& out) {

@@ -99,8 +99,9 @@ sbp::AlphaBetaConfig CostConfigFromArgs(const ParsedArgs& args, const std::strin
 }
 
 compiler::Compiled CompileFromArgs(const models::BuiltModel& model, const ParsedArgs& args,
-                                   const graph::OpRegistry& registry, int64_t devices_per_rank) {
-  const sbp::AlphaBetaCostModel cost(CostConfigFromArgs(args, "cpu-host"));
+                                   const graph::OpRegistry& registry, int64_t devices_per_rank,
+                                   const std::string& cost_fallback) {
+  const sbp::AlphaBetaCostModel cost(CostConfigFromArgs(args, cost_fallback));
   compiler::CompileOptions options;
   options.lower.fetches = {model.loss};
   options.lower.micro_batches = model.strategy.micro_batches;

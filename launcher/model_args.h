@@ -29,7 +29,8 @@ sbp::AlphaBetaConfig CostConfigFromArgs(const ParsedArgs& args, const std::strin
 // ranks by `devices_per_rank` (0: all on one rank).
 compiler::Compiled CompileFromArgs(const models::BuiltModel& model, const ParsedArgs& args,
                                    const graph::OpRegistry& registry,
-                                   int64_t devices_per_rank = 0);
+                                   int64_t devices_per_rank = 0,
+                                   const std::string& cost_fallback = "cpu-host");
 
 // Loads the Plan file at `path` (PlanError when it is corrupt or invalid) and checks that it
 // was compiled for `model`: the same feeds with the same shapes, the same micro-batches and

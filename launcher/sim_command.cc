@@ -1,0 +1,150 @@
+#include "launcher/sim_command.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include "engine/core/error.h"
+#include "engine/core/file_io.h"
+#include "engine/core/text_format.h"
+#include "engine/ops/builtin_ops.h"
+#include "launcher/model_args.h"
+#include "simulator/sim_executor.h"
+
+namespace twinflow::launcher {
+namespace {
+
+sim::ClusterSpec ClusterFromArgs(const ParsedArgs& args) {
+  const std::string cluster = args.Get("cluster");
+  const int nodes = static_cast<int>(args.GetInt("nodes", 1, 1 << 20));
+  if (cluster.size() > 6 && cluster.substr(cluster.size() - 6) == ".pbtxt") {
+    sim::ClusterSpec spec = sim::ParseClusterSpec(ReadFile(cluster), cluster);
+    if (args.Given("nodes")) spec.set_nodes(nodes);
+    return spec;
+  }
+  return sim::Preset(cluster, nodes);
+}
+
+// Samples one step trains: the first feed's leading extent, times the micro-batches.
+int64_t SamplesPerStep(const models::BuiltModel& model) {
+  if (model.feeds.empty()) return 1;
+  const auto op = model.graph.FindOp(model.feeds.front());
+  const Shape& shape = model.graph.tensor(model.graph.op(*op).outputs[0]).meta.shape;
+  return (shape.rank() > 0 ? shape[0] : 1) * model.strategy.micro_batches;
+}
+
+std::string Fixed(double value, int digits) {
+  char text[64];
+  std::snprintf(text, sizeof(text), "%.*f", digits, value);
+  return text;
+}
+
+std::string Json(const sim::SimResult& r, const models::BuiltModel& model,
+                 const sim::ClusterSpec& spec, int64_t samples) {
+  std::ostringstream out;
+  out << "{\n  \"cluster\": \"" << spec.name() << "\", \"nodes\": " << spec.nodes()
+      << ", \"devices\": " << r.devices.size() << ",\n  \"strategy\": \""
+      << model.strategy.ToString() << "\",\n  \"finished\": " << (r.finished ? "true" : "false")
+      << ",\n  \"step_s\": " << Fixed(r.step_s, 9) << ", \"samples_per_s\": "
+      << Fixed(static_cast<double>(samples) / std::max(r.step_s, 1e-12), 3)
+      << ", \"mfu\": " << Fixed(r.mfu, 6) << ", \"events\": " << r.events << ",\n  \"devices_report\": [";
+  for (size_t i = 0; i < r.devices.size(); ++i) {
+    const sim::DeviceReport& d = r.devices[i];
+    out << (i ? "," : "") << "\n    {\"device\": \"" << d.name << "\", \"busy_s\": "
+        << Fixed(d.busy_s, 9) << ", \"exposed_comm_s\": " << Fixed(d.exposed_comm_s, 9)
+        << ", \"bubble_s\": " << Fixed(d.bubble_s, 9) << ", \"peak_bytes\": " << d.peak_bytes
+        << ", \"arena_bytes\": " << d.arena_bytes
+        << ", \"out_of_memory\": " << (d.out_of_memory ? "true" : "false") << "}";
+  }
+  out << "\n  ]\n}\n";
+  return out.str();
+}
+
+}  // namespace
+
+int RunSimCommand(const std::vector<std::string>& args, std::ostream& out) {
+  ArgParser parser("twinflow sim",
+                   "Compile a model for a modelled cluster and simulate its Plan: step time, "
+                   "MFU, busy/bubble/exposed communication and memory per device.");
+  AddModelFlags(parser);
+  parser.Optional("cluster", "NAME|FILE", "a preset (cpu-local, dgx-a100, dgx-h100, hgx-h200) "
+                  "or a ClusterSpec in protobuf text (.pbtxt)", "dgx-h100")
+      .Optional("nodes", "N", "nodes of the cluster", "1")
+      .Optional("steps", "N", "training steps to simulate", "1")
+      .Optional("trace", "FILE", "write a Chrome trace (opens in Perfetto)")
+      .Optional("json", "FILE", "write the summary as JSON")
+      .Epilog("example:\n  twinflow sim --model gpt --layers 4 --strategy dp=2,tp=4,pp=2,mb=8 "
+              "--cluster dgx-h100 --nodes 2 --trace sim.json\n");
+  ParsedArgs parsed = parser.Parse(args);
+  if (parsed.help()) {
+    out << parser.Usage();
+    return 0;
+  }
+  const sim::Topology topology(ClusterFromArgs(parsed));
+  if (!parsed.Given("devices")) {  // the whole cluster, unless told otherwise
+    std::vector<std::string> with = args;
+    with.push_back("--devices");
+    with.push_back(std::to_string(topology.devices()));
+    parsed = parser.Parse(with);
+  }
+  const int64_t steps = parsed.GetInt("steps", 1, 1 << 16);
+  const graph::OpRegistry registry = ops::BuiltinOps();
+  const auto start = std::chrono::steady_clock::now();
+  const models::BuiltModel model = BuildModelFromArgs(parsed, registry);
+  const std::string cost = topology.spec().name() == "cpu-local" ? "cpu-host" : "accelerator";
+  const plan::Plan plan = CompileFromArgs(model, parsed, registry, 0, cost).plan;
+  const double compile_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  sim::SimOptions options;
+  options.steps = steps;
+  options.trace = parsed.Given("trace");
+  const sim::SimResult r = sim::Simulate(plan, topology, options);
+  const double total_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (!r.finished) {
+    throw TimeoutError("the Plan deadlocks in simulation at " + FormatSeconds(r.total_s) +
+                       "; waiting:\n" + r.deadlock_report);
+  }
+  const int64_t samples = SamplesPerStep(model);
+  const sim::ClusterSpec& spec = topology.spec();
+  out << "simulated " << parsed.Get("model") << ", strategy " << model.strategy.ToString()
+      << ", on " << spec.name() << " x " << spec.nodes() << " nodes (" << plan.devices_size()
+      << " of " << topology.devices() << " " << spec.device().name() << " devices), " << steps
+      << " step" << (steps == 1 ? "" : "s") << "\n";
+  out << "step time " << FormatSeconds(r.step_s) << ", " << Fixed(samples / r.step_s, 1)
+      << " samples/s, MFU " << Fixed(100 * r.mfu, 1) << "%\n";
+  TextTable table({"device", "busy", "exposed comm", "bubble", "peak memory", "of capacity"});
+  int64_t worst = 0;
+  const sim::DeviceReport* fullest = nullptr;
+  for (const sim::DeviceReport& d : r.devices) {
+    if (!fullest || d.arena_bytes > fullest->arena_bytes) fullest = &d;
+    worst = std::max(worst, d.arena_bytes);
+  }
+  const size_t shown = std::min<size_t>(r.devices.size(), 16);
+  for (size_t i = 0; i < shown; ++i) {
+    const sim::DeviceReport& d = r.devices[i];
+    table.Add({d.name, Fixed(100 * d.busy_s / r.total_s, 1) + "%",
+               Fixed(100 * d.exposed_comm_s / r.total_s, 1) + "%",
+               Fixed(100 * d.bubble_s / r.total_s, 1) + "%", FormatBytes(d.arena_bytes),
+               Fixed(100.0 * d.arena_bytes / spec.device().memory_bytes(), 1) + "%" +
+                   (d.out_of_memory ? " OOM" : "")});
+  }
+  table.Print(out);
+  if (shown < r.devices.size()) out << "(" << r.devices.size() - shown << " more devices in --json)\n";
+  if (fullest && fullest->out_of_memory) {
+    out << "OUT OF MEMORY: " << fullest->name << " needs " << FormatBytes(fullest->arena_bytes)
+        << " (planned peak " << FormatBytes(fullest->peak_bytes) << ") of "
+        << FormatBytes(spec.device().memory_bytes()) << "\n";
+  }
+  out << "compiled and simulated in " << FormatSeconds(total_s) << " (compile "
+      << FormatSeconds(compile_s) << "), " << r.events << " events, "
+      << Fixed(static_cast<double>(r.events) / std::max(total_s - compile_s, 1e-9) / 1e6, 2)
+      << " M events/s\n";
+  if (parsed.Given("trace")) WriteFileAtomically(parsed.Get("trace"), r.trace_json);
+  if (parsed.Given("json")) WriteFileAtomically(parsed.Get("json"), Json(r, model, spec, samples));
+  return 0;
+}
+
+}  // namespace twinflow::launcher

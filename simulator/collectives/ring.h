@@ -1,0 +1,19 @@
+#pragma once
+// Collective times on a ring of p devices over links of bandwidth B (times efficiency) and
+// per-step latency a, for S bytes (the per-device buffer of all_reduce, reduce_scatter and
+// all_to_all, the per-device output of all_gather, the payload of broadcast):
+//   all_reduce      2 (p - 1) a + 2 (p - 1) / p * S / B
+//   reduce_scatter  (p - 1) a + (p - 1) / p * S / B      (and all_gather, all_to_all)
+//   broadcast       (p - 1) a + S / B                    (pipelined along the ring)
+// A group spanning nodes runs at its slowest link. Flows sharing links and hierarchical
+// algorithms are not modelled yet (docs/simulator.md says what that leaves out).
+#include <cstdint>
+#include <string>
+
+#include "simulator/hardware/cluster_spec.pb.h"
+
+namespace twinflow::sim {
+
+double RingCollectiveSeconds(const std::string& kind, int p, int64_t bytes, const Link& link);
+
+}  // namespace twinflow::sim

@@ -1,0 +1,35 @@
+#pragma once
+// Clusters for the simulator: presets, protobuf-text specs, and the topology questions the
+// simulator asks (which node a device is on, which link joins two devices).
+#include <string>
+#include <vector>
+
+#include "simulator/hardware/cluster_spec.pb.h"
+
+namespace twinflow::sim {
+
+// The preset names: cpu-local, dgx-a100, dgx-h100, hgx-h200.
+std::vector<std::string> PresetNames();
+// A preset with `nodes` nodes. InvalidArgumentError naming the unknown preset.
+ClusterSpec Preset(const std::string& name, int nodes);
+// A spec in protobuf text; InvalidArgumentError naming the field or the parse problem.
+ClusterSpec ParseClusterSpec(const std::string& text, const std::string& origin);
+// InvalidArgumentError naming the first field out of range.
+void ValidateClusterSpec(const ClusterSpec& spec);
+
+class Topology {
+ public:
+  explicit Topology(ClusterSpec spec);
+  const ClusterSpec& spec() const { return spec_; }
+  int devices() const { return spec_.nodes() * spec_.devices_per_node(); }
+  int NodeOf(int device) const { return device / spec_.devices_per_node(); }
+  // The link two devices talk over; null for the same device (memory).
+  const Link* LinkBetween(int a, int b) const;
+  // The slowest link a group's ring crosses (inter-node as soon as it spans nodes).
+  const Link& GroupLink(const std::vector<int>& devices) const;
+
+ private:
+  ClusterSpec spec_;
+};
+
+}  // namespace twinflow::sim

@@ -1,0 +1,319 @@
+#include "simulator/sim_executor.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <tuple>
+#include <utility>
+
+#include "engine/core/dtype.h"
+#include "engine/core/error.h"
+#include "engine/plan/plan_rates.h"
+#include "engine/runtime/actor.h"
+#include "simulator/collectives/ring.h"
+#include "simulator/des/event_queue.h"
+
+namespace twinflow::sim {
+namespace {
+
+Nanos ToNanos(double seconds) { return static_cast<Nanos>(std::llround(seconds * 1e9)); }
+
+// Total length of the union of intervals, minus where they overlap `cover` (sorted, disjoint).
+double UncoveredSeconds(std::vector<std::pair<Nanos, Nanos>> spans,
+                        const std::vector<std::pair<Nanos, Nanos>>& cover) {
+  std::sort(spans.begin(), spans.end());
+  std::vector<std::pair<Nanos, Nanos>> merged;
+  for (const auto& s : spans) {
+    if (!merged.empty() && s.first <= merged.back().second) {
+      merged.back().second = std::max(merged.back().second, s.second);
+    } else {
+      merged.push_back(s);
+    }
+  }
+  Nanos uncovered = 0;
+  size_t c = 0;
+  for (const auto& [begin, end] : merged) {
+    Nanos at = begin;
+    while (c < cover.size() && cover[c].second <= at) ++c;
+    for (size_t k = c; k < cover.size() && cover[k].first < end; ++k) {
+      if (cover[k].first > at) uncovered += cover[k].first - at;
+      at = std::max(at, cover[k].second);
+    }
+    if (at < end) uncovered += end - at;
+  }
+  return static_cast<double>(uncovered) * 1e-9;
+}
+
+class Simulation {
+ public:
+  Simulation(const plan::Plan& plan, const Topology& topology, const SimOptions& options)
+      : plan_(plan), topology_(topology), options_(options) {
+    for (const plan::Device& d : plan.devices()) {
+      if (d.index() >= topology.devices()) {
+        throw InvalidArgumentError("the Plan uses device " + d.type() + ":" +
+                                   std::to_string(d.index()) + " but the cluster has " +
+                                   std::to_string(topology.devices()) + " devices");
+      }
+      cluster_device_.push_back(static_cast<int>(d.index()));
+    }
+    device_free_.assign(plan.devices_size(), 0);
+    compute_spans_.resize(plan.devices_size());
+    comm_spans_.resize(plan.devices_size());
+    flops_.assign(plan.devices_size(), 0);
+    const std::vector<int64_t> acts = plan::ActsPerStep(plan);
+    const int64_t per_step = std::max<int64_t>(1, plan.pieces_per_step());
+    for (const plan::Task& t : plan.tasks()) {
+      const int64_t pieces = t.kind() == plan::SOURCE     ? options.steps * per_step
+                             : t.kind() == plan::VARIABLE ? options.steps
+                             : t.kind() == plan::RECV     ? options.steps * acts[t.id()]
+                                                          : 0;
+      actors_.push_back(std::make_unique<runtime::Actor>(plan, t.id(), pieces));
+    }
+  }
+
+  SimResult Run() {
+    for (auto& actor : actors_) {
+      runtime::Outbox out;
+      actor->Start(out);
+      Process(out);
+    }
+    while (queue_.RunNext()) {
+    }
+    return Report();
+  }
+
+ private:
+  void Process(runtime::Outbox& out) {
+    for (runtime::Envelope& e : out.messages) {
+      const int64_t task = e.to_task;
+      runtime::ActorMessage message = std::move(e.message);
+      queue_.Schedule(queue_.now(), [this, task, message] {
+        runtime::Outbox next;
+        actors_[task]->Receive(message, next);
+        Process(next);
+      });
+    }
+    for (const runtime::Launch& launch : out.launches) Launch(launch);
+    out = runtime::Outbox{};
+  }
+
+  void Finish(int64_t task, Nanos at) {
+    queue_.Schedule(at, [this, task] {
+      runtime::Outbox next;
+      actors_[task]->Done(next);
+      Process(next);
+    });
+  }
+
+  int64_t RegstBytes(int64_t regst) const {
+    return plan_.regsts(static_cast<int>(regst)).bytes_per_slot();
+  }
+  int DeviceOfRegst(int64_t regst) const {
+    return plan_.tasks(static_cast<int>(plan_.regsts(static_cast<int>(regst)).producer())).device();
+  }
+
+  double MemorySeconds(double bytes) const {
+    const DeviceModel& d = topology_.spec().device();
+    return bytes / (d.memory_bandwidth() * d.memory_efficiency());
+  }
+
+  // Seconds one act of a compute-stream task takes.
+  double ComputeSeconds(const plan::Task& t) const {
+    const DeviceModel& d = topology_.spec().device();
+    double seconds = d.launch_overhead_s();
+    int64_t out_bytes = 0;
+    for (int64_t r : t.produced_regsts()) out_bytes += RegstBytes(r);
+    switch (t.kind()) {
+      case plan::COMPUTE:
+        seconds += std::max(t.flops() / (d.peak_flops() * d.flops_efficiency()),
+                            MemorySeconds(static_cast<double>(t.bytes_moved())));
+        break;
+      case plan::COPY: {
+        std::map<int, int64_t> by_source;  // source device -> bytes
+        for (const plan::Transfer& tr : t.transfers()) {
+          int64_t elements = 1;
+          for (const plan::Range& r : tr.region().ranges()) elements *= r.end() - r.begin();
+          const DType dtype = ParseDType(plan_.regsts(static_cast<int>(tr.src_regst())).tensor().dtype());
+          by_source[DeviceOfRegst(tr.src_regst())] += elements * DTypeSize(dtype);
+        }
+        for (const auto& [source, bytes] : by_source) {
+          const Link* link =
+              topology_.LinkBetween(cluster_device_[source], cluster_device_[t.device()]);
+          seconds += link ? link->latency_s() + static_cast<double>(bytes) /
+                                                    (link->bandwidth() * link->efficiency())
+                          : MemorySeconds(2.0 * static_cast<double>(bytes));
+        }
+        break;
+      }
+      case plan::ACC:
+      case plan::REPEAT:
+      case plan::ASSIGN:
+        seconds += MemorySeconds(2.0 * static_cast<double>(std::max(out_bytes, t.bytes_moved())));
+        break;
+      case plan::SOURCE:
+        seconds += MemorySeconds(static_cast<double>(out_bytes));
+        break;
+      default:
+        break;  // VARIABLE, SINK: nothing but the launch
+    }
+    return seconds;
+  }
+
+  void Launch(const runtime::Launch& launch) {
+    const plan::Task& t = plan_.tasks(static_cast<int>(launch.task));
+    const int device = t.device();
+    const Nanos now = queue_.now();
+    switch (t.kind()) {
+      case plan::COLLECTIVE: {
+        const auto key = std::make_tuple(t.collective().group(), t.issue_order(), launch.piece);
+        std::vector<int64_t>& arrived = collectives_[key];
+        arrived.push_back(t.id());
+        const plan::CommGroup& group = plan_.groups(static_cast<int>(t.collective().group()));
+        if (static_cast<int>(arrived.size()) < group.devices_size()) return;
+        std::vector<int> devices;
+        for (int32_t d : group.devices()) devices.push_back(cluster_device_[d]);
+        int64_t bytes = 0;
+        for (int64_t r : t.consumed_regsts()) bytes = std::max(bytes, RegstBytes(r));
+        if (t.collective().kind() == "all_gather") {
+          for (int64_t r : t.produced_regsts()) bytes = std::max(bytes, RegstBytes(r));
+        }
+        const Nanos end = now + ToNanos(RingCollectiveSeconds(
+                                    t.collective().kind(), group.devices_size(), bytes,
+                                    topology_.GroupLink(devices)));
+        for (int64_t member : arrived) {
+          const int d = plan_.tasks(static_cast<int>(member)).device();
+          comm_spans_[d].push_back({now, end});
+          Trace(member, now, end, 1);
+          Finish(member, end);
+        }
+        collectives_.erase(key);
+        return;
+      }
+      case plan::SEND:
+      case plan::RECV: {
+        const auto key = std::make_pair(t.tag(), launch.piece);
+        std::vector<int64_t>& arrived = pairs_[key];
+        arrived.push_back(t.id());
+        if (arrived.size() < 2) return;
+        const plan::Task& send = plan_.tasks(static_cast<int>(
+            plan_.tasks(static_cast<int>(arrived[0])).kind() == plan::SEND ? arrived[0]
+                                                                          : arrived[1]));
+        const Link* link =
+            topology_.LinkBetween(cluster_device_[send.device()], cluster_device_[send.peer()]);
+        const double seconds =
+            link ? link->latency_s() + static_cast<double>(send.bytes_moved()) /
+                                           (link->bandwidth() * link->efficiency())
+                 : 0;
+        const Nanos end = now + ToNanos(seconds);
+        for (int64_t task : arrived) {
+          comm_spans_[plan_.tasks(static_cast<int>(task)).device()].push_back({now, end});
+          Trace(task, now, end, 1);
+          Finish(task, end);
+        }
+        pairs_.erase(key);
+        return;
+      }
+      default: {
+        const Nanos start = std::max(now, device_free_[device]);
+        const Nanos end = start + ToNanos(ComputeSeconds(t));
+        device_free_[device] = end;
+        if (end > start) compute_spans_[device].push_back({start, end});
+        if (t.kind() == plan::COMPUTE) flops_[device] += t.flops();
+        Trace(t.id(), start, end, 0);
+        Finish(t.id(), end);
+      }
+    }
+  }
+
+  void Trace(int64_t task, Nanos start, Nanos end, int stream) {
+    if (!options_.trace) return;
+    const plan::Task& t = plan_.tasks(static_cast<int>(task));
+    char line[160];
+    std::snprintf(line, sizeof(line), "\"ph\":\"X\",\"ts\":%.3f,\"dur\":%.3f,\"pid\":%d,\"tid\":%d",
+                  static_cast<double>(start) * 1e-3, static_cast<double>(end - start) * 1e-3,
+                  t.device(), stream);
+    trace_ += ",\n{\"name\":\"" + Escape(t.name()) + "\",\"cat\":\"" +
+              plan::TaskKind_Name(t.kind()) + "\"," + line + "}";
+  }
+
+  static std::string Escape(const std::string& text) {
+    std::string out;
+    for (char c : text) {
+      if (c == '"' || c == '\\') out += '\\';
+      if (static_cast<unsigned char>(c) >= 0x20) out += c;
+    }
+    return out;
+  }
+
+  SimResult Report() {
+    SimResult result;
+    result.events = queue_.executed();
+    result.finished = true;
+    for (const auto& actor : actors_) {
+      if (actor->finished()) continue;
+      result.finished = false;
+      result.deadlock_report += actor->WaitingOn() + "\n";
+    }
+    const Nanos total = queue_.now();
+    result.total_s = static_cast<double>(total) * 1e-9;
+    result.step_s = result.total_s / static_cast<double>(std::max<int64_t>(1, options_.steps));
+    const DeviceModel& model = topology_.spec().device();
+    double flops = 0;
+    for (int d = 0; d < plan_.devices_size(); ++d) {
+      DeviceReport r;
+      r.plan_device = d;
+      r.cluster_device = cluster_device_[d];
+      r.name = plan_.devices(d).type() + ":" + std::to_string(plan_.devices(d).index());
+      for (const auto& [begin, end] : compute_spans_[d]) r.busy_s += static_cast<double>(end - begin) * 1e-9;
+      r.exposed_comm_s = UncoveredSeconds(comm_spans_[d], compute_spans_[d]);
+      r.bubble_s = std::max(0.0, result.total_s - r.busy_s - r.exposed_comm_s);
+      r.flops = flops_[d];
+      for (const plan::MemoryPlan& m : plan_.memory()) {
+        if (m.device() != d) continue;
+        r.peak_bytes = m.peak_bytes();
+        r.arena_bytes = m.arena_bytes();
+      }
+      r.out_of_memory = r.arena_bytes > model.memory_bytes();
+      flops += r.flops;
+      result.devices.push_back(r);
+    }
+    result.flops_per_step = flops / static_cast<double>(std::max<int64_t>(1, options_.steps));
+    if (total > 0 && !result.devices.empty()) {
+      result.mfu = flops / (result.total_s * static_cast<double>(result.devices.size()) *
+                            model.peak_flops());
+    }
+    if (options_.trace) {
+      std::string head = "{\"traceEvents\":[\n{\"name\":\"twinflow sim\",\"ph\":\"M\",\"pid\":0,\"tid\":0}";
+      for (int d = 0; d < plan_.devices_size(); ++d) {
+        head += ",\n{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":" + std::to_string(d) +
+                ",\"args\":{\"name\":\"" + result.devices[d].name + "\"}}";
+      }
+      result.trace_json = head + trace_ + "\n]}\n";
+    }
+    return result;
+  }
+
+  const plan::Plan& plan_;
+  const Topology& topology_;
+  SimOptions options_;
+  EventQueue queue_;
+  std::vector<std::unique_ptr<runtime::Actor>> actors_;
+  std::vector<int> cluster_device_;  // by plan device
+  std::vector<Nanos> device_free_;   // when each compute stream is next free
+  std::vector<std::vector<std::pair<Nanos, Nanos>>> compute_spans_, comm_spans_;
+  std::vector<double> flops_;
+  std::map<std::tuple<int64_t, int64_t, int64_t>, std::vector<int64_t>> collectives_;
+  std::map<std::pair<int64_t, int64_t>, std::vector<int64_t>> pairs_;
+  std::string trace_;
+};
+
+}  // namespace
+
+SimResult Simulate(const plan::Plan& plan, const Topology& topology, const SimOptions& options) {
+  if (options.steps < 1) throw InvalidArgumentError("the simulation needs at least one step");
+  return Simulation(plan, topology, options).Run();
+}
+
+}  // namespace twinflow::sim

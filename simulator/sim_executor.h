@@ -1,0 +1,59 @@
+#pragma once
+// SimExecutor: runs a Plan in simulated time on a modelled cluster. It drives the very Actor
+// state machine the ThreadedExecutor runs (engine/runtime/actor.h), so back-pressure, slot
+// counts, orders and termination are the real ones; only the acts are timed instead of done.
+//
+// Timing. Each device runs one act at a time on its compute stream, as a device thread does:
+// COMPUTE takes launch overhead + max(flops / (peak x efficiency), bytes / (memory bandwidth x
+// efficiency)); COPY its transfers over the link to each source device (memory for its own);
+// ACC, REPEAT, ASSIGN and SOURCE their bytes through memory. Communication does not hold the
+// compute stream: a COLLECTIVE completes for every member at the same time, the ring time
+// (simulator/collectives/ring.h) after its last member arrived; a SEND and its RECV complete
+// together, latency + bytes / bandwidth after both have started. Messages between actors take
+// no time. Events are ordered by (time, scheduling order), so a run is deterministic.
+//
+// Per device it reports busy (computing), exposed communication (communicating and not
+// computing), bubble (neither) and the planned peak memory against capacity.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "engine/plan/plan.pb.h"
+#include "simulator/hardware/cluster.h"
+
+namespace twinflow::sim {
+
+struct SimOptions {
+  int64_t steps = 1;
+  bool trace = false;  // keep a Chrome trace (SimResult::trace_json)
+};
+
+struct DeviceReport {
+  int plan_device = 0;
+  int cluster_device = 0;
+  std::string name;           // "cpu:3"
+  double busy_s = 0;          // computing
+  double exposed_comm_s = 0;  // communicating while not computing
+  double bubble_s = 0;        // neither
+  double flops = 0;           // COMPUTE flops done
+  int64_t peak_bytes = 0;     // the memory plan's peak
+  int64_t arena_bytes = 0;
+  bool out_of_memory = false;  // the arena exceeds the device's memory
+};
+
+struct SimResult {
+  bool finished = false;
+  std::string deadlock_report;  // one WaitingOn line per stuck actor when !finished
+  double total_s = 0;
+  double step_s = 0;
+  double flops_per_step = 0;  // over all devices
+  double mfu = 0;             // flops / (time x devices x peak)
+  int64_t events = 0;
+  std::vector<DeviceReport> devices;
+  std::string trace_json;
+};
+
+// InvalidArgumentError when the Plan uses a device the cluster does not have.
+SimResult Simulate(const plan::Plan& plan, const Topology& topology, const SimOptions& options);
+
+}  // namespace twinflow::sim
