@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Drives `twinflow sim` as a user would: the report, the trace and summary files, and bad input.
+# Usage: sim_cli_test.sh path/to/twinflow
+set -uo pipefail
+
+tf="${1:?usage: $0 path/to/twinflow}"
+source "$(dirname "$0")/cli_lib.sh"
+
+gpt=(--model gpt --layers 2 --hidden 64 --heads 4 --sequence 16 --vocab 128 --batch 16)
+
+check "sim reports step time and MFU" 0 "MFU" out -- \
+  sim "${gpt[@]}" --strategy dp=2,tp=2,pp=2,mb=4 --cluster dgx-h100
+check "sim reports per-device bubble" 0 "bubble" out -- \
+  sim "${gpt[@]}" --strategy dp=4,tp=2,pp=2,mb=4 --cluster dgx-a100 --nodes 2
+check "sim writes a trace and a summary" 0 "step time" out -- \
+  sim "${gpt[@]}" --strategy tp=2,pp=2,mb=2 --cluster cpu-local --devices 4 --nodes 2 \
+  --trace "$work/trace.json" --json "$work/summary.json"
+if /usr/bin/python3 -c "import json, sys; t = json.load(open(sys.argv[1])); s = json.load(open(sys.argv[2]));
+assert len(t['traceEvents']) > 10 and s['finished'] and s['step_s'] > 0" \
+  "$work/trace.json" "$work/summary.json"; then
+  echo "ok   - the trace and summary are valid JSON with events"
+  passed=$((passed + 1))
+else
+  echo "FAIL - the trace or summary is not what it should be"
+  failed=$((failed + 1))
+fi
+cp "$work/trace.json" "$work/trace1.json"
+"$tf" sim "${gpt[@]}" --strategy tp=2,pp=2,mb=2 --cluster cpu-local --devices 4 --nodes 2 \
+  --trace "$work/trace.json" >/dev/null 2>&1
+if cmp -s "$work/trace.json" "$work/trace1.json"; then
+  echo "ok   - two runs write byte-identical traces"
+  passed=$((passed + 1))
+else
+  echo "FAIL - the traces of two runs differ"
+  failed=$((failed + 1))
+fi
+check "an unknown cluster is named" 2 "unknown cluster 'dgx-z1'" err -- \
+  sim "${gpt[@]}" --strategy dp=2 --cluster dgx-z1
+echo 'nodes: "many"' >"$work/bad.pbtxt"
+check "a bad cluster file is named" 2 "bad.pbtxt" err -- \
+  sim "${gpt[@]}" --strategy dp=2 --cluster "$work/bad.pbtxt"
+check "more devices than the cluster has" 2 "devices" err -- \
+  sim "${gpt[@]}" --strategy dp=16 --devices 16 --cluster dgx-h100
+check "sim --help exits 0" 0 "usage: twinflow sim" out -- sim --help
+
+finish
