@@ -9,6 +9,7 @@
 
 #include "engine/core/error.h"
 #include "launcher/boxing_command.h"
+#include "launcher/calibrate_command.h"
 #include "launcher/cli_args.h"
 #include "launcher/compile_command.h"
 #include "launcher/demo_command.h"
@@ -38,6 +39,8 @@ constexpr Command kCommands[] = {
     {"run", "train a model on CPU devices, in-process or under mpirun", RunRunCommand},
     {"sim", "simulate a model's Plan on a modelled cluster (step time, MFU, memory)",
      RunSimCommand},
+    {"calibrate", "time this host's kernels for a model; write the cpu-local cluster spec",
+     RunCalibrateCommand},
 };
 
 void PrintUsage(std::ostream& out) {

@@ -10,6 +10,7 @@
 
 #include "engine/core/dtype.h"
 #include "engine/core/error.h"
+#include "engine/plan/kernel_key.h"
 #include "engine/plan/plan_rates.h"
 #include "engine/runtime/actor.h"
 #include "simulator/collectives/ring.h"
@@ -59,6 +60,11 @@ class Simulation {
       cluster_device_.push_back(static_cast<int>(d.index()));
     }
     device_free_.assign(plan.devices_size(), 0);
+    const ClusterSpec& spec = topology.spec();
+    if (spec.cores_per_node() > 0) {
+      core_free_.assign(spec.nodes(), std::vector<Nanos>(spec.cores_per_node(), 0));
+    }
+    for (const KernelTime& k : spec.kernel_times()) kernel_seconds_[k.key()] = k.seconds();
     compute_spans_.resize(plan.devices_size());
     comm_spans_.resize(plan.devices_size());
     flops_.assign(plan.devices_size(), 0);
@@ -126,10 +132,14 @@ class Simulation {
     int64_t out_bytes = 0;
     for (int64_t r : t.produced_regsts()) out_bytes += RegstBytes(r);
     switch (t.kind()) {
-      case plan::COMPUTE:
-        seconds += std::max(t.flops() / (d.peak_flops() * d.flops_efficiency()),
-                            MemorySeconds(static_cast<double>(t.bytes_moved())));
+      case plan::COMPUTE: {
+        const auto measured = kernel_seconds_.find(plan::KernelKey(t));
+        seconds += measured != kernel_seconds_.end()
+                       ? measured->second
+                       : std::max(t.flops() / (d.peak_flops() * d.flops_efficiency()),
+                                  MemorySeconds(static_cast<double>(t.bytes_moved())));
         break;
+      }
       case plan::COPY: {
         std::map<int, int64_t> by_source;  // source device -> bytes
         for (const plan::Transfer& tr : t.transfers()) {
@@ -216,9 +226,16 @@ class Simulation {
         return;
       }
       default: {
-        const Nanos start = std::max(now, device_free_[device]);
+        Nanos start = std::max(now, device_free_[device]);
+        Nanos* core = nullptr;  // the node's earliest free core, when cores are shared
+        if (!core_free_.empty()) {
+          std::vector<Nanos>& cores = core_free_[topology_.NodeOf(cluster_device_[device])];
+          core = &*std::min_element(cores.begin(), cores.end());
+          start = std::max(start, *core);
+        }
         const Nanos end = start + ToNanos(ComputeSeconds(t));
         device_free_[device] = end;
+        if (core) *core = end;
         if (end > start) compute_spans_[device].push_back({start, end});
         if (t.kind() == plan::COMPUTE) flops_[device] += t.flops();
         Trace(t.id(), start, end, 0);
@@ -302,6 +319,8 @@ class Simulation {
   std::vector<std::unique_ptr<runtime::Actor>> actors_;
   std::vector<int> cluster_device_;  // by plan device
   std::vector<Nanos> device_free_;   // when each compute stream is next free
+  std::vector<std::vector<Nanos>> core_free_;  // per node and core, when cores are shared
+  std::map<std::string, double> kernel_seconds_;
   std::vector<std::vector<std::pair<Nanos, Nanos>>> compute_spans_, comm_spans_;
   std::vector<double> flops_;
   std::map<std::tuple<int64_t, int64_t, int64_t>, std::vector<int64_t>> collectives_;

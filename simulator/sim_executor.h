@@ -3,8 +3,10 @@
 // state machine the ThreadedExecutor runs (engine/runtime/actor.h), so back-pressure, slot
 // counts, orders and termination are the real ones; only the acts are timed instead of done.
 //
-// Timing. Each device runs one act at a time on its compute stream, as a device thread does:
-// COMPUTE takes launch overhead + max(flops / (peak x efficiency), bytes / (memory bandwidth x
+// Timing. Each device runs one act at a time on its compute stream, as a device thread does
+// (and, when the spec says a node's devices share fewer cores, only that many at once per
+// node): COMPUTE takes launch overhead + its measured time when the spec's kernel table has
+// its KernelKey, else max(flops / (peak x efficiency), bytes / (memory bandwidth x
 // efficiency)); COPY its transfers over the link to each source device (memory for its own);
 // ACC, REPEAT, ASSIGN and SOURCE their bytes through memory. Communication does not hold the
 // compute stream: a COLLECTIVE completes for every member at the same time, the ring time

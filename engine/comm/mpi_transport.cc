@@ -65,6 +65,42 @@ int64_t Take(const std::vector<std::byte>& in, size_t& at) {
   return value;
 }
 
+// A tensor of shape `shape` cut along `axis` into chunks of `extents` (one per member, in
+// order): Pack lays the chunks one after another, Unpack puts them back.
+struct AxisChunks {
+  int64_t outer = 1;  // product of the extents before the axis
+  int64_t inner = 1;  // elements after the axis, times the element size in bytes
+  int64_t along = 0;  // the axis' extent
+  std::vector<int64_t> extents;
+  AxisChunks(const Shape& shape, int axis, std::vector<int64_t> chunk_extents, int64_t element)
+      : extents(std::move(chunk_extents)) {
+    for (int d = 0; d < axis; ++d) outer *= shape[d];
+    inner = element;
+    for (int d = axis + 1; d < shape.rank(); ++d) inner *= shape[d];
+    along = shape[axis];
+  }
+  template <bool kPack>
+  void Move(const std::byte* from, std::byte* to) const {
+    int64_t offset = 0;  // along the axis
+    std::byte* packed = kPack ? to : nullptr;
+    const std::byte* packed_in = kPack ? nullptr : from;
+    for (int64_t k : extents) {
+      for (int64_t o = 0; o < outer; ++o) {
+        const int64_t full = (o * along + offset) * inner;
+        const int64_t bytes = k * inner;
+        if (kPack) {
+          std::copy_n(from + full, bytes, packed);
+          packed += bytes;
+        } else {
+          std::copy_n(packed_in, bytes, to + full);
+          packed_in += bytes;
+        }
+      }
+      offset += k;
+    }
+  }
+};
+
 }  // namespace
 
 MpiTransport::MpiTransport(const plan::Plan& plan, const MpiSession& session)
@@ -251,6 +287,61 @@ void MpiTransport::Collective(const plan::Task& task, int64_t piece,
                         "MPI_Iallreduce");
              },
              [members, done](const MPI_Status&) { done(); }});
+    return;
+  }
+  const bool one_each = c.one_member_per_rank && members->size() == 1;
+  if (one_each && desc.kind() == "all_gather") {
+    // Every rank's input lands packed by rank; each rank unpacks along the gather axis.
+    const int axis = desc.gather_axis();
+    std::vector<int64_t> extents;
+    auto counts = std::make_shared<std::vector<int>>();
+    auto displs = std::make_shared<std::vector<int>>();
+    int total = 0;
+    for (const std::vector<int>& m : c.by_comm_rank) {
+      const Tensor chunk = Empty(InputDesc(plan_, *c.members[m.front()]), task.name());
+      extents.push_back(chunk.shape()[axis]);
+      displs->push_back(total);
+      counts->push_back(static_cast<int>(chunk.nbytes()));
+      total += counts->back();
+    }
+    runtime::CollectiveMember& m = members->front();
+    auto layout = std::make_shared<AxisChunks>(m.output.shape(), axis, extents,
+                                               DTypeSize(m.output.dtype()));
+    auto packed = std::make_shared<std::vector<std::byte>>(static_cast<size_t>(total));
+    Enqueue({[members, packed, counts, displs, comm](MPI_Request* request) {
+               runtime::CollectiveMember& m = members->front();
+               CheckMpi(MPI_Iallgatherv(m.input.raw(), static_cast<int>(m.input.nbytes()),
+                                        MPI_BYTE, packed->data(), counts->data(), displs->data(),
+                                        MPI_BYTE, comm, request),
+                        "MPI_Iallgatherv");
+             },
+             [members, packed, layout, counts, displs, done](const MPI_Status&) {
+               layout->Move<false>(packed->data(), members->front().output.raw());
+               done();
+             }});
+    return;
+  }
+  if (one_each && desc.kind() == "reduce_scatter" && MpiType(in.dtype()) != MPI_DATATYPE_NULL) {
+    // The input packed by rank, then each rank receives its chunk reduced.
+    const int axis = desc.scatter_axis();
+    std::vector<int64_t> extents;
+    auto counts = std::make_shared<std::vector<int>>();
+    for (const std::vector<int>& m : c.by_comm_rank) {
+      const Tensor chunk = Empty(OutputDesc(plan_, *c.members[m.front()]), task.name());
+      extents.push_back(chunk.shape()[axis]);
+      counts->push_back(static_cast<int>(chunk.numel()));
+    }
+    runtime::CollectiveMember& m = members->front();
+    const AxisChunks layout(m.input.shape(), axis, extents, DTypeSize(m.input.dtype()));
+    auto packed = std::make_shared<std::vector<std::byte>>(m.input.nbytes());
+    layout.Move<true>(m.input.raw(), packed->data());
+    Enqueue({[members, packed, counts, op, comm](MPI_Request* request) {
+               runtime::CollectiveMember& m = members->front();
+               CheckMpi(MPI_Ireduce_scatter(packed->data(), m.output.raw(), counts->data(),
+                                            MpiType(m.input.dtype()), MpiOp(op), comm, request),
+                        "MPI_Ireduce_scatter");
+             },
+             [members, packed, counts, done](const MPI_Status&) { done(); }});
     return;
   }
   // Everyone gets every member's input; each rank then computes its own members' outputs.

@@ -1,0 +1,136 @@
+#include "launcher/calibrate_command.h"
+
+#include <google/protobuf/text_format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <map>
+#include <thread>
+
+#include "engine/core/error.h"
+#include "engine/core/file_io.h"
+#include "engine/core/rng.h"
+#include "engine/core/text_format.h"
+#include "engine/ops/builtin_ops.h"
+#include "engine/plan/kernel_key.h"
+#include "engine/runtime/prepared_task.h"
+#include "kernels/cpu/cpu_kernels.h"
+#include "launcher/model_args.h"
+#include "simulator/hardware/cluster.h"
+
+namespace twinflow::launcher {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double Since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// The median of repeated calls of `fn`: at least 3, until 20 ms are spent or 50 calls made,
+// after one untimed call.
+template <typename Fn>
+double MedianSeconds(Fn fn) {
+  fn();
+  std::vector<double> times;
+  const auto begin = Clock::now();
+  while (times.size() < 3 || (times.size() < 50 && Since(begin) < 0.02)) {
+    const auto start = Clock::now();
+    fn();
+    times.push_back(Since(start));
+  }
+  std::sort(times.begin(), times.end());
+  return times[times.size() / 2];
+}
+
+// One task's kernel on tensors of its physical shapes: random floats, zero integers (valid
+// indices and labels).
+double TimeKernel(const runtime::PreparedTask& t, const plan::Plan& plan, Rng& rng) {
+  std::vector<Tensor> inputs, outputs;
+  for (const plan::TensorDesc& d : t.task->op().inputs()) {
+    const Shape shape(std::vector<int64_t>(d.shape().begin(), d.shape().end()));
+    const DType dtype = ParseDType(d.dtype());
+    inputs.push_back(IsFloating(dtype) ? Tensor::Random(shape, dtype, rng) : Tensor(shape, dtype));
+  }
+  for (const plan::TensorDesc& d : t.task->op().outputs()) {
+    outputs.emplace_back(Shape(std::vector<int64_t>(d.shape().begin(), d.shape().end())),
+                         ParseDType(d.dtype()));
+  }
+  (void)plan;
+  kernels::KernelContext ctx{t.attrs, {}, {}, t.input_regions, t.output_regions,
+                             t.input_logical, t.output_logical};
+  for (const Tensor& in : inputs) ctx.inputs.push_back(&in);
+  for (Tensor& out : outputs) ctx.outputs.push_back(&out);
+  return MedianSeconds([&] { t.kernel(ctx); });
+}
+
+// Bytes per second of one thread copying 64 MiB.
+double CopyBandwidth() {
+  const size_t bytes = size_t{64} << 20;
+  std::vector<char> a(bytes, 1), b(bytes);
+  const double seconds = MedianSeconds([&] { std::memcpy(b.data(), a.data(), bytes); });
+  return 2.0 * static_cast<double>(bytes) / seconds;  // read and write
+}
+
+}  // namespace
+
+int RunCalibrateCommand(const std::vector<std::string>& args, std::ostream& out) {
+  ArgParser parser("twinflow calibrate",
+                   "Time the CPU kernels a model's Plan runs, on this host, and write the "
+                   "cpu-local cluster spec (with its kernel table) the simulator uses.");
+  AddModelFlags(parser);
+  parser.Required("output", "FILE", "where to write the ClusterSpec (protobuf text, .pbtxt)")
+      .Optional("append", "FILE", "add to the kernel table of this spec instead of starting anew")
+      .Epilog("example:\n  twinflow calibrate --model mlp --devices 2 --strategy tp=2 --output "
+              "cpu.pbtxt\n  twinflow sim --model mlp --devices 2 --strategy tp=2 --cluster "
+              "cpu.pbtxt\n");
+  const ParsedArgs parsed = parser.Parse(args);
+  if (parsed.help()) {
+    out << parser.Usage();
+    return 0;
+  }
+  const graph::OpRegistry registry = ops::BuiltinOps();
+  const kernels::KernelRegistry kernels = kernels::CpuKernels();
+  const models::BuiltModel model = BuildModelFromArgs(parsed, registry);
+  const plan::Plan plan = CompileFromArgs(model, parsed, registry).plan;
+  const std::vector<runtime::PreparedTask> tasks = runtime::PrepareTasks(plan, kernels);
+
+  sim::ClusterSpec spec = parsed.Given("append")
+                              ? sim::ParseClusterSpec(ReadFile(parsed.Get("append")),
+                                                      parsed.Get("append"))
+                              : sim::Preset("cpu-local", 1);
+  std::map<std::string, double> table;
+  for (const sim::KernelTime& k : spec.kernel_times()) table[k.key()] = k.seconds();
+  const auto start = Clock::now();
+  Rng rng(11);
+  int timed = 0;
+  for (const runtime::PreparedTask& t : tasks) {
+    if (t.task->kind() != plan::COMPUTE) continue;
+    const std::string key = plan::KernelKey(*t.task);
+    if (table.count(key)) continue;
+    table[key] = TimeKernel(t, plan, rng);
+    ++timed;
+  }
+  const double bandwidth = CopyBandwidth();
+  spec.mutable_device()->set_memory_bandwidth(bandwidth);
+  spec.set_devices_per_node(std::max<int32_t>(spec.devices_per_node(),
+                                              static_cast<int32_t>(plan.devices_size())));
+  spec.set_cores_per_node(static_cast<int32_t>(std::max(1u, std::thread::hardware_concurrency())));
+  spec.clear_kernel_times();
+  for (const auto& [key, seconds] : table) {
+    sim::KernelTime* k = spec.add_kernel_times();
+    k->set_key(key);
+    k->set_seconds(seconds);
+  }
+  std::string text;
+  google::protobuf::TextFormat::PrintToString(spec, &text);
+  WriteFileAtomically(parsed.Get("output"), text);
+  out << "timed " << timed << " kernels (" << table.size() << " in the table) in "
+      << FormatSeconds(Since(start)) << "; memory bandwidth "
+      << FormatBytes(static_cast<int64_t>(bandwidth)) << "/s; " << spec.cores_per_node()
+      << " cores; wrote " << parsed.Get("output") << "\n";
+  return 0;
+}
+
+}  // namespace twinflow::launcher
