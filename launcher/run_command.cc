@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
+#include <tuple>
 #include <cstdio>
 #include <fstream>
 #include <iomanip>
@@ -10,7 +12,9 @@
 
 #include "engine/comm/mpi_session.h"
 #include "engine/comm/mpi_transport.h"
+#include "engine/core/file_io.h"
 #include "engine/core/text_format.h"
+#include "engine/plan/chrome_trace.h"
 #include "engine/interpreter/reference_interpreter.h"
 #include "engine/ops/builtin_ops.h"
 #include "engine/plan/plan_io.h"
@@ -70,6 +74,27 @@ void AgreeOnJob(const std::string& mine, int rank) {
   }
 }
 
+// Every rank's spans (a collective call when there are ranks), in start order.
+std::vector<plan::TraceSpan> GatherSpans(const std::vector<plan::TraceSpan>& mine,
+                                         runtime::Transport* transport) {
+  std::vector<plan::TraceSpan> all = mine;
+  if (transport) {
+    std::vector<std::byte> bytes(mine.size() * sizeof(plan::TraceSpan));
+    std::memcpy(bytes.data(), mine.data(), bytes.size());
+    all.clear();
+    for (const std::vector<std::byte>& rank : transport->Allgather(bytes)) {
+      const size_t n = rank.size() / sizeof(plan::TraceSpan);
+      const size_t at = all.size();
+      all.resize(at + n);
+      std::memcpy(all.data() + at, rank.data(), n * sizeof(plan::TraceSpan));
+    }
+  }
+  std::sort(all.begin(), all.end(), [](const plan::TraceSpan& a, const plan::TraceSpan& b) {
+    return std::tie(a.start_ns, a.task) < std::tie(b.start_ns, b.task);
+  });
+  return all;
+}
+
 }  // namespace
 
 int RunRunCommand(const std::vector<std::string>& args, std::ostream& out) {
@@ -86,6 +111,8 @@ int RunRunCommand(const std::vector<std::string>& args, std::ostream& out) {
                 "under mpirun: devices each rank owns (default: devices / ranks)")
       .Optional("losses-out", "FILE", "also write every step's loss to FILE, one per line, exactly "
                 "(%.17g)")
+      .Optional("trace", "FILE", "write every act's span as a Chrome trace (as `twinflow sim "
+                "--trace` does), gathered from every rank")
       .Optional("save", "DIR", "after the run, save model and optimizer state to DIR")
       .Optional("load", "DIR", "start from the state saved in DIR (under any strategy), at its step")
       .Switch("check", "also run the single-device reference and compare every step's loss")
@@ -159,7 +186,14 @@ int RunRunCommand(const std::vector<std::string>& args, std::ostream& out) {
     runtime::RunOptions run;
     run.steps = steps;
     run.watchdog_seconds = parsed.GetPositiveDouble("watchdog");
+    run.trace = parsed.Given("trace");
     const runtime::RunResult result = executor.Run(feeds, run);
+    if (run.trace) {
+      std::vector<plan::TraceSpan> spans = GatherSpans(result.trace, transport.get());
+      if (rank == 0) {
+        WriteFileAtomically(parsed.Get("trace"), plan::ChromeTraceJson(plan, spans, "twinflow run"));
+      }
+    }
     if (parsed.Given("save")) {
       // Every rank gathers (collectively); rank 0 writes.
       const runtime::Checkpoint state = runtime::CaptureCheckpoint(executor, plan, first + steps);

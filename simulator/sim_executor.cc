@@ -10,6 +10,7 @@
 
 #include "engine/core/dtype.h"
 #include "engine/core/error.h"
+#include "engine/plan/chrome_trace.h"
 #include "engine/plan/kernel_key.h"
 #include "engine/plan/plan_rates.h"
 #include "engine/runtime/actor.h"
@@ -159,9 +160,14 @@ class Simulation {
       }
       case plan::ACC:
       case plan::REPEAT:
-      case plan::ASSIGN:
-        seconds += MemorySeconds(2.0 * static_cast<double>(std::max(out_bytes, t.bytes_moved())));
+        seconds += MemorySeconds(2.0 * static_cast<double>(out_bytes));
         break;
+      case plan::ASSIGN: {  // copies its second input (the update) into the variable
+        int64_t in_bytes = 0;
+        for (int64_t r : t.consumed_regsts()) in_bytes = std::max(in_bytes, RegstBytes(r));
+        seconds += MemorySeconds(2.0 * static_cast<double>(in_bytes));
+        break;
+      }
       case plan::SOURCE:
         seconds += MemorySeconds(static_cast<double>(out_bytes));
         break;
@@ -245,23 +251,7 @@ class Simulation {
   }
 
   void Trace(int64_t task, Nanos start, Nanos end, int stream) {
-    if (!options_.trace) return;
-    const plan::Task& t = plan_.tasks(static_cast<int>(task));
-    char line[160];
-    std::snprintf(line, sizeof(line), "\"ph\":\"X\",\"ts\":%.3f,\"dur\":%.3f,\"pid\":%d,\"tid\":%d",
-                  static_cast<double>(start) * 1e-3, static_cast<double>(end - start) * 1e-3,
-                  t.device(), stream);
-    trace_ += ",\n{\"name\":\"" + Escape(t.name()) + "\",\"cat\":\"" +
-              plan::TaskKind_Name(t.kind()) + "\"," + line + "}";
-  }
-
-  static std::string Escape(const std::string& text) {
-    std::string out;
-    for (char c : text) {
-      if (c == '"' || c == '\\') out += '\\';
-      if (static_cast<unsigned char>(c) >= 0x20) out += c;
-    }
-    return out;
+    if (options_.trace) spans_.push_back({task, stream, start, end});
   }
 
   SimResult Report() {
@@ -301,14 +291,7 @@ class Simulation {
       result.mfu = flops / (result.total_s * static_cast<double>(result.devices.size()) *
                             model.peak_flops());
     }
-    if (options_.trace) {
-      std::string head = "{\"traceEvents\":[\n{\"name\":\"twinflow sim\",\"ph\":\"M\",\"pid\":0,\"tid\":0}";
-      for (int d = 0; d < plan_.devices_size(); ++d) {
-        head += ",\n{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":" + std::to_string(d) +
-                ",\"args\":{\"name\":\"" + result.devices[d].name + "\"}}";
-      }
-      result.trace_json = head + trace_ + "\n]}\n";
-    }
+    if (options_.trace) result.trace_json = plan::ChromeTraceJson(plan_, spans_, "twinflow sim");
     return result;
   }
 
@@ -325,7 +308,7 @@ class Simulation {
   std::vector<double> flops_;
   std::map<std::tuple<int64_t, int64_t, int64_t>, std::vector<int64_t>> collectives_;
   std::map<std::pair<int64_t, int64_t>, std::vector<int64_t>> pairs_;
-  std::string trace_;
+  std::vector<plan::TraceSpan> spans_;
 };
 
 }  // namespace

@@ -57,6 +57,10 @@ void DeviceWorker::Handle(const WorkItem& item) {
   Actor& actor = *ctx_.actors.at(item.task);
   Outbox out;
   if (item.done) {
+    if (ctx_.trace) {  // a communication act completing
+      ctx_.spans[device_].push_back(
+          {item.task, 1, ctx_.comm_started[item.task], RunContext::NowNs()});
+    }
     actor.Done(out);
     ctx_.acts_done.fetch_add(1, std::memory_order_relaxed);
   } else {
@@ -89,6 +93,7 @@ bool DeviceWorker::Launch(const runtime::Launch& launch) {
   }
   const PreparedTask& task = ctx_.tasks[launch.task];
   bool complete = true;
+  const int64_t start = ctx_.trace ? RunContext::NowNs() : 0;
   Named(*task.task, launch.piece, [&] {
     for (const SlotRef& s : launch.outputs) {
       if (arena_.Holds(s.regst)) arena_.MarkLive(s.regst, s.slot);
@@ -103,6 +108,13 @@ bool DeviceWorker::Launch(const runtime::Launch& launch) {
       RunTaskWork(ctx_, task, launch);
     }
   });
+  if (ctx_.trace) {
+    if (complete) {
+      ctx_.spans[device_].push_back({launch.task, 0, start, RunContext::NowNs()});
+    } else {
+      ctx_.comm_started[launch.task] = start;
+    }
+  }
   return complete;
 }
 

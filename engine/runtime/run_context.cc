@@ -1,5 +1,6 @@
 #include "engine/runtime/run_context.h"
 
+#include <chrono>
 #include <string>
 #include <utility>
 
@@ -12,6 +13,12 @@ RunContext::RunContext(const plan::Plan& plan, const std::vector<PreparedTask>& 
                        const std::vector<int>& regst_device, FeedCache& feeds)
     : plan(plan), tasks(tasks), arenas(arenas), regst_device(regst_device), feeds(feeds) {
   for (size_t d = 0; d < arenas.size(); ++d) queues.push_back(std::make_unique<MessageQueue>());
+}
+
+int64_t RunContext::NowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
 }
 
 Tensor RunContext::SlotView(int64_t regst, int32_t slot) const {

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "engine/core/tensor.h"
+#include "engine/plan/chrome_trace.h"
 #include "engine/plan/plan.pb.h"
 #include "engine/runtime/actor.h"
 #include "engine/runtime/arena.h"
@@ -48,6 +49,13 @@ struct RunContext {
   // SINK values, sink_values[regst][piece], assembled into fetches after the run.
   void RecordSink(int64_t regst, int64_t piece, Tensor value);
   SinkValues sink_values;
+
+  // Tracing (RunOptions::trace): spans per device, each written by its device's thread only,
+  // and when each in-flight communication act started.
+  bool trace = false;
+  std::vector<std::vector<plan::TraceSpan>> spans;  // by device
+  std::vector<int64_t> comm_started;               // by task
+  static int64_t NowNs();
 
   // Run state.
   std::atomic<bool> stop{false};

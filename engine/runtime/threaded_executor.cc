@@ -277,6 +277,11 @@ RunResult ThreadedExecutor::Run(const FeedFn& feeds, const RunOptions& options) 
   FeedCache feed_cache(plan, feeds, pieces_per_step, impl.sources);
   RunContext ctx(plan, impl.tasks, impl.arenas, impl.regst_device, feed_cache);
   ctx.transport = impl.transport;
+  ctx.trace = options.trace;
+  if (options.trace) {
+    ctx.spans.resize(plan.devices_size());
+    ctx.comm_started.assign(plan.tasks_size(), 0);
+  }
   std::vector<std::vector<int64_t>> device_tasks(plan.devices_size());
   for (const plan::Task& task : plan.tasks()) {
     if (!impl.Local(task.device())) {
@@ -323,6 +328,9 @@ RunResult ThreadedExecutor::Run(const FeedFn& feeds, const RunOptions& options) 
   for (const auto& actor : ctx.actors) {
     if (actor && !actor->finished())
       throw PlanError("the run ended with unfinished actors:" + DescribeStall(ctx));
+  }
+  for (auto& device_spans : ctx.spans) {
+    result.trace.insert(result.trace.end(), device_spans.begin(), device_spans.end());
   }
   // Other ranks' sinks hold the rest of the fetched parts.
   if (impl.transport) ctx.sink_values = impl.transport->ExchangeSinks(plan, ctx.sink_values);

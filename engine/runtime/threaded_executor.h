@@ -31,6 +31,7 @@
 
 #include "engine/core/tensor.h"
 #include "engine/plan/plan.pb.h"
+#include "engine/plan/chrome_trace.h"
 #include "engine/runtime/transport.h"
 #include "kernels/kernel.h"
 
@@ -39,6 +40,7 @@ namespace twinflow::runtime {
 struct RunOptions {
   int64_t steps = 1;
   double watchdog_seconds = 60;
+  bool trace = false;  // record every act's span (RunResult::trace)
 };
 
 // The logical value of every feed binding for one step.
@@ -50,6 +52,10 @@ struct RunResult {
   std::vector<std::map<std::string, Tensor>> fetches;
   std::vector<int64_t> peak_arena_bytes;  // per device: the most bytes of live slots seen
   std::vector<int64_t> arena_high_water;  // per device: the highest byte a live slot reached
+  // With RunOptions::trace, this rank's acts: compute acts on stream 0 from launch to end,
+  // SEND, RECV and COLLECTIVE on stream 1 from launch to completion; steady-clock nanoseconds
+  // (one clock for every process of a host).
+  std::vector<plan::TraceSpan> trace;
   double seconds = 0;
 };
 

@@ -50,6 +50,19 @@ check "run --plan with a truncated file" 2 "truncated.pb" err -- \
   run "${mlp[@]}" --strategy dp=2,pp=2,mb=4 --plan "$work/truncated.pb" --steps 1
 check "run --plan with a missing file" 2 "nothing.pb" err -- \
   run "${mlp[@]}" --strategy dp=2,pp=2,mb=4 --plan "$work/nothing.pb" --steps 1
+# run --trace writes every act as a Chrome trace, in the format sim writes.
+check "run --trace writes a trace" 0 "step time" out -- \
+  run "${mlp[@]}" --strategy dp=2,pp=2,mb=4 --steps 2 --trace "$work/run_trace.json"
+if /usr/bin/python3 -c "import json, sys; t = json.load(open(sys.argv[1]))['traceEvents'];
+acts = [e for e in t if e.get('ph') == 'X']
+assert {e['pid'] for e in acts} == {0, 1, 2, 3} and any(e['tid'] == 1 for e in acts)" \
+  "$work/run_trace.json"; then
+  echo "ok   - the run trace has acts of all 4 devices, communication included"
+  passed=$((passed + 1))
+else
+  echo "FAIL - the run trace is not what it should be"
+  failed=$((failed + 1))
+fi
 check "run --help exits 0" 0 "usage: twinflow run" out -- run --help
 check "compile --help exits 0" 0 "usage: twinflow compile" out -- compile --help
 

@@ -81,6 +81,16 @@ run_case "mlp dp=2,tp=2" 4 0 "${mlp[@]}" --devices 4 --strategy dp=2,tp=2
 run_case "mlp dp=2,pp=2 mb=4" 4 0 "${mlp[@]}" --devices 4 --strategy dp=2,pp=2,mb=4
 run_case "gpt dp=2,pp=2 mb=4" 4 0 "${gpt[@]}" --devices 4 --strategy dp=2,pp=2,mb=4
 
+# A trace of a 2-rank run holds both ranks' acts.
+timeout 60 "${mpirun[@]}" -np 2 "$tf" run "${mlp[@]}" --devices 2 --strategy tp=2 \
+  --trace "$work/mpi_trace.json" >"$work/out" 2>"$work/err"
+if /usr/bin/python3 -c "import json, sys; t = json.load(open(sys.argv[1]))['traceEvents'];
+assert {e['pid'] for e in t if e.get('ph') == 'X'} == {0, 1}" "$work/mpi_trace.json"; then
+  ok "mpirun --trace gathers both ranks' acts into one trace"
+else
+  bad "mpirun --trace" "$work/err"
+fi
+
 # Checkpoints: saved by 4 ranks under dp=4, loaded by 4 ranks under tp=2,pp=2; the next steps'
 # losses equal the uninterrupted run's. A truncated copy is refused and the original survives.
 ck=(--model mlp --widths 12,24,16,5 --batch 8 --devices 4 --optimizer sgd:lr=0.1,momentum=0.9)
