@@ -8,12 +8,16 @@
 #include <map>
 #include <thread>
 
+#include "engine/compiler/compile.h"
 #include "engine/core/error.h"
 #include "engine/core/file_io.h"
 #include "engine/core/rng.h"
 #include "engine/core/text_format.h"
 #include "engine/ops/builtin_ops.h"
 #include "engine/plan/kernel_key.h"
+#include "engine/plan/plan_rates.h"
+#include "engine/runtime/threaded_executor.h"
+#include "engine/sbp/alpha_beta_cost_model.h"
 #include "engine/runtime/prepared_task.h"
 #include "kernels/cpu/cpu_kernels.h"
 #include "launcher/model_args.h"
@@ -65,6 +69,31 @@ double TimeKernel(const runtime::PreparedTask& t, const plan::Plan& plan, Rng& r
   return MedianSeconds([&] { t.kernel(ctx); });
 }
 
+// Seconds the runtime spends per act beyond the kernel: a tiny MLP (two-element layers, so
+// the kernels cost next to nothing) trains 200 steps on one in-process device, and its wall
+// time is spread over its acts.
+double RuntimeOverheadPerAct(const graph::OpRegistry& registry,
+                             const kernels::KernelRegistry& kernels) {
+  models::MlpConfig config;
+  config.widths = {2, 2, 2, 2};
+  config.batch = 2;
+  models::BuildOptions options;
+  const models::BuiltModel model = models::BuildMlp(registry, config, options);
+  compiler::CompileOptions compile;
+  compile.lower.fetches = {model.loss};
+  const plan::Plan plan =
+      compiler::Compile(model.graph, registry, sbp::AlphaBetaCostModel(), compile).plan;
+  runtime::ThreadedExecutor executor(plan, kernels);
+  runtime::RunOptions run;
+  run.steps = 200;
+  const auto feeds = [&](int64_t step) { return models::SyntheticBatch(model, step, 1); };
+  executor.Run(feeds, run);  // warm up
+  const double seconds = executor.Run(feeds, run).seconds;
+  int64_t acts = 0;
+  for (int64_t a : plan::ActsPerStep(plan)) acts += a;
+  return seconds / static_cast<double>(acts * run.steps);
+}
+
 // Bytes per second of one thread copying 64 MiB.
 double CopyBandwidth() {
   const size_t bytes = size_t{64} << 20;
@@ -114,6 +143,8 @@ int RunCalibrateCommand(const std::vector<std::string>& args, std::ostream& out)
   }
   const double bandwidth = CopyBandwidth();
   spec.mutable_device()->set_memory_bandwidth(bandwidth);
+  const double overhead = RuntimeOverheadPerAct(registry, kernels);
+  spec.mutable_device()->set_launch_overhead_s(overhead);
   spec.set_devices_per_node(std::max<int32_t>(spec.devices_per_node(),
                                               static_cast<int32_t>(plan.devices_size())));
   spec.set_cores_per_node(static_cast<int32_t>(std::max(1u, std::thread::hardware_concurrency())));
@@ -128,7 +159,8 @@ int RunCalibrateCommand(const std::vector<std::string>& args, std::ostream& out)
   WriteFileAtomically(parsed.Get("output"), text);
   out << "timed " << timed << " kernels (" << table.size() << " in the table) in "
       << FormatSeconds(Since(start)) << "; memory bandwidth "
-      << FormatBytes(static_cast<int64_t>(bandwidth)) << "/s; " << spec.cores_per_node()
+      << FormatBytes(static_cast<int64_t>(bandwidth)) << "/s; " << FormatSeconds(overhead)
+      << " of runtime per act; " << spec.cores_per_node()
       << " cores; wrote " << parsed.Get("output") << "\n";
   return 0;
 }

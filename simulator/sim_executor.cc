@@ -195,9 +195,12 @@ class Simulation {
         if (t.collective().kind() == "all_gather") {
           for (int64_t r : t.produced_regsts()) bytes = std::max(bytes, RegstBytes(r));
         }
-        const Nanos end = now + ToNanos(RingCollectiveSeconds(
-                                    t.collective().kind(), group.devices_size(), bytes,
-                                    topology_.GroupLink(devices)));
+        std::vector<int> members;
+        for (int64_t member : arrived) members.push_back(plan_.tasks(static_cast<int>(member)).device());
+        const Nanos end = HoldCores(members, now,
+                                    ToNanos(RingCollectiveSeconds(t.collective().kind(),
+                                                                  group.devices_size(), bytes,
+                                                                  topology_.GroupLink(devices))));
         for (int64_t member : arrived) {
           const int d = plan_.tasks(static_cast<int>(member)).device();
           comm_spans_[d].push_back({now, end});
@@ -222,7 +225,8 @@ class Simulation {
             link ? link->latency_s() + static_cast<double>(send.bytes_moved()) /
                                            (link->bandwidth() * link->efficiency())
                  : 0;
-        const Nanos end = now + ToNanos(seconds);
+        const Nanos end = HoldCores({send.device(), static_cast<int>(send.peer())}, now,
+                                    ToNanos(seconds));
         for (int64_t task : arrived) {
           comm_spans_[plan_.tasks(static_cast<int>(task)).device()].push_back({now, end});
           Trace(task, now, end, 1);
@@ -248,6 +252,26 @@ class Simulation {
         Finish(t.id(), end);
       }
     }
+  }
+
+  // When communication ends that starts at `start` and lasts `duration`. On a CPU host
+  // (cores_per_node set) moving bytes is the cores' work: every device involved holds its
+  // node's earliest free core for the duration, starting when all of them have one.
+  Nanos HoldCores(const std::vector<int>& devices, Nanos start, Nanos duration) {
+    if (core_free_.empty()) return start + duration;
+    std::vector<Nanos*> held;
+    for (int d : devices) {
+      std::vector<Nanos>& cores = core_free_[topology_.NodeOf(cluster_device_[d])];
+      Nanos* core = nullptr;
+      for (Nanos& c : cores) {
+        if (std::find(held.begin(), held.end(), &c) == held.end() && (!core || c < *core)) core = &c;
+      }
+      if (!core) continue;  // more devices than cores: the others wait on the same ones
+      held.push_back(core);
+      start = std::max(start, *core);
+    }
+    for (Nanos* core : held) *core = start + duration;
+    return start + duration;
   }
 
   void Trace(int64_t task, Nanos start, Nanos end, int stream) {

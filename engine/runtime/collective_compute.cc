@@ -11,6 +11,29 @@ namespace twinflow::runtime {
 
 void ComputeCollective(const plan::CollectiveDesc& desc, ReduceOp op,
                        std::vector<CollectiveMember>& members) {
+  // all_reduce, the commonest, straight into the first member's output and copied to the
+  // others: the same additions in the same (member) order as the reference, without its
+  // temporaries.
+  if (desc.kind() == "all_reduce" && !members.empty()) {
+    Tensor& first = members[0].output;
+    for (const CollectiveMember& m : members) {
+      if (m.input.shape() != first.shape() || m.input.dtype() != first.dtype() ||
+          m.output.shape() != first.shape() || m.output.dtype() != first.dtype()) {
+        throw ShapeError("all_reduce member " + std::to_string(m.member) + " holds " +
+                         DTypeName(m.input.dtype()) + m.input.shape().ToString() + " -> " +
+                         DTypeName(m.output.dtype()) + m.output.shape().ToString() +
+                         ", member 0 " + DTypeName(first.dtype()) + first.shape().ToString());
+      }
+    }
+    // Member 0's output may be another member's input only if the Plan aliases slots, which
+    // validation forbids; copy first, then add the others in order.
+    std::copy_n(members[0].input.raw(), first.nbytes(), first.raw());
+    for (size_t i = 1; i < members.size(); ++i) first.ReduceFrom(members[i].input, op);
+    for (size_t i = 1; i < members.size(); ++i) {
+      std::copy_n(first.raw(), first.nbytes(), members[i].output.raw());
+    }
+    return;
+  }
   // The reference collectives read their buffers and return new tensors; handing them the
   // views (moved, so no bytes are copied) reads the slots in place.
   std::vector<Tensor> inputs;

@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# The simulator against real runs on this machine: for data, tensor, pipeline and hybrid
+# parallelism on the MLP and a small GPT, calibrate cpu-local for the job, run it for real
+# under mpirun -np 2, simulate the same Plan, and compare the step times. The real figure is the
+# fastest of three runs. Prints the table; fails when an error exceeds SIM_MAX_ERROR percent
+# (default 30: a guard against regressions; the goal is 10, docs/simulator.md has the figures).
+# Usage: sim_validation_test.sh path/to/twinflow
+set -uo pipefail
+
+tf="${1:?usage: $0 path/to/twinflow}"
+limit="${SIM_MAX_ERROR:-30}"
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export OMPI_MCA_btl=self,vader OMPI_MCA_btl_vader_single_copy_mechanism=none
+steps=8
+failed=0
+
+mlp=(--model mlp --widths 784,2048,2048,10 --batch 256 --optimizer sgd:lr=0.01)
+gpt=(--model gpt --layers 2 --hidden 128 --heads 4 --sequence 32 --vocab 256 --batch 16
+     --optimizer adam:lr=0.001)
+
+ms() {  # "step time 51.5 ms (...)" -> milliseconds
+  awk '/step time/ { v = $3; u = $4; if (u == "s") v *= 1000; else if (u == "us") v /= 1000;
+        printf "%.3f", v; exit }'
+}
+
+printf "%-4s %-22s %10s %10s %8s\n" model strategy "real ms" "sim ms" error
+check() {
+  local name="$1" devices="$2" strategy="$3"
+  shift 3
+  local job=("$@" --devices "$devices" --strategy "$strategy")
+  "$tf" calibrate "${job[@]}" --output "$work/cal.pbtxt" >/dev/null 2>"$work/err" ||
+    { echo "FAIL - calibrate $name $strategy"; cat "$work/err"; failed=1; return; }
+  local real="" sim run
+  # The fastest of three real runs: the machine's other load only ever slows a run down.
+  for _ in 1 2 3; do
+    run=$(timeout 120 mpirun --oversubscribe --bind-to none -np 2 "$tf" run "${job[@]}" \
+      --steps "$steps" 2>"$work/err" | ms)
+    if [ -n "$run" ] && { [ -z "$real" ] || awk -v a="$run" -v b="$real" 'BEGIN { exit !(a < b) }'; }; then
+      real="$run"
+    fi
+  done
+  sim=$("$tf" sim "${job[@]}" --cluster "$work/cal.pbtxt" --steps "$steps" 2>"$work/err" | ms)
+  if [ -z "$real" ] || [ -z "$sim" ]; then
+    echo "FAIL - $name $strategy: no step time"
+    cat "$work/err"
+    failed=1
+    return
+  fi
+  local error
+  error=$(awk -v r="$real" -v s="$sim" 'BEGIN { printf "%+.1f", 100 * (s - r) / r }')
+  printf "%-4s %-22s %10s %10s %7s%%\n" "$name" "$strategy" "$real" "$sim" "$error"
+  if awk -v e="$error" -v l="$limit" 'BEGIN { exit !(e > l || e < -l) }'; then
+    echo "FAIL - $name $strategy: error $error% beyond $limit%"
+    failed=1
+  fi
+}
+
+check mlp 2 dp=2 "${mlp[@]}"
+check mlp 2 tp=2 "${mlp[@]}"
+check mlp 2 pp=2,mb=4 "${mlp[@]}"
+check mlp 4 dp=2,tp=2 "${mlp[@]}"
+check gpt 2 dp=2 "${gpt[@]}"
+check gpt 2 tp=2 "${gpt[@]}"
+check gpt 2 pp=2,mb=4 "${gpt[@]}"
+check gpt 4 dp=2,tp=2 "${gpt[@]}"
+[ "$failed" -eq 0 ] && echo "all within $limit%"
+exit "$failed"
