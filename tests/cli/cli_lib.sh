@@ -1,6 +1,7 @@
 # Shared by the tests/cli/*_test.sh scripts: `source` it after setting tf (the twinflow
-# binary). Provides check, which runs twinflow and records a pass or a failure, and finish,
-# which prints the closing "N passed, N failed" line and sets the exit status.
+# binary). Provides check, which runs twinflow and records a pass or a failure, verify, which
+# records the outcome of any other command, and finish, which prints the closing
+# "N passed, N failed" line and sets the exit status.
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 passed=0
@@ -34,6 +35,20 @@ check() {
     echo "       command: twinflow $*"
     sed 's/^/       stdout: /' "$work/out" | head -20
     sed 's/^/       stderr: /' "$work/err" | head -20
+    failed=$((failed + 1))
+  fi
+}
+
+# verify NAME COMMAND...: records a pass when COMMAND succeeds (a property of files the
+# commands above wrote), a failure otherwise.
+verify() {
+  local name="$1"
+  shift
+  if "$@"; then
+    echo "ok   - $name"
+    passed=$((passed + 1))
+  else
+    echo "FAIL - $name"
     failed=$((failed + 1))
   fi
 }

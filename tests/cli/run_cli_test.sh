@@ -11,13 +11,7 @@ mlp=(--model mlp --widths 12,24,16,5 --batch 8 --devices 4)
 # compile writes a Plan and summarises it.
 check "compile writes the plan" 0 "wrote $work/plan.pb" out -- \
   compile "${mlp[@]}" --strategy dp=2,tp=2 --output "$work/plan.pb"
-if [ -s "$work/plan.pb" ]; then
-  echo "ok   - the plan file is not empty"
-  passed=$((passed + 1))
-else
-  echo "FAIL - the plan file is missing or empty"
-  failed=$((failed + 1))
-fi
+verify "the plan file is not empty" test -s "$work/plan.pb"
 check "compile reports memory per device" 0 "memory per device" out -- \
   compile "${mlp[@]}" --strategy dp=2,pp=2,mb=4 --output "$work/pipeline.pb"
 check "compile needs --output" 2 "--output" err -- compile "${mlp[@]}" --strategy dp=4
@@ -53,16 +47,11 @@ check "run --plan with a missing file" 2 "nothing.pb" err -- \
 # run --trace writes every act as a Chrome trace, in the format sim writes.
 check "run --trace writes a trace" 0 "step time" out -- \
   run "${mlp[@]}" --strategy dp=2,pp=2,mb=4 --steps 2 --trace "$work/run_trace.json"
-if /usr/bin/python3 -c "import json, sys; t = json.load(open(sys.argv[1]))['traceEvents'];
+verify "the run trace has acts of all 4 devices, communication included" \
+  /usr/bin/python3 -c "import json, sys; t = json.load(open(sys.argv[1]))['traceEvents'];
 acts = [e for e in t if e.get('ph') == 'X']
 assert {e['pid'] for e in acts} == {0, 1, 2, 3} and any(e['tid'] == 1 for e in acts)" \
-  "$work/run_trace.json"; then
-  echo "ok   - the run trace has acts of all 4 devices, communication included"
-  passed=$((passed + 1))
-else
-  echo "FAIL - the run trace is not what it should be"
-  failed=$((failed + 1))
-fi
+  "$work/run_trace.json"
 check "run --help exits 0" 0 "usage: twinflow run" out -- run --help
 check "compile --help exits 0" 0 "usage: twinflow compile" out -- compile --help
 

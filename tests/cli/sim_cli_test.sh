@@ -15,25 +15,14 @@ check "sim reports per-device bubble" 0 "bubble" out -- \
 check "sim writes a trace and a summary" 0 "step time" out -- \
   sim "${gpt[@]}" --strategy tp=2,pp=2,mb=2 --cluster cpu-local --devices 4 --nodes 2 \
   --trace "$work/trace.json" --json "$work/summary.json"
-if /usr/bin/python3 -c "import json, sys; t = json.load(open(sys.argv[1])); s = json.load(open(sys.argv[2]));
+verify "the trace and summary are valid JSON with events" \
+  /usr/bin/python3 -c "import json, sys; t = json.load(open(sys.argv[1])); s = json.load(open(sys.argv[2]));
 assert len(t['traceEvents']) > 10 and s['finished'] and s['step_s'] > 0" \
-  "$work/trace.json" "$work/summary.json"; then
-  echo "ok   - the trace and summary are valid JSON with events"
-  passed=$((passed + 1))
-else
-  echo "FAIL - the trace or summary is not what it should be"
-  failed=$((failed + 1))
-fi
+  "$work/trace.json" "$work/summary.json"
 cp "$work/trace.json" "$work/trace1.json"
 "$tf" sim "${gpt[@]}" --strategy tp=2,pp=2,mb=2 --cluster cpu-local --devices 4 --nodes 2 \
   --trace "$work/trace.json" >/dev/null 2>&1
-if cmp -s "$work/trace.json" "$work/trace1.json"; then
-  echo "ok   - two runs write byte-identical traces"
-  passed=$((passed + 1))
-else
-  echo "FAIL - the traces of two runs differ"
-  failed=$((failed + 1))
-fi
+verify "two runs write byte-identical traces" cmp -s "$work/trace.json" "$work/trace1.json"
 check "an unknown cluster is named" 2 "unknown cluster 'dgx-z1'" err -- \
   sim "${gpt[@]}" --strategy dp=2 --cluster dgx-z1
 echo 'nodes: "many"' >"$work/bad.pbtxt"
