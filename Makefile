@@ -48,6 +48,11 @@ demo: build
 	OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun -np 2 --oversubscribe \
 	  --bind-to none $(BUILD_DIR)/bin/twinflow run --model mlp --devices 4 --strategy dp=2,tp=2 \
 	  --steps 3 --check
+	@echo; echo "== The simulator's prediction for that job, calibrated on this host =="
+	$(BUILD_DIR)/bin/twinflow calibrate --model mlp --devices 4 --strategy dp=2,tp=2 \
+	  --output $(BUILD_DIR)/cpu-local.pbtxt
+	$(BUILD_DIR)/bin/twinflow sim --model mlp --devices 4 --strategy dp=2,tp=2 --steps 3 \
+	  --cluster $(BUILD_DIR)/cpu-local.pbtxt
 	@echo; echo "== GPT-3 175B on 1,024 devices, dp=8,tp=8,pp=16 =="
 	$(BUILD_DIR)/bin/twinflow explain --model gpt --preset gpt3-175b --devices 1024 \
 	  --strategy dp=8,tp=8,pp=16 --summary

@@ -16,6 +16,7 @@
 #include "launcher/explain_command.h"
 #include "launcher/run_command.h"
 #include "launcher/sim_command.h"
+#include "launcher/tune_command.h"
 
 namespace twinflow::launcher {
 namespace {
@@ -28,7 +29,6 @@ struct Command {
   CommandFn run;
 };
 
-// A later issue adds tune here.
 constexpr Command kCommands[] = {
     {"demo", "walk through instructive boxing plans on a 2x4 mesh", RunDemoCommand},
     {"boxing", "plan the boxing between two layouts of a tensor and print its steps",
@@ -41,6 +41,7 @@ constexpr Command kCommands[] = {
      RunSimCommand},
     {"calibrate", "time this host's kernels for a model; write the cpu-local cluster spec",
      RunCalibrateCommand},
+    {"tune", "rank the strategies of a model on a cluster by simulated step time", RunTuneCommand},
 };
 
 void PrintUsage(std::ostream& out) {

@@ -10,36 +10,12 @@
 #include "engine/core/file_io.h"
 #include "engine/core/text_format.h"
 #include "engine/ops/builtin_ops.h"
+#include "launcher/cluster_args.h"
 #include "launcher/model_args.h"
 #include "simulator/sim_executor.h"
 
 namespace twinflow::launcher {
 namespace {
-
-sim::ClusterSpec ClusterFromArgs(const ParsedArgs& args) {
-  const std::string cluster = args.Get("cluster");
-  const int nodes = static_cast<int>(args.GetInt("nodes", 1, 1 << 20));
-  if (cluster.size() > 6 && cluster.substr(cluster.size() - 6) == ".pbtxt") {
-    sim::ClusterSpec spec = sim::ParseClusterSpec(ReadFile(cluster), cluster);
-    if (args.Given("nodes")) spec.set_nodes(nodes);
-    return spec;
-  }
-  return sim::Preset(cluster, nodes);
-}
-
-// Samples one step trains: the first feed's leading extent, times the micro-batches.
-int64_t SamplesPerStep(const models::BuiltModel& model) {
-  if (model.feeds.empty()) return 1;
-  const auto op = model.graph.FindOp(model.feeds.front());
-  const Shape& shape = model.graph.tensor(model.graph.op(*op).outputs[0]).meta.shape;
-  return (shape.rank() > 0 ? shape[0] : 1) * model.strategy.micro_batches;
-}
-
-std::string Fixed(double value, int digits) {
-  char text[64];
-  std::snprintf(text, sizeof(text), "%.*f", digits, value);
-  return text;
-}
 
 std::string Json(const sim::SimResult& r, const models::BuiltModel& model,
                  const sim::ClusterSpec& spec, int64_t samples) {
@@ -47,14 +23,14 @@ std::string Json(const sim::SimResult& r, const models::BuiltModel& model,
   out << "{\n  \"cluster\": \"" << spec.name() << "\", \"nodes\": " << spec.nodes()
       << ", \"devices\": " << r.devices.size() << ",\n  \"strategy\": \""
       << model.strategy.ToString() << "\",\n  \"finished\": " << (r.finished ? "true" : "false")
-      << ",\n  \"step_s\": " << Fixed(r.step_s, 9) << ", \"samples_per_s\": "
-      << Fixed(static_cast<double>(samples) / std::max(r.step_s, 1e-12), 3)
-      << ", \"mfu\": " << Fixed(r.mfu, 6) << ", \"events\": " << r.events << ",\n  \"devices_report\": [";
+      << ",\n  \"step_s\": " << FormatFixed(r.step_s, 9) << ", \"samples_per_s\": "
+      << FormatFixed(static_cast<double>(samples) / std::max(r.step_s, 1e-12), 3)
+      << ", \"mfu\": " << FormatFixed(r.mfu, 6) << ", \"events\": " << r.events << ",\n  \"devices_report\": [";
   for (size_t i = 0; i < r.devices.size(); ++i) {
     const sim::DeviceReport& d = r.devices[i];
     out << (i ? "," : "") << "\n    {\"device\": \"" << d.name << "\", \"busy_s\": "
-        << Fixed(d.busy_s, 9) << ", \"exposed_comm_s\": " << Fixed(d.exposed_comm_s, 9)
-        << ", \"bubble_s\": " << Fixed(d.bubble_s, 9) << ", \"peak_bytes\": " << d.peak_bytes
+        << FormatFixed(d.busy_s, 9) << ", \"exposed_comm_s\": " << FormatFixed(d.exposed_comm_s, 9)
+        << ", \"bubble_s\": " << FormatFixed(d.bubble_s, 9) << ", \"peak_bytes\": " << d.peak_bytes
         << ", \"arena_bytes\": " << d.arena_bytes
         << ", \"out_of_memory\": " << (d.out_of_memory ? "true" : "false") << "}";
   }
@@ -69,10 +45,8 @@ int RunSimCommand(const std::vector<std::string>& args, std::ostream& out) {
                    "Compile a model for a modelled cluster and simulate its Plan: step time, "
                    "MFU, busy/bubble/exposed communication and memory per device.");
   AddModelFlags(parser);
-  parser.Optional("cluster", "NAME|FILE", "a preset (cpu-local, dgx-a100, dgx-h100, hgx-h200) "
-                  "or a ClusterSpec in protobuf text (.pbtxt)", "dgx-h100")
-      .Optional("nodes", "N", "nodes of the cluster", "1")
-      .Optional("steps", "N", "training steps to simulate", "1")
+  AddClusterFlags(parser);
+  parser.Optional("steps", "N", "training steps to simulate", "1")
       .Optional("trace", "FILE", "write a Chrome trace (opens in Perfetto)")
       .Optional("json", "FILE", "write the summary as JSON")
       .Epilog("example:\n  twinflow sim --model gpt --layers 4 --strategy dp=2,tp=4,pp=2,mb=8 "
@@ -93,7 +67,7 @@ int RunSimCommand(const std::vector<std::string>& args, std::ostream& out) {
   const graph::OpRegistry registry = ops::BuiltinOps();
   const auto start = std::chrono::steady_clock::now();
   const models::BuiltModel model = BuildModelFromArgs(parsed, registry);
-  const std::string cost = topology.spec().name() == "cpu-local" ? "cpu-host" : "accelerator";
+  const std::string cost = CostModelFor(topology.spec());
   const plan::Plan plan = CompileFromArgs(model, parsed, registry, 0, cost).plan;
   const double compile_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -113,8 +87,8 @@ int RunSimCommand(const std::vector<std::string>& args, std::ostream& out) {
       << ", on " << spec.name() << " x " << spec.nodes() << " nodes (" << plan.devices_size()
       << " of " << topology.devices() << " " << spec.device().name() << " devices), " << steps
       << " step" << (steps == 1 ? "" : "s") << "\n";
-  out << "step time " << FormatSeconds(r.step_s) << ", " << Fixed(samples / r.step_s, 1)
-      << " samples/s, MFU " << Fixed(100 * r.mfu, 1) << "%\n";
+  out << "step time " << FormatSeconds(r.step_s) << ", " << FormatFixed(samples / r.step_s, 1)
+      << " samples/s, MFU " << FormatFixed(100 * r.mfu, 1) << "%\n";
   TextTable table({"device", "busy", "exposed comm", "bubble", "peak memory", "of capacity"});
   int64_t worst = 0;
   const sim::DeviceReport* fullest = nullptr;
@@ -125,10 +99,10 @@ int RunSimCommand(const std::vector<std::string>& args, std::ostream& out) {
   const size_t shown = std::min<size_t>(r.devices.size(), 16);
   for (size_t i = 0; i < shown; ++i) {
     const sim::DeviceReport& d = r.devices[i];
-    table.Add({d.name, Fixed(100 * d.busy_s / r.total_s, 1) + "%",
-               Fixed(100 * d.exposed_comm_s / r.total_s, 1) + "%",
-               Fixed(100 * d.bubble_s / r.total_s, 1) + "%", FormatBytes(d.arena_bytes),
-               Fixed(100.0 * d.arena_bytes / spec.device().memory_bytes(), 1) + "%" +
+    table.Add({d.name, FormatFixed(100 * d.busy_s / r.total_s, 1) + "%",
+               FormatFixed(100 * d.exposed_comm_s / r.total_s, 1) + "%",
+               FormatFixed(100 * d.bubble_s / r.total_s, 1) + "%", FormatBytes(d.arena_bytes),
+               FormatFixed(100.0 * d.arena_bytes / spec.device().memory_bytes(), 1) + "%" +
                    (d.out_of_memory ? " OOM" : "")});
   }
   table.Print(out);
@@ -140,7 +114,7 @@ int RunSimCommand(const std::vector<std::string>& args, std::ostream& out) {
   }
   out << "compiled and simulated in " << FormatSeconds(total_s) << " (compile "
       << FormatSeconds(compile_s) << "), " << r.events << " events, "
-      << Fixed(static_cast<double>(r.events) / std::max(total_s - compile_s, 1e-9) / 1e6, 2)
+      << FormatFixed(static_cast<double>(r.events) / std::max(total_s - compile_s, 1e-9) / 1e6, 2)
       << " M events/s\n";
   if (parsed.Given("trace")) WriteFileAtomically(parsed.Get("trace"), r.trace_json);
   if (parsed.Given("json")) WriteFileAtomically(parsed.Get("json"), Json(r, model, spec, samples));

@@ -48,6 +48,10 @@ const plan::TensorDesc& OutputDesc(const plan::Plan& plan, const plan::Task& tas
   throw PlanError("task '" + task.name() + "' has no data output");
 }
 
+int64_t BytesOf(const plan::TensorDesc& desc, const std::string& what) {
+  return runtime::ToShape(desc, what).numel() * DTypeSize(runtime::ToDType(desc.dtype(), what));
+}
+
 Tensor Empty(const plan::TensorDesc& desc, const std::string& what) {
   return Tensor(runtime::ToShape(desc, what), runtime::ToDType(desc.dtype(), what));
 }
@@ -298,10 +302,10 @@ void MpiTransport::Collective(const plan::Task& task, int64_t piece,
     auto displs = std::make_shared<std::vector<int>>();
     int total = 0;
     for (const std::vector<int>& m : c.by_comm_rank) {
-      const Tensor chunk = Empty(InputDesc(plan_, *c.members[m.front()]), task.name());
-      extents.push_back(chunk.shape()[axis]);
+      const plan::TensorDesc& chunk = InputDesc(plan_, *c.members[m.front()]);
+      extents.push_back(runtime::ToShape(chunk, task.name())[axis]);
       displs->push_back(total);
-      counts->push_back(static_cast<int>(chunk.nbytes()));
+      counts->push_back(static_cast<int>(BytesOf(chunk, task.name())));
       total += counts->back();
     }
     runtime::CollectiveMember& m = members->front();
@@ -327,8 +331,8 @@ void MpiTransport::Collective(const plan::Task& task, int64_t piece,
     std::vector<int64_t> extents;
     auto counts = std::make_shared<std::vector<int>>();
     for (const std::vector<int>& m : c.by_comm_rank) {
-      const Tensor chunk = Empty(OutputDesc(plan_, *c.members[m.front()]), task.name());
-      extents.push_back(chunk.shape()[axis]);
+      const Shape chunk = runtime::ToShape(OutputDesc(plan_, *c.members[m.front()]), task.name());
+      extents.push_back(chunk[axis]);
       counts->push_back(static_cast<int>(chunk.numel()));
     }
     runtime::CollectiveMember& m = members->front();
@@ -354,7 +358,9 @@ void MpiTransport::Collective(const plan::Task& task, int64_t piece,
   int total = 0;
   for (const std::vector<int>& ranks_members : c.by_comm_rank) {
     int bytes = 0;
-    for (int m : ranks_members) bytes += static_cast<int>(Empty(InputDesc(plan_, *c.members[m]), task.name()).nbytes());
+    for (int m : ranks_members) {
+      bytes += static_cast<int>(BytesOf(InputDesc(plan_, *c.members[m]), task.name()));
+    }
     displs->push_back(total);
     counts->push_back(bytes);
     total += bytes;

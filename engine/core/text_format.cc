@@ -50,4 +50,10 @@ void TextTable::Print(std::ostream& out) const {
   }
 }
 
+std::string FormatFixed(double value, int digits) {
+  char text[64];
+  std::snprintf(text, sizeof(text), "%.*f", digits, value);
+  return text;
+}
+
 }  // namespace twinflow

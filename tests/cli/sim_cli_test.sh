@@ -32,4 +32,12 @@ check "more devices than the cluster has" 2 "devices" err -- \
   sim "${gpt[@]}" --strategy dp=16 --devices 16 --cluster dgx-h100
 check "sim --help exits 0" 0 "usage: twinflow sim" out -- sim --help
 
+# tune ranks the strategies a cluster allows.
+check "tune ranks strategies" 0 "strategies fit" out -- \
+  tune "${gpt[@]}" --cluster dgx-h100 --max-micro-batches 2
+check "tune prints a ranked table" 0 "rank  strategy" out -- \
+  tune "${gpt[@]}" --cluster cpu-local --nodes 2
+check "tune chooses strategies itself" 2 "--strategy" err -- \
+  tune "${gpt[@]}" --strategy dp=2 --cluster dgx-h100
+
 finish

@@ -1,0 +1,151 @@
+#include "launcher/tune_command.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+
+#include "engine/core/error.h"
+#include "engine/core/file_io.h"
+#include "engine/core/text_format.h"
+#include "engine/ops/builtin_ops.h"
+#include "launcher/cluster_args.h"
+#include "launcher/model_args.h"
+#include "simulator/sim_executor.h"
+
+namespace twinflow::launcher {
+namespace {
+
+struct Candidate {
+  int64_t dp = 1, tp = 1, pp = 1, mb = 1;
+  std::string schedule = "1f1b";
+  std::string Text() const {
+    std::string s = "dp=" + std::to_string(dp) + ",tp=" + std::to_string(tp) +
+                    ",pp=" + std::to_string(pp) + ",mb=" + std::to_string(mb);
+    return pp > 1 ? s + ",schedule=" + schedule : s;
+  }
+};
+
+struct Outcome {
+  Candidate candidate;
+  bool ok = false;
+  std::string why;  // when not ok
+  double step_s = 0, samples_per_s = 0, mfu = 0;
+  int64_t peak_bytes = 0;
+};
+
+// Every (dp, tp, pp) whose product is the device count, tensor parallelism inside a node,
+// with micro-batches 1..max_mb (powers of two, at least pp when pipelined) and both schedules.
+std::vector<Candidate> Enumerate(int64_t devices, int64_t per_node, int64_t max_mb) {
+  std::vector<Candidate> out;
+  for (int64_t tp = 1; tp <= std::min(devices, per_node); tp *= 2) {
+    for (int64_t pp = 1; tp * pp <= devices; pp *= 2) {
+      if (devices % (tp * pp) != 0) continue;
+      const int64_t dp = devices / (tp * pp);
+      for (int64_t mb = 1; mb <= max_mb; mb *= 2) {
+        if (pp > 1 && mb < pp) continue;
+        for (const char* schedule : {"1f1b", "gpipe"}) {
+          if (pp == 1 && std::string(schedule) == "gpipe") continue;
+          out.push_back(Candidate{dp, tp, pp, mb, schedule});
+        }
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+int RunTuneCommand(const std::vector<std::string>& args, std::ostream& out) {
+  ArgParser parser("twinflow tune",
+                   "Enumerate the (dp, tp, pp, micro-batches, schedule) strategies that fit a "
+                   "cluster, simulate each, drop those that run out of memory, and rank the rest.");
+  AddModelFlags(parser);
+  AddClusterFlags(parser);
+  parser.Optional("max-micro-batches", "N", "the most micro-batches per step to try", "8")
+      .Optional("top", "N", "rows of the ranked table", "20")
+      .Epilog("example:\n  twinflow tune --model gpt --layers 4 --hidden 1024 --heads 16 "
+              "--sequence 512 --batch 64 --cluster dgx-h100 --nodes 2\n");
+  const ParsedArgs parsed = parser.Parse(args);
+  if (parsed.help()) {
+    out << parser.Usage();
+    return 0;
+  }
+  if (parsed.Given("strategy")) {
+    throw InvalidArgumentError("--strategy: tune chooses the strategies itself");
+  }
+  const sim::Topology topology(ClusterFromArgs(parsed));
+  const int64_t devices = topology.devices();
+  const int64_t max_mb = parsed.GetInt("max-micro-batches", 1, 1024);
+  const std::vector<Candidate> candidates =
+      Enumerate(devices, topology.spec().devices_per_node(), max_mb);
+  const graph::OpRegistry registry = ops::BuiltinOps();
+  const std::string cost = CostModelFor(topology.spec());
+  const auto start = std::chrono::steady_clock::now();
+  std::vector<Outcome> outcomes;
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    Outcome o;
+    o.candidate = candidates[i];
+    std::vector<std::string> with = args;
+    for (const std::string& flag : {std::string("--strategy"), o.candidate.Text(),
+                                    std::string("--devices"), std::to_string(devices)}) {
+      with.push_back(flag);
+    }
+    try {
+      const ParsedArgs one = parser.Parse(with);
+      const models::BuiltModel model = BuildModelFromArgs(one, registry);
+      const plan::Plan plan = CompileFromArgs(model, one, registry, 0, cost).plan;
+      const sim::SimResult r = sim::Simulate(plan, topology, sim::SimOptions{});
+      for (const sim::DeviceReport& d : r.devices) o.peak_bytes = std::max(o.peak_bytes, d.arena_bytes);
+      o.step_s = r.step_s;
+      o.mfu = r.mfu;
+      o.samples_per_s = static_cast<double>(SamplesPerStep(model)) / std::max(r.step_s, 1e-12);
+      if (!r.finished) {
+        o.why = "deadlocks";
+      } else if (o.peak_bytes > topology.spec().device().memory_bytes()) {
+        o.why = "out of memory (" + FormatBytes(o.peak_bytes) + ")";
+      } else {
+        o.ok = true;
+      }
+    } catch (const Error& e) {
+      o.why = e.message().substr(0, 100);
+    }
+    const double elapsed =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    std::cerr << "[" << i + 1 << "/" << candidates.size() << ", " << FormatSeconds(elapsed)
+              << "] " << o.candidate.Text() << ": "
+              << (o.ok ? "step " + FormatSeconds(o.step_s) : o.why) << "\n";
+    outcomes.push_back(o);
+  }
+  std::stable_sort(outcomes.begin(), outcomes.end(), [](const Outcome& a, const Outcome& b) {
+    if (a.ok != b.ok) return a.ok;
+    return a.ok && a.step_s < b.step_s;
+  });
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const sim::ClusterSpec& spec = topology.spec();
+  int64_t feasible = 0;
+  for (const Outcome& o : outcomes) feasible += o.ok;
+  out << "tuned " << parsed.Get("model") << " on " << spec.name() << " x " << spec.nodes()
+      << " nodes (" << devices << " devices): " << feasible << " of " << outcomes.size()
+      << " strategies fit, " << FormatSeconds(seconds) << " ("
+      << FormatFixed(60.0 * static_cast<double>(outcomes.size()) / std::max(seconds, 1e-9), 1)
+      << " configurations per minute)\n";
+  TextTable table({"rank", "strategy", "step time", "samples/s", "MFU", "peak memory"});
+  const int64_t top = parsed.GetInt("top", 1, 1 << 20);
+  int64_t rank = 0;
+  for (const Outcome& o : outcomes) {
+    if (!o.ok || rank >= top) continue;
+    ++rank;
+    table.Add({std::to_string(rank), o.candidate.Text(), FormatSeconds(o.step_s),
+               FormatFixed(o.samples_per_s, 1), FormatFixed(100 * o.mfu, 1) + "%",
+               FormatBytes(o.peak_bytes)});
+  }
+  table.Print(out);
+  for (const Outcome& o : outcomes) {
+    if (!o.ok) out << "dropped " << o.candidate.Text() << ": " << o.why << "\n";
+  }
+  return feasible > 0 ? 0 : 1;
+}
+
+}  // namespace twinflow::launcher
