@@ -197,10 +197,7 @@ class Simulation {
         }
         std::vector<int> members;
         for (int64_t member : arrived) members.push_back(plan_.tasks(static_cast<int>(member)).device());
-        const Nanos end = HoldCores(members, now,
-                                    ToNanos(RingCollectiveSeconds(t.collective().kind(),
-                                                                  group.devices_size(), bytes,
-                                                                  topology_.GroupLink(devices))));
+        const Nanos end = HoldCores(members, now, ToNanos(CollectiveSeconds(t, devices, bytes)));
         for (int64_t member : arrived) {
           const int d = plan_.tasks(static_cast<int>(member)).device();
           comm_spans_[d].push_back({now, end});
@@ -252,6 +249,27 @@ class Simulation {
         Finish(t.id(), end);
       }
     }
+  }
+
+  // The ring time, or for an all-reduce over whole nodes (the same devices on each) the
+  // hierarchical algorithm's when that is faster.
+  double CollectiveSeconds(const plan::Task& t, const std::vector<int>& devices,
+                           int64_t bytes) const {
+    const std::string& kind = t.collective().kind();
+    const int p = static_cast<int>(devices.size());
+    double seconds = RingCollectiveSeconds(kind, p, bytes, topology_.GroupLink(devices));
+    if (kind != "all_reduce") return seconds;
+    std::map<int, int> per_node;
+    for (int d : devices) ++per_node[topology_.NodeOf(d)];
+    const int k = per_node.begin()->second;
+    const bool uniform = std::all_of(per_node.begin(), per_node.end(),
+                                     [&](const auto& node) { return node.second == k; });
+    if (per_node.size() > 1 && k > 1 && uniform) {
+      seconds = std::min(seconds, HierarchicalAllReduceSeconds(
+                                      static_cast<int>(per_node.size()), k, bytes,
+                                      topology_.spec().intra_node(), topology_.spec().inter_node()));
+    }
+    return seconds;
   }
 
   // When communication ends that starts at `start` and lasts `duration`. On a CPU host
