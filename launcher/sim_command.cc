@@ -30,7 +30,11 @@ std::string Json(const sim::SimResult& r, const models::BuiltModel& model,
     const sim::DeviceReport& d = r.devices[i];
     out << (i ? "," : "") << "\n    {\"device\": \"" << d.name << "\", \"busy_s\": "
         << FormatFixed(d.busy_s, 9) << ", \"exposed_comm_s\": " << FormatFixed(d.exposed_comm_s, 9)
-        << ", \"bubble_s\": " << FormatFixed(d.bubble_s, 9) << ", \"peak_bytes\": " << d.peak_bytes
+        << ", \"bubble_s\": " << FormatFixed(d.bubble_s, 9) << ", \"intra_bytes\": "
+        << FormatFixed(d.intra_bytes, 0) << ", \"inter_bytes\": " << FormatFixed(d.inter_bytes, 0)
+        << ", \"intra_utilisation\": " << FormatFixed(d.intra_utilisation, 6)
+        << ", \"inter_utilisation\": " << FormatFixed(d.inter_utilisation, 6)
+        << ", \"peak_bytes\": " << d.peak_bytes
         << ", \"arena_bytes\": " << d.arena_bytes
         << ", \"out_of_memory\": " << (d.out_of_memory ? "true" : "false") << "}";
   }
@@ -89,7 +93,8 @@ int RunSimCommand(const std::vector<std::string>& args, std::ostream& out) {
       << " step" << (steps == 1 ? "" : "s") << "\n";
   out << "step time " << FormatSeconds(r.step_s) << ", " << FormatFixed(samples / r.step_s, 1)
       << " samples/s, MFU " << FormatFixed(100 * r.mfu, 1) << "%\n";
-  TextTable table({"device", "busy", "exposed comm", "bubble", "peak memory", "of capacity"});
+  TextTable table({"device", "busy", "exposed comm", "bubble", "intra link", "inter link",
+                   "peak memory", "of capacity"});
   int64_t worst = 0;
   const sim::DeviceReport* fullest = nullptr;
   for (const sim::DeviceReport& d : r.devices) {
@@ -101,7 +106,9 @@ int RunSimCommand(const std::vector<std::string>& args, std::ostream& out) {
     const sim::DeviceReport& d = r.devices[i];
     table.Add({d.name, FormatFixed(100 * d.busy_s / r.total_s, 1) + "%",
                FormatFixed(100 * d.exposed_comm_s / r.total_s, 1) + "%",
-               FormatFixed(100 * d.bubble_s / r.total_s, 1) + "%", FormatBytes(d.arena_bytes),
+               FormatFixed(100 * d.bubble_s / r.total_s, 1) + "%",
+               FormatFixed(100 * d.intra_utilisation, 1) + "%",
+               FormatFixed(100 * d.inter_utilisation, 1) + "%", FormatBytes(d.arena_bytes),
                FormatFixed(100.0 * d.arena_bytes / spec.device().memory_bytes(), 1) + "%" +
                    (d.out_of_memory ? " OOM" : "")});
   }

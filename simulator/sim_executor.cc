@@ -69,6 +69,8 @@ class Simulation {
     compute_spans_.resize(plan.devices_size());
     comm_spans_.resize(plan.devices_size());
     flops_.assign(plan.devices_size(), 0);
+    intra_bytes_.assign(plan.devices_size(), 0);
+    inter_bytes_.assign(plan.devices_size(), 0);
     const std::vector<int64_t> acts = plan::ActsPerStep(plan);
     const int64_t per_step = std::max<int64_t>(1, plan.pieces_per_step());
     for (const plan::Task& t : plan.tasks()) {
@@ -127,7 +129,7 @@ class Simulation {
   }
 
   // Seconds one act of a compute-stream task takes.
-  double ComputeSeconds(const plan::Task& t) const {
+  double ComputeSeconds(const plan::Task& t) {  // also counts COPY bytes per link
     const DeviceModel& d = topology_.spec().device();
     double seconds = d.launch_overhead_s();
     int64_t out_bytes = 0;
@@ -155,6 +157,10 @@ class Simulation {
           seconds += link ? link->latency_s() + static_cast<double>(bytes) /
                                                     (link->bandwidth() * link->efficiency())
                           : MemorySeconds(2.0 * static_cast<double>(bytes));
+          if (link) {  // the source sends them
+            (link == &topology_.spec().inter_node() ? inter_bytes_ : intra_bytes_)[source] +=
+                static_cast<double>(bytes);
+          }
         }
         break;
       }
@@ -197,7 +203,8 @@ class Simulation {
         }
         std::vector<int> members;
         for (int64_t member : arrived) members.push_back(plan_.tasks(static_cast<int>(member)).device());
-        const Nanos end = HoldCores(members, now, ToNanos(CollectiveSeconds(t, devices, bytes)));
+        const Nanos end =
+            HoldCores(members, now, ToNanos(CollectiveSeconds(t, devices, bytes, members)));
         for (int64_t member : arrived) {
           const int d = plan_.tasks(static_cast<int>(member)).device();
           comm_spans_[d].push_back({now, end});
@@ -222,6 +229,10 @@ class Simulation {
             link ? link->latency_s() + static_cast<double>(send.bytes_moved()) /
                                            (link->bandwidth() * link->efficiency())
                  : 0;
+        if (link) {
+          (link == &topology_.spec().inter_node() ? inter_bytes_ : intra_bytes_)[send.device()] +=
+              static_cast<double>(send.bytes_moved());
+        }
         const Nanos end = HoldCores({send.device(), static_cast<int>(send.peer())}, now,
                                     ToNanos(seconds));
         for (int64_t task : arrived) {
@@ -253,23 +264,41 @@ class Simulation {
 
   // The ring time, or for an all-reduce over whole nodes (the same devices on each) the
   // hierarchical algorithm's when that is faster.
-  double CollectiveSeconds(const plan::Task& t, const std::vector<int>& devices,
-                           int64_t bytes) const {
+  // Also counts, per member, the bytes it sends over each link class.
+  double CollectiveSeconds(const plan::Task& t, const std::vector<int>& devices, int64_t bytes,
+                           const std::vector<int>& members) {
     const std::string& kind = t.collective().kind();
     const int p = static_cast<int>(devices.size());
+    const bool spans = &topology_.GroupLink(devices) == &topology_.spec().inter_node();
+    const double share = p > 1 ? static_cast<double>(p - 1) / p : 0;
+    const double sent = static_cast<double>(bytes) *
+                        (kind == "all_reduce" ? 2 * share : kind == "broadcast" ? 1.0 : share);
     double seconds = RingCollectiveSeconds(kind, p, bytes, topology_.GroupLink(devices));
-    if (kind != "all_reduce") return seconds;
+    double intra = spans ? 0 : sent, inter = spans ? sent : 0;
+    const auto count = [&] {
+      for (int d : members) {
+        intra_bytes_[d] += intra;
+        inter_bytes_[d] += inter;
+      }
+      return seconds;
+    };
+    if (kind != "all_reduce") return count();
     std::map<int, int> per_node;
     for (int d : devices) ++per_node[topology_.NodeOf(d)];
     const int k = per_node.begin()->second;
     const bool uniform = std::all_of(per_node.begin(), per_node.end(),
                                      [&](const auto& node) { return node.second == k; });
     if (per_node.size() > 1 && k > 1 && uniform) {
-      seconds = std::min(seconds, HierarchicalAllReduceSeconds(
-                                      static_cast<int>(per_node.size()), k, bytes,
-                                      topology_.spec().intra_node(), topology_.spec().inter_node()));
+      const int n = static_cast<int>(per_node.size());
+      const double hierarchical = HierarchicalAllReduceSeconds(
+          n, k, bytes, topology_.spec().intra_node(), topology_.spec().inter_node());
+      if (hierarchical < seconds) {
+        seconds = hierarchical;
+        intra = 2.0 * (k - 1) / k * static_cast<double>(bytes);
+        inter = 2.0 * (n - 1) / n * static_cast<double>(bytes) / k;
+      }
     }
-    return seconds;
+    return count();
   }
 
   // When communication ends that starts at `start` and lasts `duration`. On a CPU host
@@ -325,6 +354,13 @@ class Simulation {
         r.arena_bytes = m.arena_bytes();
       }
       r.out_of_memory = r.arena_bytes > model.memory_bytes();
+      r.intra_bytes = intra_bytes_[d];
+      r.inter_bytes = inter_bytes_[d];
+      if (result.total_s > 0) {
+        const ClusterSpec& spec = topology_.spec();
+        r.intra_utilisation = r.intra_bytes / (result.total_s * spec.intra_node().bandwidth());
+        r.inter_utilisation = r.inter_bytes / (result.total_s * spec.inter_node().bandwidth());
+      }
       flops += r.flops;
       result.devices.push_back(r);
     }
@@ -348,6 +384,7 @@ class Simulation {
   std::map<std::string, double> kernel_seconds_;
   std::vector<std::vector<std::pair<Nanos, Nanos>>> compute_spans_, comm_spans_;
   std::vector<double> flops_;
+  std::vector<double> intra_bytes_, inter_bytes_;  // by plan device
   std::map<std::tuple<int64_t, int64_t, int64_t>, std::vector<int64_t>> collectives_;
   std::map<std::pair<int64_t, int64_t>, std::vector<int64_t>> pairs_;
   std::vector<plan::TraceSpan> spans_;

@@ -41,6 +41,12 @@ struct DeviceReport {
   int64_t peak_bytes = 0;     // the memory plan's peak
   int64_t arena_bytes = 0;
   bool out_of_memory = false;  // the arena exceeds the device's memory
+  // Bytes the device sent over its intra-node fabric and its NIC, and how busy that kept them
+  // (bytes over time x bandwidth).
+  double intra_bytes = 0;
+  double inter_bytes = 0;
+  double intra_utilisation = 0;
+  double inter_utilisation = 0;
 };
 
 struct SimResult {

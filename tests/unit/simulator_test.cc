@@ -71,6 +71,11 @@ TEST(Simulator, RingAllReduceMatchesTheFormula) {
     ASSERT_TRUE(r.finished) << r.deadlock_report;
     const double want = 2 * (p - 1) * alpha + 2.0 * (p - 1) / p * bytes / bandwidth;
     EXPECT_NEAR(r.total_s, want, 0.01 * want) << "p=" << p;
+    for (const DeviceReport& d : r.devices) {  // each sends 2(p-1)/p S over the fabric
+      EXPECT_DOUBLE_EQ(d.intra_bytes, 2.0 * (p - 1) / p * bytes) << d.name;
+      EXPECT_EQ(d.inter_bytes, 0) << d.name;
+      EXPECT_NEAR(d.intra_utilisation, d.intra_bytes / (r.total_s * bandwidth), 1e-9);
+    }
     EXPECT_NEAR(RingCollectiveSeconds("all_reduce", p, bytes, Cluster(p, bandwidth, alpha).spec().intra_node()),
                 want, 1e-12);
   }
