@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <map>
+#include <utility>
+#include <vector>
 
 namespace twinflow::plan {
 namespace {
@@ -38,6 +41,52 @@ std::string ChromeTraceJson(const Plan& plan, const std::vector<TraceSpan>& span
                   static_cast<double>(s.end_ns - s.start_ns) * 1e-3, t.device(), s.stream);
     json += ",\n{\"name\":\"" + Escape(t.name()) + "\",\"cat\":\"" + TaskKind_Name(t.kind()) +
             "\",\"ph\":\"X\"," + times + "}";
+  }
+  // Flow arrows for data crossing devices: from each act of a producer to the same act of
+  // its consumer on another device (COPY reading another device's register), and from each
+  // SEND act to its RECV's. Acts of one task come in piece order, so the k-th meet the k-th.
+  std::map<int64_t, std::vector<const TraceSpan*>> acts;  // task -> its spans in order
+  for (const TraceSpan& s : spans) {
+    if (s.task >= 0 && s.task < plan.tasks_size()) acts[s.task].push_back(&s);
+  }
+  std::map<int64_t, int64_t> send_of_tag;
+  for (const Task& t : plan.tasks()) {
+    if (t.kind() == SEND) send_of_tag[t.tag()] = t.id();
+  }
+  int64_t id = 0;
+  const auto arrow = [&](const TraceSpan& from, const TraceSpan& to) {
+    for (const TraceSpan* s : {&from, &to}) {
+      char event[192];
+      std::snprintf(event, sizeof(event),
+                    ",\n{\"name\":\"data\",\"cat\":\"flow\",\"ph\":\"%s\",\"id\":%lld,"
+                    "\"ts\":%.3f,\"pid\":%d,\"tid\":%d%s}",
+                    s == &from ? "s" : "f", static_cast<long long>(id),
+                    static_cast<double>((s->start_ns + s->end_ns) / 2 - origin) * 1e-3,
+                    plan.tasks(static_cast<int>(s->task)).device(), s->stream,
+                    s == &from ? "" : ",\"bp\":\"e\"");
+      json += event;
+    }
+    ++id;
+  };
+  for (const auto& [task, mine] : acts) {
+    const Task& t = plan.tasks(static_cast<int>(task));
+    std::vector<int64_t> sources;
+    if (t.kind() == RECV && send_of_tag.count(t.tag())) sources.push_back(send_of_tag[t.tag()]);
+    for (int64_t r : t.consumed_regsts()) {
+      if (r < 0 || r >= plan.regsts_size()) continue;
+      const Regst& regst = plan.regsts(static_cast<int>(r));
+      if (regst.lag() != 0 || regst.tensor().dtype().empty()) continue;
+      if (plan.tasks(static_cast<int>(regst.producer())).device() != t.device()) {
+        sources.push_back(regst.producer());
+      }
+    }
+    for (int64_t source : sources) {
+      const auto theirs = acts.find(source);
+      if (theirs == acts.end()) continue;
+      for (size_t k = 0; k < std::min(mine.size(), theirs->second.size()); ++k) {
+        arrow(*theirs->second[k], *mine[k]);
+      }
+    }
   }
   return json + "\n]}\n";
 }

@@ -3,7 +3,8 @@
 // tasks, written the same way for real runs (twinflow run --trace) and simulated ones
 // (twinflow sim --trace), so the two can be laid side by side: one process per device, thread
 // 0 its compute stream and thread 1 its communication, one complete event per act named by its
-// task. Deterministic: the same spans give the same bytes.
+// task, and a flow arrow from each SEND act to its RECV act. Deterministic: the same spans
+// give the same bytes.
 #include <cstdint>
 #include <string>
 #include <vector>

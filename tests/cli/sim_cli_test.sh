@@ -17,7 +17,9 @@ check "sim writes a trace and a summary" 0 "step time" out -- \
   --trace "$work/trace.json" --json "$work/summary.json"
 verify "the trace and summary are valid JSON with events" \
   /usr/bin/python3 -c "import json, sys; t = json.load(open(sys.argv[1])); s = json.load(open(sys.argv[2]));
-assert len(t['traceEvents']) > 10 and s['finished'] and s['step_s'] > 0" \
+e = t['traceEvents']
+assert len(e) > 10 and s['finished'] and s['step_s'] > 0
+assert sum(x.get('ph') == 's' for x in e) == sum(x.get('ph') == 'f' for x in e) > 0" \
   "$work/trace.json" "$work/summary.json"
 cp "$work/trace.json" "$work/trace1.json"
 "$tf" sim "${gpt[@]}" --strategy tp=2,pp=2,mb=2 --cluster cpu-local --devices 4 --nodes 2 \
