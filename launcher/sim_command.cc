@@ -35,7 +35,7 @@ std::string Json(const sim::SimResult& r, const models::BuiltModel& model,
         << ", \"intra_utilisation\": " << FormatFixed(d.intra_utilisation, 6)
         << ", \"inter_utilisation\": " << FormatFixed(d.inter_utilisation, 6)
         << ", \"peak_bytes\": " << d.peak_bytes
-        << ", \"arena_bytes\": " << d.arena_bytes
+        << ", \"arena_bytes\": " << d.arena_bytes << ", \"live_peak_bytes\": " << d.live_peak_bytes
         << ", \"out_of_memory\": " << (d.out_of_memory ? "true" : "false") << "}";
   }
   out << "\n  ]\n}\n";
@@ -94,7 +94,7 @@ int RunSimCommand(const std::vector<std::string>& args, std::ostream& out) {
   out << "step time " << FormatSeconds(r.step_s) << ", " << FormatFixed(samples / r.step_s, 1)
       << " samples/s, MFU " << FormatFixed(100 * r.mfu, 1) << "%\n";
   TextTable table({"device", "busy", "exposed comm", "bubble", "intra link", "inter link",
-                   "peak memory", "of capacity"});
+                   "live peak", "arena", "of capacity"});
   int64_t worst = 0;
   const sim::DeviceReport* fullest = nullptr;
   for (const sim::DeviceReport& d : r.devices) {
@@ -108,7 +108,8 @@ int RunSimCommand(const std::vector<std::string>& args, std::ostream& out) {
                FormatFixed(100 * d.exposed_comm_s / r.total_s, 1) + "%",
                FormatFixed(100 * d.bubble_s / r.total_s, 1) + "%",
                FormatFixed(100 * d.intra_utilisation, 1) + "%",
-               FormatFixed(100 * d.inter_utilisation, 1) + "%", FormatBytes(d.arena_bytes),
+               FormatFixed(100 * d.inter_utilisation, 1) + "%", FormatBytes(d.live_peak_bytes),
+               FormatBytes(d.arena_bytes),
                FormatFixed(100.0 * d.arena_bytes / spec.device().memory_bytes(), 1) + "%" +
                    (d.out_of_memory ? " OOM" : "")});
   }
@@ -116,8 +117,22 @@ int RunSimCommand(const std::vector<std::string>& args, std::ostream& out) {
   if (shown < r.devices.size()) out << "(" << r.devices.size() - shown << " more devices in --json)\n";
   if (fullest && fullest->out_of_memory) {
     out << "OUT OF MEMORY: " << fullest->name << " needs " << FormatBytes(fullest->arena_bytes)
-        << " (planned peak " << FormatBytes(fullest->peak_bytes) << ") of "
-        << FormatBytes(spec.device().memory_bytes()) << "\n";
+        << " (planned peak " << FormatBytes(fullest->peak_bytes) << ", live peak in the run "
+        << FormatBytes(fullest->live_peak_bytes) << ") of "
+        << FormatBytes(spec.device().memory_bytes()) << "; largest registers:";
+    std::vector<std::pair<int64_t, std::string>> registers;
+    for (const plan::Regst& reg : plan.regsts()) {
+      const plan::Task& producer = plan.tasks(static_cast<int>(reg.producer()));
+      if (producer.device() != fullest->plan_device || reg.bytes_per_slot() == 0) continue;
+      registers.emplace_back(reg.bytes_per_slot() * reg.slots(),
+                             producer.name() + " (" + FormatBytes(reg.bytes_per_slot()) + " x " +
+                                 std::to_string(reg.slots()) + ")");
+    }
+    std::sort(registers.rbegin(), registers.rend());
+    for (size_t i = 0; i < std::min<size_t>(3, registers.size()); ++i) {
+      out << (i ? ", " : " ") << registers[i].second;
+    }
+    out << "\n";
   }
   out << "compiled and simulated in " << FormatSeconds(total_s) << " (compile "
       << FormatSeconds(compile_s) << "), " << r.events << " events, "

@@ -6,6 +6,7 @@
 #include <map>
 #include <memory>
 #include <tuple>
+#include <variant>
 #include <utility>
 
 #include "engine/core/dtype.h"
@@ -70,6 +71,9 @@ class Simulation {
     comm_spans_.resize(plan.devices_size());
     flops_.assign(plan.devices_size(), 0);
     intra_bytes_.assign(plan.devices_size(), 0);
+    live_.assign(plan.devices_size(), 0);
+    live_peak_.assign(plan.devices_size(), 0);
+    for (const plan::Regst& r : plan.regsts()) outstanding_.emplace_back(r.slots(), kFree);
     inter_bytes_.assign(plan.devices_size(), 0);
     const std::vector<int64_t> acts = plan::ActsPerStep(plan);
     const int64_t per_step = std::max<int64_t>(1, plan.pieces_per_step());
@@ -99,6 +103,7 @@ class Simulation {
       const int64_t task = e.to_task;
       runtime::ActorMessage message = std::move(e.message);
       queue_.Schedule(queue_.now(), [this, task, message] {
+        if (const auto* free = std::get_if<runtime::RegstFree>(&message)) Release(*free);
         runtime::Outbox next;
         actors_[task]->Receive(message, next);
         Process(next);
@@ -183,10 +188,39 @@ class Simulation {
     return seconds;
   }
 
+  // Slot liveness, counted as the runtime's arena does: live from the producer's launch until
+  // every consumer returned it; a VARIABLE's slot for good.
+  void MarkLive(const runtime::Launch& launch) {
+    const plan::Task& t = plan_.tasks(static_cast<int>(launch.task));
+    for (const runtime::SlotRef& o : launch.outputs) {
+      int& outstanding = outstanding_[o.regst][o.slot];
+      if (outstanding != kFree) continue;  // an ACC keeps its output over several acts
+      const plan::Regst& r = plan_.regsts(static_cast<int>(o.regst));
+      outstanding = t.kind() == plan::VARIABLE ? kPinned : r.consumers_size();
+      ChangeLive(t.device(), r.bytes_per_slot());
+    }
+  }
+
+  void Release(const runtime::RegstFree& free) {
+    int& outstanding = outstanding_[free.regst][free.slot];
+    if (outstanding == kFree || outstanding == kPinned || --outstanding > 0) return;
+    outstanding = kFree;
+    const plan::Regst& r = plan_.regsts(static_cast<int>(free.regst));
+    ChangeLive(plan_.tasks(static_cast<int>(r.producer())).device(), -r.bytes_per_slot());
+  }
+
+  void ChangeLive(int device, int64_t bytes) {
+    if (bytes == 0) return;
+    live_[device] += bytes;
+    live_peak_[device] = std::max(live_peak_[device], live_[device]);
+    if (options_.trace) memory_.push_back({device, queue_.now(), live_[device]});
+  }
+
   void Launch(const runtime::Launch& launch) {
     const plan::Task& t = plan_.tasks(static_cast<int>(launch.task));
     const int device = t.device();
     const Nanos now = queue_.now();
+    MarkLive(launch);
     switch (t.kind()) {
       case plan::COLLECTIVE: {
         const auto key = std::make_tuple(t.collective().group(), t.issue_order(), launch.piece);
@@ -353,6 +387,7 @@ class Simulation {
         r.peak_bytes = m.peak_bytes();
         r.arena_bytes = m.arena_bytes();
       }
+      r.live_peak_bytes = live_peak_[d];
       r.out_of_memory = r.arena_bytes > model.memory_bytes();
       r.intra_bytes = intra_bytes_[d];
       r.inter_bytes = inter_bytes_[d];
@@ -369,7 +404,9 @@ class Simulation {
       result.mfu = flops / (result.total_s * static_cast<double>(result.devices.size()) *
                             model.peak_flops());
     }
-    if (options_.trace) result.trace_json = plan::ChromeTraceJson(plan_, spans_, "twinflow sim");
+    if (options_.trace) {
+      result.trace_json = plan::ChromeTraceJson(plan_, spans_, "twinflow sim", memory_);
+    }
     return result;
   }
 
@@ -388,6 +425,11 @@ class Simulation {
   std::map<std::tuple<int64_t, int64_t, int64_t>, std::vector<int64_t>> collectives_;
   std::map<std::pair<int64_t, int64_t>, std::vector<int64_t>> pairs_;
   std::vector<plan::TraceSpan> spans_;
+  static constexpr int kFree = -1;
+  static constexpr int kPinned = -2;
+  std::vector<std::vector<int>> outstanding_;  // by regst and slot: consumers yet to return it
+  std::vector<int64_t> live_, live_peak_;      // by plan device
+  std::vector<plan::MemorySample> memory_;
 };
 
 }  // namespace

@@ -40,6 +40,8 @@ struct DeviceReport {
   double flops = 0;           // COMPUTE flops done
   int64_t peak_bytes = 0;     // the memory plan's peak
   int64_t arena_bytes = 0;
+  int64_t live_peak_bytes = 0;  // the most bytes of live slots the run reached (as the
+                                // runtime's arena counts them; variables live throughout)
   bool out_of_memory = false;  // the arena exceeds the device's memory
   // Bytes the device sent over its intra-node fabric and its NIC, and how busy that kept them
   // (bytes over time x bandwidth).

@@ -21,7 +21,7 @@ std::string Escape(const std::string& text) {
 }  // namespace
 
 std::string ChromeTraceJson(const Plan& plan, const std::vector<TraceSpan>& spans,
-                            const std::string& title) {
+                            const std::string& title, const std::vector<MemorySample>& memory) {
   int64_t origin = 0;
   for (size_t i = 0; i < spans.size(); ++i) {
     origin = i == 0 ? spans[i].start_ns : std::min(origin, spans[i].start_ns);
@@ -87,6 +87,15 @@ std::string ChromeTraceJson(const Plan& plan, const std::vector<TraceSpan>& span
         arrow(*theirs->second[k], *mine[k]);
       }
     }
+  }
+  for (const MemorySample& m : memory) {
+    char event[160];
+    std::snprintf(event, sizeof(event),
+                  ",\n{\"name\":\"memory\",\"ph\":\"C\",\"ts\":%.3f,\"pid\":%d,"
+                  "\"args\":{\"live bytes\":%lld}}",
+                  static_cast<double>(m.ns - origin) * 1e-3, m.device,
+                  static_cast<long long>(m.bytes));
+    json += event;
   }
   return json + "\n]}\n";
 }

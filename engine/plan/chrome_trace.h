@@ -20,8 +20,16 @@ struct TraceSpan {
   int64_t end_ns = 0;
 };
 
+// A device's live bytes from this time on (a memory counter track).
+struct MemorySample {
+  int device = 0;
+  int64_t ns = 0;
+  int64_t bytes = 0;
+};
+
 // Spans in the order given; times relative to the earliest start.
 std::string ChromeTraceJson(const Plan& plan, const std::vector<TraceSpan>& spans,
-                            const std::string& title);
+                            const std::string& title,
+                            const std::vector<MemorySample>& memory = {});
 
 }  // namespace twinflow::plan

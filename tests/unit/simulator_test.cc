@@ -146,6 +146,19 @@ TEST(Simulator, ADeadlockIsReportedWithWhatWaits) {
   EXPECT_NE(r.deadlock_report.find("regst 2"), std::string::npos) << r.deadlock_report;
 }
 
+TEST(Simulator, LiveMemoryStaysWithinThePlannedPeak) {
+  SimOptions options;
+  options.trace = true;
+  const plan::Plan plan = Pipeline(3, 6, 1e8);
+  const SimResult r = Simulate(plan, Cluster(3, 1e10, 1e-6), options);
+  ASSERT_TRUE(r.finished);
+  for (const DeviceReport& d : r.devices) {
+    EXPECT_GT(d.live_peak_bytes, 0) << d.name;
+    EXPECT_LE(d.live_peak_bytes, d.peak_bytes) << d.name;
+  }
+  EXPECT_NE(r.trace_json.find("\"ph\":\"C\""), std::string::npos) << "memory counters";
+}
+
 TEST(Simulator, AnArenaLargerThanTheDeviceIsFlagged) {
   plan::Plan plan = Pipeline(2, 2, 1e6);
   plan.mutable_memory(1)->set_arena_bytes(int64_t{2} << 30);
