@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <iostream>
 #include <sstream>
 
 #include "engine/core/error.h"
@@ -78,6 +79,15 @@ int RunSimCommand(const std::vector<std::string>& args, std::ostream& out) {
   sim::SimOptions options;
   options.steps = steps;
   options.trace = parsed.Given("trace");
+  const auto sim_start = std::chrono::steady_clock::now();
+  options.progress = [&](int64_t events, double simulated_s) {
+    // Only long runs report: a line per million events after the first two seconds.
+    const double wall =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - sim_start).count();
+    if (wall < 2) return;
+    std::cerr << "  ... " << events / 1000000 << " M events, simulated " << FormatSeconds(simulated_s)
+              << ", " << FormatSeconds(wall) << " so far\n";
+  };
   const sim::SimResult r = sim::Simulate(plan, topology, options);
   const double total_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

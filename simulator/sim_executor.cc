@@ -92,7 +92,11 @@ class Simulation {
       actor->Start(out);
       Process(out);
     }
+    const int64_t every = std::max<int64_t>(1, options_.progress_every);
     while (queue_.RunNext()) {
+      if (options_.progress && queue_.executed() % every == 0) {
+        options_.progress(queue_.executed(), static_cast<double>(queue_.now()) * 1e-9);
+      }
     }
     return Report();
   }

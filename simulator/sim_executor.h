@@ -17,6 +17,7 @@
 // Per device it reports busy (computing), exposed communication (communicating and not
 // computing), bubble (neither) and the planned peak memory against capacity.
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,10 @@ namespace twinflow::sim {
 struct SimOptions {
   int64_t steps = 1;
   bool trace = false;  // keep a Chrome trace (SimResult::trace_json)
+  // Called every `progress_every` events with the events so far and the simulated seconds,
+  // for long runs (it must not throw).
+  std::function<void(int64_t events, double simulated_s)> progress;
+  int64_t progress_every = 1 << 20;
 };
 
 struct DeviceReport {
