@@ -52,6 +52,8 @@ int RunSimCommand(const std::vector<std::string>& args, std::ostream& out) {
   AddModelFlags(parser);
   AddClusterFlags(parser);
   parser.Optional("steps", "N", "training steps to simulate", "1")
+      .Optional("ranks", "N", "simulate the Plan `mpirun -np N twinflow run` runs (devices split "
+                "evenly over N ranks, SEND/RECV between them)", "1")
       .Optional("trace", "FILE", "write a Chrome trace (opens in Perfetto)")
       .Optional("json", "FILE", "write the summary as JSON")
       .Epilog("example:\n  twinflow sim --model gpt --layers 4 --strategy dp=2,tp=4,pp=2,mb=8 "
@@ -73,7 +75,14 @@ int RunSimCommand(const std::vector<std::string>& args, std::ostream& out) {
   const auto start = std::chrono::steady_clock::now();
   const models::BuiltModel model = BuildModelFromArgs(parsed, registry);
   const std::string cost = CostModelFor(topology.spec());
-  const plan::Plan plan = CompileFromArgs(model, parsed, registry, 0, cost).plan;
+  const int64_t ranks = parsed.GetInt("ranks", 1, 1 << 20);
+  const int64_t devices = parsed.GetInt("devices", 1, 1 << 20);
+  if (devices % ranks != 0) {
+    throw InvalidArgumentError("--ranks: " + std::to_string(devices) + " devices do not split over " +
+                               std::to_string(ranks) + " ranks");
+  }
+  const plan::Plan plan =
+      CompileFromArgs(model, parsed, registry, ranks > 1 ? devices / ranks : 0, cost).plan;
   const double compile_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   sim::SimOptions options;
