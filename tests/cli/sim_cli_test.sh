@@ -34,6 +34,18 @@ check "more devices than the cluster has" 2 "devices" err -- \
   sim "${gpt[@]}" --strategy dp=16 --devices 16 --cluster dgx-h100
 check "sim --help exits 0" 0 "usage: twinflow sim" out -- sim --help
 
+# calibrate writes a cpu-local spec with the Plan's kernels, which sim then uses.
+mlp=(--model mlp --widths 64,128,10 --batch 32 --devices 2 --strategy tp=2)
+check "calibrate writes a cluster spec" 0 "kernels" out -- \
+  calibrate "${mlp[@]}" --output "$work/cpu.pbtxt"
+verify "the spec holds a kernel table and the host's cores" \
+  grep -q "kernel_times" "$work/cpu.pbtxt"
+check "sim runs on the calibrated spec" 0 "cpu-local" out -- \
+  sim "${mlp[@]}" --cluster "$work/cpu.pbtxt" --ranks 2
+check "calibrate needs --output" 2 "--output" err -- calibrate "${mlp[@]}"
+check "sim --ranks must split the devices" 2 "--ranks" err -- \
+  sim "${mlp[@]}" --cluster "$work/cpu.pbtxt" --ranks 3
+
 # tune ranks the strategies a cluster allows.
 check "tune ranks strategies" 0 "strategies fit" out -- \
   tune "${gpt[@]}" --cluster dgx-h100 --max-micro-batches 2
