@@ -81,6 +81,48 @@ TEST(Simulator, RingAllReduceMatchesTheFormula) {
   }
 }
 
+// An all-reduce over whole nodes takes the hierarchical algorithm when it beats the ring over
+// the slow inter-node links: reduce-scatter in the node, all-reduce of S/k across nodes,
+// all-gather in the node; the bytes each device sends per link class follow it.
+TEST(Simulator, AllReduceAcrossNodesGoesHierarchical) {
+  const int nodes = 4, per_node = 4, p = nodes * per_node;
+  const int64_t bytes = int64_t{32} << 20;
+  const Shape shape{bytes / 4};
+  PlanBuilder b(p);
+  for (int d = 0; d < p; ++d) {
+    const int64_t src = b.Task(plan::SOURCE, d, "x@" + std::to_string(d));
+    const int64_t c = b.Task(plan::COLLECTIVE, d, "all_reduce@" + std::to_string(d));
+    const int64_t sink = b.Task(plan::SINK, d, "sink@" + std::to_string(d));
+    b.Regst(src, {c}, shape);
+    b.Regst(c, {sink}, shape);
+    b.task(c).mutable_collective()->set_kind("all_reduce");
+    b.task(c).mutable_collective()->set_member(d);
+  }
+  plan::Plan plan = b.Build();
+  plan::CommGroup* group = plan.add_groups();
+  for (int d = 0; d < p; ++d) group->add_devices(d);
+  const Topology cluster(ParseClusterSpec(
+      "name: 'two-tier' nodes: 4 devices_per_node: 4"
+      " device { name: 'd' peak_flops: 1e12 memory_bandwidth: 1e18 memory_bytes: 1000000000"
+      " launch_overhead_s: 0 flops_efficiency: 1 memory_efficiency: 1 }"
+      " intra_node { bandwidth: 400e9 latency_s: 2e-6 efficiency: 1 }"
+      " inter_node { bandwidth: 40e9 latency_s: 5e-6 efficiency: 1 }",
+      "two tiers"));
+  const SimResult r = Simulate(plan, cluster, SimOptions{});
+  ASSERT_TRUE(r.finished) << r.deadlock_report;
+  const double s = static_cast<double>(bytes);
+  const double hierarchical = 2 * ((per_node - 1) * 2e-6 + (per_node - 1.0) / per_node * s / 400e9) +
+                              2 * (nodes - 1) * 5e-6 +
+                              2.0 * (nodes - 1) / nodes * (s / per_node) / 40e9;
+  const double ring = 2 * (p - 1) * 5e-6 + 2.0 * (p - 1) / p * s / 40e9;
+  ASSERT_LT(hierarchical, ring);
+  EXPECT_NEAR(r.total_s, hierarchical, 0.01 * hierarchical);
+  for (const DeviceReport& d : r.devices) {
+    EXPECT_DOUBLE_EQ(d.intra_bytes, 2.0 * (per_node - 1) / per_node * s) << d.name;
+    EXPECT_DOUBLE_EQ(d.inter_bytes, 2.0 * (nodes - 1) / nodes * s / per_node) << d.name;
+  }
+}
+
 // p stages on p devices, each a COMPUTE of `flops` per micro-batch, joined by COPYs over a link
 // so fast they take no time; GPipe slots (m).
 plan::Plan Pipeline(int p, int m, double flops) {
