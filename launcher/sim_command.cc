@@ -18,6 +18,60 @@
 namespace twinflow::launcher {
 namespace {
 
+// `args` without the given flags (as "--flag value" or "--flag=value").
+std::vector<std::string> WithoutFlags(const std::vector<std::string>& args,
+                                      const std::vector<std::string>& flags) {
+  std::vector<std::string> kept;
+  for (size_t i = 0; i < args.size(); ++i) {
+    bool drop = false;
+    for (const std::string& f : flags) {
+      if (args[i] == "--" + f) {
+        drop = true;
+        ++i;  // and its value
+      } else if (args[i].rfind("--" + f + "=", 0) == 0) {
+        drop = true;
+      }
+    }
+    if (!drop) kept.push_back(args[i]);
+  }
+  return kept;
+}
+
+// --replica: the flags of one data-parallel replica of the job the flags describe (dp=1, the
+// batch, devices and nodes divided by dp), and dp.
+std::pair<std::vector<std::string>, int64_t> ReplicaArgs(const ArgParser& parser,
+                                                         const std::vector<std::string>& args,
+                                                         const sim::Topology& topology,
+                                                         const graph::OpRegistry& registry) {
+  std::vector<std::string> full = args;
+  if (!parser.Parse(args).Given("devices")) {
+    full.push_back("--devices");
+    full.push_back(std::to_string(topology.devices()));
+  }
+  const ParsedArgs parsed = parser.Parse(full);
+  models::Strategy strategy = models::ParseStrategy(parsed.Get("strategy"));
+  if (strategy.automatic) throw InvalidArgumentError("--replica needs dp=,tp=,pp= degrees");
+  const int64_t dp = strategy.dp;
+  const int64_t samples = SamplesPerStep(BuildModelFromArgs(parsed, registry));
+  const int nodes = topology.spec().nodes();
+  if (samples % dp != 0 || nodes % dp != 0) {
+    throw InvalidArgumentError("--replica: dp=" + std::to_string(dp) + " must divide the batch (" +
+                               std::to_string(samples) + ") and the nodes (" +
+                               std::to_string(nodes) + ")");
+  }
+  strategy.dp = 1;
+  std::vector<std::string> replica =
+      WithoutFlags(args, {"strategy", "batch", "devices", "nodes", "replica"});
+  for (const std::string& s :
+       {std::string("--strategy"), strategy.ToString(), std::string("--batch"),
+        std::to_string(samples / dp), std::string("--devices"),
+        std::to_string(strategy.devices()), std::string("--nodes"),
+        std::to_string(nodes / dp)}) {
+    replica.push_back(s);
+  }
+  return {replica, dp};
+}
+
 std::string Json(const sim::SimResult& r, const models::BuiltModel& model,
                  const sim::ClusterSpec& spec, int64_t samples) {
   std::ostringstream out;
@@ -43,26 +97,11 @@ std::string Json(const sim::SimResult& r, const models::BuiltModel& model,
   return out.str();
 }
 
-}  // namespace
-
-int RunSimCommand(const std::vector<std::string>& args, std::ostream& out) {
-  ArgParser parser("twinflow sim",
-                   "Compile a model for a modelled cluster and simulate its Plan: step time, "
-                   "MFU, busy/bubble/exposed communication and memory per device.");
-  AddModelFlags(parser);
-  AddClusterFlags(parser);
-  parser.Optional("steps", "N", "training steps to simulate", "1")
-      .Optional("ranks", "N", "simulate the Plan `mpirun -np N twinflow run` runs (devices split "
-                "evenly over N ranks, SEND/RECV between them)", "1")
-      .Optional("trace", "FILE", "write a Chrome trace (opens in Perfetto)")
-      .Optional("json", "FILE", "write the summary as JSON")
-      .Epilog("example:\n  twinflow sim --model gpt --layers 4 --strategy dp=2,tp=4,pp=2,mb=8 "
-              "--cluster dgx-h100 --nodes 2 --trace sim.json\n");
+// Compiles and simulates the job the flags describe; `replicas` > 1: it is one of that many
+// data-parallel replicas (ReplicaArgs).
+int Simulated(const ArgParser& parser, const std::vector<std::string>& args, int64_t replicas,
+              std::ostream& out) {
   ParsedArgs parsed = parser.Parse(args);
-  if (parsed.help()) {
-    out << parser.Usage();
-    return 0;
-  }
   const sim::Topology topology(ClusterFromArgs(parsed));
   if (!parsed.Given("devices")) {  // the whole cluster, unless told otherwise
     std::vector<std::string> with = args;
@@ -87,6 +126,7 @@ int RunSimCommand(const std::vector<std::string>& args, std::ostream& out) {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   sim::SimOptions options;
   options.steps = steps;
+  options.data_parallel_replicas = static_cast<int>(replicas);
   options.trace = parsed.Given("trace");
   const auto sim_start = std::chrono::steady_clock::now();
   options.progress = [&](int64_t events, double simulated_s) {
@@ -104,12 +144,17 @@ int RunSimCommand(const std::vector<std::string>& args, std::ostream& out) {
     throw TimeoutError("the Plan deadlocks in simulation at " + FormatSeconds(r.total_s) +
                        "; waiting:\n" + r.deadlock_report);
   }
-  const int64_t samples = SamplesPerStep(model);
+  const int64_t samples = SamplesPerStep(model) * replicas;
   const sim::ClusterSpec& spec = topology.spec();
   out << "simulated " << parsed.Get("model") << ", strategy " << model.strategy.ToString()
       << ", on " << spec.name() << " x " << spec.nodes() << " nodes (" << plan.devices_size()
       << " of " << topology.devices() << " " << spec.device().name() << " devices), " << steps
       << " step" << (steps == 1 ? "" : "s") << "\n";
+  if (replicas > 1) {
+    out << "one of " << replicas << " data-parallel replicas (" << replicas * spec.nodes()
+        << " nodes, " << replicas * plan.devices_size() << " devices in all); each optimizer "
+        << "update first all-reduces its gradient over the replicas\n";
+  }
   out << "step time " << FormatSeconds(r.step_s) << ", " << FormatFixed(samples / r.step_s, 1)
       << " samples/s, MFU " << FormatFixed(100 * r.mfu, 1) << "%\n";
   TextTable table({"device", "busy", "exposed comm", "bubble", "intra link", "inter link",
@@ -160,6 +205,35 @@ int RunSimCommand(const std::vector<std::string>& args, std::ostream& out) {
   if (parsed.Given("trace")) WriteFileAtomically(parsed.Get("trace"), r.trace_json);
   if (parsed.Given("json")) WriteFileAtomically(parsed.Get("json"), Json(r, model, spec, samples));
   return 0;
+}
+
+}  // namespace
+
+int RunSimCommand(const std::vector<std::string>& args, std::ostream& out) {
+  ArgParser parser("twinflow sim",
+                   "Compile a model for a modelled cluster and simulate its Plan: step time, "
+                   "MFU, busy/bubble/exposed communication and memory per device.");
+  AddModelFlags(parser);
+  AddClusterFlags(parser);
+  parser.Optional("steps", "N", "training steps to simulate", "1")
+      .Optional("ranks", "N", "simulate the Plan `mpirun -np N twinflow run` runs (devices split "
+                "evenly over N ranks, SEND/RECV between them)", "1")
+      .Optional("trace", "FILE", "write a Chrome trace (opens in Perfetto)")
+      .Optional("json", "FILE", "write the summary as JSON")
+      .Switch("replica", "simulate one data-parallel replica (dp=1, batch, devices and nodes "
+              "divided by dp) and all-reduce each gradient over the dp replicas: for large dp")
+      .Epilog("example:\n  twinflow sim --model gpt --layers 4 --strategy dp=2,tp=4,pp=2,mb=8 "
+              "--cluster dgx-h100 --nodes 2 --trace sim.json\n");
+  const ParsedArgs parsed = parser.Parse(args);
+  if (parsed.help()) {
+    out << parser.Usage();
+    return 0;
+  }
+  if (!parsed.Given("replica")) return Simulated(parser, args, 1, out);
+  const graph::OpRegistry registry = ops::BuiltinOps();
+  const auto [replica, dp] =
+      ReplicaArgs(parser, args, sim::Topology(ClusterFromArgs(parsed)), registry);
+  return Simulated(parser, replica, dp, out);
 }
 
 }  // namespace twinflow::launcher

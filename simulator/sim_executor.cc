@@ -283,6 +283,7 @@ class Simulation {
       }
       default: {
         Nanos start = std::max(now, device_free_[device]);
+        start = std::max(start, ReplicaGradientSync(t, now));
         Nanos* core = nullptr;  // the node's earliest free core, when cores are shared
         if (!core_free_.empty()) {
           std::vector<Nanos>& cores = core_free_[topology_.NodeOf(cluster_device_[device])];
@@ -337,6 +338,25 @@ class Simulation {
       }
     }
     return count();
+  }
+
+  // For an optimizer update of one of several data-parallel replicas: the all-reduce of its
+  // gradient over the replicas, from `now`; returns when it ends (`now` for other tasks).
+  Nanos ReplicaGradientSync(const plan::Task& t, Nanos now) {
+    const int replicas = options_.data_parallel_replicas;
+    const std::string& type = t.op().type();
+    if (replicas <= 1 || t.kind() != plan::COMPUTE ||
+        (type != "sgd_update" && type != "sgd_momentum_update" && type != "adam_update") ||
+        t.consumed_regsts_size() < 2) {
+      return now;
+    }
+    const int64_t bytes = RegstBytes(t.consumed_regsts(1));  // the gradient
+    const Link& link = topology_.spec().inter_node();
+    const Nanos end = now + ToNanos(RingCollectiveSeconds("all_reduce", replicas, bytes, link));
+    comm_spans_[t.device()].push_back({now, end});
+    inter_bytes_[t.device()] += 2.0 * (replicas - 1) / replicas * static_cast<double>(bytes);
+    Trace(t.id(), now, end, 1);
+    return end;
   }
 
   // When communication ends that starts at `start` and lasts `duration`. On a CPU host
@@ -403,7 +423,8 @@ class Simulation {
       flops += r.flops;
       result.devices.push_back(r);
     }
-    result.flops_per_step = flops / static_cast<double>(std::max<int64_t>(1, options_.steps));
+    result.flops_per_step = flops / static_cast<double>(std::max<int64_t>(1, options_.steps)) *
+                            std::max(1, options_.data_parallel_replicas);
     if (total > 0 && !result.devices.empty()) {
       result.mfu = flops / (result.total_s * static_cast<double>(result.devices.size()) *
                             model.peak_flops());

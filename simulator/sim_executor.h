@@ -33,6 +33,11 @@ struct SimOptions {
   // for long runs (it must not throw).
   std::function<void(int64_t events, double simulated_s)> progress;
   int64_t progress_every = 1 << 20;
+  // The Plan is one of this many identical data-parallel replicas, each on nodes of its own:
+  // every optimizer update (sgd_update, sgd_momentum_update, adam_update) first all-reduces its
+  // gradient over the replicas (a ring over the inter-node links, on the communication
+  // stream). Large data-parallel jobs are simulated this way without lowering every replica.
+  int data_parallel_replicas = 1;
 };
 
 struct DeviceReport {

@@ -34,6 +34,12 @@ check "more devices than the cluster has" 2 "devices" err -- \
   sim "${gpt[@]}" --strategy dp=16 --devices 16 --cluster dgx-h100
 check "sim --help exits 0" 0 "usage: twinflow sim" out -- sim --help
 
+# --replica simulates one data-parallel replica and all-reduces gradients over the others.
+check "sim --replica simulates one replica" 0 "one of 2 data-parallel replicas" out -- \
+  sim "${gpt[@]}" --strategy dp=2,tp=8 --cluster dgx-h100 --nodes 2 --replica
+check "sim --replica needs dp to divide the nodes" 2 "--replica" err -- \
+  sim "${gpt[@]}" --strategy dp=2,tp=4 --cluster dgx-h100 --nodes 1 --replica
+
 # calibrate writes a cpu-local spec with the Plan's kernels, which sim then uses.
 mlp=(--model mlp --widths 64,128,10 --batch 32 --devices 2 --strategy tp=2)
 check "calibrate writes a cluster spec" 0 "kernels" out -- \

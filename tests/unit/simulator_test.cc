@@ -157,6 +157,29 @@ TEST(Simulator, PipelineBubbleMatchesTheFormula) {
   }
 }
 
+// One of R data-parallel replicas: an optimizer update waits for its gradient's all-reduce
+// over the replicas, a ring over the inter-node links.
+TEST(Simulator, ReplicasAllReduceEachGradientBeforeTheUpdate) {
+  const int64_t bytes = int64_t{16} << 20;
+  PlanBuilder b(1);
+  const int64_t w = b.Task(plan::VARIABLE, 0, "w");
+  const int64_t g = b.Task(plan::SOURCE, 0, "grad");
+  const int64_t u = b.Task(plan::COMPUTE, 0, "update", "sgd_update");
+  b.Regst(w, {u}, Shape{bytes / 4});
+  b.Regst(g, {u}, Shape{bytes / 4});
+  const plan::Plan plan = b.Build();
+  const Topology cluster = Cluster(1, 1e11, 0);  // inter-node: 1e9 B/s, no latency
+  SimOptions one;
+  SimOptions four;
+  four.data_parallel_replicas = 4;
+  const SimResult alone = Simulate(plan, cluster, one);
+  const SimResult replica = Simulate(plan, cluster, four);
+  ASSERT_TRUE(alone.finished && replica.finished);
+  const double ring = 2.0 * 3 / 4 * bytes / 1e9;
+  EXPECT_NEAR(replica.total_s - alone.total_s, ring, 1e-6 * ring);
+  EXPECT_DOUBLE_EQ(replica.devices[0].inter_bytes, 2.0 * 3 / 4 * bytes);
+}
+
 TEST(Simulator, TwoRunsGiveByteIdenticalTraces) {
   SimOptions options;
   options.trace = true;
