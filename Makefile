@@ -63,6 +63,7 @@ demo: build
 bench: deps
 	BUILD_TYPE=$(BUILD_TYPE) CMAKE_ARGS="$(CMAKE_ARGS)" scripts/bench $(BUILD_DIR)
 	bench/mpi_bench.sh $(BUILD_DIR)
+	bench/tune_bench.sh $(BUILD_DIR)
 
 clean:
 	rm -rf $(BUILD_DIR)
