@@ -163,6 +163,7 @@ void MpiTransport::Begin(Fail fail) {
   std::lock_guard<std::mutex> lock(mutex_);
   stop_ = false;
   fail_ = std::move(fail);
+  in_flight_.clear();
   thread_ = std::thread([this] { Loop(); });
 }
 
@@ -175,9 +176,11 @@ void MpiTransport::End() {
   if (thread_.joinable()) thread_.join();
 }
 
-void MpiTransport::Enqueue(Op op) {
+void MpiTransport::Enqueue(std::string what, Op op) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
+    op.id = next_op_++;
+    in_flight_[op.id] = "MPI: " + what;
     pending_.push_back(std::move(op));
   }
   wake_.notify_all();
@@ -215,6 +218,10 @@ void MpiTransport::Loop() {
         Op op = std::move(active[i]);
         active.erase(active.begin() + static_cast<std::ptrdiff_t>(i));
         op.finish(status);
+        {
+          std::lock_guard<std::mutex> lock(mutex_);
+          in_flight_.erase(op.id);
+        }
         progressed = true;
       }
       if (!progressed && fresh.empty()) std::this_thread::yield();
@@ -238,7 +245,9 @@ void MpiTransport::Send(const plan::Task& send, int64_t piece, std::vector<std::
   auto buffer = std::make_shared<std::vector<std::byte>>(std::move(payload));
   const int peer = PeerRank(send);
   const int tag = Tag(send, piece);
-  Enqueue({[buffer, peer, tag](MPI_Request* request) {
+  Enqueue("task '" + send.name() + "' piece " + std::to_string(piece) + " sending " +
+              std::to_string(buffer->size()) + " bytes to rank " + std::to_string(peer),
+          {[buffer, peer, tag](MPI_Request* request) {
              CheckMpi(MPI_Isend(buffer->data(), static_cast<int>(buffer->size()), MPI_BYTE, peer,
                                 tag, MPI_COMM_WORLD, request),
                       "MPI_Isend");
@@ -251,7 +260,9 @@ void MpiTransport::Recv(const plan::Task& recv, int64_t piece, Tensor slot, Done
   const int tag = Tag(recv, piece);
   const std::string name = recv.name();
   auto view = std::make_shared<Tensor>(std::move(slot));
-  Enqueue({[view, peer, tag](MPI_Request* request) {
+  Enqueue("task '" + name + "' piece " + std::to_string(piece) + " receiving " +
+              std::to_string(view->nbytes()) + " bytes from rank " + std::to_string(peer),
+          {[view, peer, tag](MPI_Request* request) {
              CheckMpi(MPI_Irecv(view->raw(), static_cast<int>(view->nbytes()), MPI_BYTE, peer, tag,
                                 MPI_COMM_WORLD, request),
                       "MPI_Irecv");
@@ -279,11 +290,14 @@ void MpiTransport::Collective(const plan::Task& task, int64_t piece,
   const plan::CollectiveDesc desc = task.collective();
   const ReduceOp op = desc.reduce_op().empty() ? ReduceOp::kSum : ParseReduceOp(desc.reduce_op());
   const MPI_Comm comm = c.comm;
+  const std::string what = "task '" + task.name() + "' piece " + std::to_string(piece) + ": " +
+                           desc.kind() + " with the other ranks of comm group " +
+                           std::to_string(desc.group());
   auto members = std::make_shared<std::vector<runtime::CollectiveMember>>(std::move(local));
   const Tensor& in = members->front().input;
   if (desc.kind() == "all_reduce" && c.one_member_per_rank && members->size() == 1 &&
       MpiType(in.dtype()) != MPI_DATATYPE_NULL) {
-    Enqueue({[members, op, comm](MPI_Request* request) {
+    Enqueue(what, {[members, op, comm](MPI_Request* request) {
                runtime::CollectiveMember& m = members->front();
                CheckMpi(MPI_Iallreduce(m.input.raw(), m.output.raw(),
                                        static_cast<int>(m.input.numel()),
@@ -312,7 +326,7 @@ void MpiTransport::Collective(const plan::Task& task, int64_t piece,
     auto layout = std::make_shared<AxisChunks>(m.output.shape(), axis, extents,
                                                DTypeSize(m.output.dtype()));
     auto packed = std::make_shared<std::vector<std::byte>>(static_cast<size_t>(total));
-    Enqueue({[members, packed, counts, displs, comm](MPI_Request* request) {
+    Enqueue(what, {[members, packed, counts, displs, comm](MPI_Request* request) {
                runtime::CollectiveMember& m = members->front();
                CheckMpi(MPI_Iallgatherv(m.input.raw(), static_cast<int>(m.input.nbytes()),
                                         MPI_BYTE, packed->data(), counts->data(), displs->data(),
@@ -339,7 +353,7 @@ void MpiTransport::Collective(const plan::Task& task, int64_t piece,
     const AxisChunks layout(m.input.shape(), axis, extents, DTypeSize(m.input.dtype()));
     auto packed = std::make_shared<std::vector<std::byte>>(m.input.nbytes());
     layout.Move<true>(m.input.raw(), packed->data());
-    Enqueue({[members, packed, counts, op, comm](MPI_Request* request) {
+    Enqueue(what, {[members, packed, counts, op, comm](MPI_Request* request) {
                runtime::CollectiveMember& m = members->front();
                CheckMpi(MPI_Ireduce_scatter(packed->data(), m.output.raw(), counts->data(),
                                             MpiType(m.input.dtype()), MpiOp(op), comm, request),
@@ -368,7 +382,7 @@ void MpiTransport::Collective(const plan::Task& task, int64_t piece,
   auto gathered = std::make_shared<std::vector<std::byte>>(static_cast<size_t>(total));
   const plan::Plan& plan = plan_;
   const CollectiveComm* info = &c;
-  Enqueue({[send, gathered, counts, displs, comm](MPI_Request* request) {
+  Enqueue(what, {[send, gathered, counts, displs, comm](MPI_Request* request) {
              CheckMpi(MPI_Iallgatherv(send->data(), static_cast<int>(send->size()), MPI_BYTE,
                                       gathered->data(), counts->data(), displs->data(), MPI_BYTE,
                                       comm, request),
@@ -398,6 +412,13 @@ void MpiTransport::Collective(const plan::Task& task, int64_t piece,
              }
              done();
            }});
+}
+
+std::vector<std::string> MpiTransport::Pending() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::vector<std::string> lines;
+  for (const auto& [id, what] : in_flight_) lines.push_back(what);
+  return lines;
 }
 
 std::vector<std::vector<std::byte>> MpiTransport::Allgather(const std::vector<std::byte>& bytes) {

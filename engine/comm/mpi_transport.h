@@ -28,6 +28,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -57,6 +58,7 @@ class MpiTransport : public runtime::Transport {
   runtime::SinkValues ExchangeSinks(const plan::Plan& plan,
                                     const runtime::SinkValues& local) override;
   std::vector<std::vector<std::byte>> Allgather(const std::vector<std::byte>& bytes) override;
+  std::vector<std::string> Pending() const override;
 
   static constexpr int64_t kPieceWindow = 8;
 
@@ -67,6 +69,7 @@ class MpiTransport : public runtime::Transport {
     std::function<void(MPI_Request*)> start;
     std::function<void(const MPI_Status&)> finish;
     MPI_Request request = MPI_REQUEST_NULL;
+    int64_t id = -1;  // set by Enqueue: its line in in_flight_
   };
   // The communicator of one collective spanning ranks, and who is where in it.
   struct CollectiveComm {
@@ -76,7 +79,7 @@ class MpiTransport : public runtime::Transport {
     bool one_member_per_rank = false;
   };
 
-  void Enqueue(Op op);
+  void Enqueue(std::string what, Op op);
   void Loop();
   int Tag(const plan::Task& task, int64_t piece) const;
   int PeerRank(const plan::Task& task) const;
@@ -87,9 +90,11 @@ class MpiTransport : public runtime::Transport {
   int64_t tag_limit_ = 0;
   std::map<std::pair<int64_t, int64_t>, CollectiveComm> comms_;  // (group, issue order)
 
-  std::mutex mutex_;
+  mutable std::mutex mutex_;
   std::condition_variable wake_;
   std::vector<Op> pending_;
+  std::map<int64_t, std::string> in_flight_;  // started and not completed, by op id
+  int64_t next_op_ = 0;
   bool stop_ = false;
   Fail fail_;
   std::thread thread_;

@@ -13,6 +13,7 @@
 #include <exception>
 #include <functional>
 #include <map>
+#include <string>
 #include <vector>
 
 #include "engine/core/tensor.h"
@@ -51,6 +52,10 @@ class Transport {
   virtual SinkValues ExchangeSinks(const plan::Plan& plan, const SinkValues& local) = 0;
   // Every rank's `bytes`, in rank order, on every rank.
   virtual std::vector<std::vector<std::byte>> Allgather(const std::vector<std::byte>& bytes) = 0;
+
+  // The operations of the last run that had not completed when it ended, one line each
+  // (e.g. "MPI: task 'x/recv@1' piece 3 receiving 4096 bytes from rank 0"), for stall reports.
+  virtual std::vector<std::string> Pending() const = 0;
 };
 
 }  // namespace twinflow::runtime

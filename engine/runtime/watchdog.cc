@@ -36,6 +36,10 @@ std::string DescribeStall(const RunContext& ctx) {
       ++more;
     }
   };
+  // Operations waiting on other ranks first: across ranks they say the most.
+  if (ctx.transport) {
+    for (const std::string& op : ctx.transport->Pending()) add(op);
+  }
   for (size_t t = 0; t < ctx.actors.size(); ++t) {
     if (!ctx.actors[t]) continue;  // another rank's
     const Actor& actor = *ctx.actors[t];

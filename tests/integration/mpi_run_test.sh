@@ -150,8 +150,9 @@ fi
 
 # A rank that stalls (stopped): the others' watchdog fails the job within its limit.
 fault STOP --watchdog 2
-if [ "$status" -ne 0 ] && [ "$took" -le 15 ] && grep -q "no act completed" "$work/err"; then
-  ok "a stalled rank trips the watchdog in ${took} s (status $status)"
+if [ "$status" -ne 0 ] && [ "$took" -le 15 ] && grep -q "no act completed" "$work/err" &&
+   grep -q "MPI: task" "$work/err"; then
+  ok "a stalled rank trips the watchdog in ${took} s (status $status), naming the MPI operations in flight"
 else
   bad "stalled rank: status $status after ${took} s" "$work/err"
 fi
