@@ -46,26 +46,29 @@ TEST(EventQueue, OrdersByTimeThenByScheduling) {
   EXPECT_EQ(q.now(), 20);
 }
 
+// Every one of p devices all-reduces `bytes` of f32 fed by a SOURCE, into a SINK.
+plan::Plan AllReducePlan(int p, int64_t bytes) {
+  const Shape shape{bytes / 4};
+  PlanBuilder b(p);
+  for (int d = 0; d < p; ++d) {
+    const int64_t src = b.Task(plan::SOURCE, d, "x@" + std::to_string(d));
+    const int64_t c = b.Task(plan::COLLECTIVE, d, "all_reduce@" + std::to_string(d));
+    const int64_t sink = b.Task(plan::SINK, d, "sink@" + std::to_string(d));
+    b.Regst(src, {c}, shape);
+    b.Regst(c, {sink}, shape);
+    b.task(c).mutable_collective()->set_kind("all_reduce");
+    b.task(c).mutable_collective()->set_member(d);
+  }
+  plan::Plan plan = b.Build();
+  plan::CommGroup* group = plan.add_groups();
+  for (int d = 0; d < p; ++d) group->add_devices(d);
+  return plan;
+}
+
 TEST(Simulator, RingAllReduceMatchesTheFormula) {
   for (int p : {2, 4, 8}) {
     const int64_t bytes = int64_t{64} << 20;
-    const Shape shape{bytes / 4};
-    PlanBuilder b(p);
-    plan::CommGroup* group = nullptr;
-    std::vector<int64_t> collectives;
-    for (int d = 0; d < p; ++d) {
-      const int64_t src = b.Task(plan::SOURCE, d, "x@" + std::to_string(d));
-      const int64_t c = b.Task(plan::COLLECTIVE, d, "all_reduce@" + std::to_string(d));
-      const int64_t sink = b.Task(plan::SINK, d, "sink@" + std::to_string(d));
-      b.Regst(src, {c}, shape);
-      b.Regst(c, {sink}, shape);
-      b.task(c).mutable_collective()->set_kind("all_reduce");
-      b.task(c).mutable_collective()->set_member(d);
-      collectives.push_back(c);
-    }
-    plan::Plan plan = b.Build();
-    group = plan.add_groups();
-    for (int d = 0; d < p; ++d) group->add_devices(d);
+    const plan::Plan plan = AllReducePlan(p, bytes);
     const double alpha = 5e-6, bandwidth = 100e9;
     const SimResult r = Simulate(plan, Cluster(p, bandwidth, alpha), SimOptions{});
     ASSERT_TRUE(r.finished) << r.deadlock_report;
@@ -87,20 +90,7 @@ TEST(Simulator, RingAllReduceMatchesTheFormula) {
 TEST(Simulator, AllReduceAcrossNodesGoesHierarchical) {
   const int nodes = 4, per_node = 4, p = nodes * per_node;
   const int64_t bytes = int64_t{32} << 20;
-  const Shape shape{bytes / 4};
-  PlanBuilder b(p);
-  for (int d = 0; d < p; ++d) {
-    const int64_t src = b.Task(plan::SOURCE, d, "x@" + std::to_string(d));
-    const int64_t c = b.Task(plan::COLLECTIVE, d, "all_reduce@" + std::to_string(d));
-    const int64_t sink = b.Task(plan::SINK, d, "sink@" + std::to_string(d));
-    b.Regst(src, {c}, shape);
-    b.Regst(c, {sink}, shape);
-    b.task(c).mutable_collective()->set_kind("all_reduce");
-    b.task(c).mutable_collective()->set_member(d);
-  }
-  plan::Plan plan = b.Build();
-  plan::CommGroup* group = plan.add_groups();
-  for (int d = 0; d < p; ++d) group->add_devices(d);
+  const plan::Plan plan = AllReducePlan(p, bytes);
   const Topology cluster(ParseClusterSpec(
       "name: 'two-tier' nodes: 4 devices_per_node: 4"
       " device { name: 'd' peak_flops: 1e12 memory_bandwidth: 1e18 memory_bytes: 1000000000"
