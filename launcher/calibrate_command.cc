@@ -50,7 +50,7 @@ double MedianSeconds(Fn fn) {
 
 // One task's kernel on tensors of its physical shapes: random floats, zero integers (valid
 // indices and labels).
-double TimeKernel(const runtime::PreparedTask& t, const plan::Plan& plan, Rng& rng) {
+double TimeKernel(const runtime::PreparedTask& t, Rng& rng) {
   std::vector<Tensor> inputs, outputs;
   for (const plan::TensorDesc& d : t.task->op().inputs()) {
     const Shape shape(std::vector<int64_t>(d.shape().begin(), d.shape().end()));
@@ -61,7 +61,6 @@ double TimeKernel(const runtime::PreparedTask& t, const plan::Plan& plan, Rng& r
     outputs.emplace_back(Shape(std::vector<int64_t>(d.shape().begin(), d.shape().end())),
                          ParseDType(d.dtype()));
   }
-  (void)plan;
   kernels::KernelContext ctx{t.attrs, {}, {}, t.input_regions, t.output_regions,
                              t.input_logical, t.output_logical};
   for (const Tensor& in : inputs) ctx.inputs.push_back(&in);
@@ -138,7 +137,7 @@ int RunCalibrateCommand(const std::vector<std::string>& args, std::ostream& out)
     if (t.task->kind() != plan::COMPUTE) continue;
     const std::string key = plan::KernelKey(*t.task);
     if (table.count(key)) continue;
-    table[key] = TimeKernel(t, plan, rng);
+    table[key] = TimeKernel(t, rng);
     ++timed;
   }
   const double bandwidth = CopyBandwidth();

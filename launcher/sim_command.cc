@@ -159,11 +159,9 @@ int Simulated(const ArgParser& parser, const std::vector<std::string>& args, int
       << " samples/s, MFU " << FormatFixed(100 * r.mfu, 1) << "%\n";
   TextTable table({"device", "busy", "exposed comm", "bubble", "intra link", "inter link",
                    "live peak", "arena", "of capacity"});
-  int64_t worst = 0;
   const sim::DeviceReport* fullest = nullptr;
   for (const sim::DeviceReport& d : r.devices) {
     if (!fullest || d.arena_bytes > fullest->arena_bytes) fullest = &d;
-    worst = std::max(worst, d.arena_bytes);
   }
   const size_t shown = std::min<size_t>(r.devices.size(), 16);
   for (size_t i = 0; i < shown; ++i) {

@@ -344,7 +344,7 @@ class Simulation {
   // gradient over the replicas, from `now`; returns when it ends (`now` for other tasks).
   Nanos ReplicaGradientSync(const plan::Task& t, Nanos now) {
     const int replicas = options_.data_parallel_replicas;
-    const std::string& type = t.op().type();
+    const std::string& type = t.op().type();  // the update ops of engine/compiler/rates.h
     if (replicas <= 1 || t.kind() != plan::COMPUTE ||
         (type != "sgd_update" && type != "sgd_momentum_update" && type != "adam_update") ||
         t.consumed_regsts_size() < 2) {

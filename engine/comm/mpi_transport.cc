@@ -295,8 +295,8 @@ void MpiTransport::Collective(const plan::Task& task, int64_t piece,
                            std::to_string(desc.group());
   auto members = std::make_shared<std::vector<runtime::CollectiveMember>>(std::move(local));
   const Tensor& in = members->front().input;
-  if (desc.kind() == "all_reduce" && c.one_member_per_rank && members->size() == 1 &&
-      MpiType(in.dtype()) != MPI_DATATYPE_NULL) {
+  const bool one_each = c.one_member_per_rank && members->size() == 1;
+  if (one_each && desc.kind() == "all_reduce" && MpiType(in.dtype()) != MPI_DATATYPE_NULL) {
     Enqueue(what, {[members, op, comm](MPI_Request* request) {
                runtime::CollectiveMember& m = members->front();
                CheckMpi(MPI_Iallreduce(m.input.raw(), m.output.raw(),
@@ -307,7 +307,6 @@ void MpiTransport::Collective(const plan::Task& task, int64_t piece,
              [members, done](const MPI_Status&) { done(); }});
     return;
   }
-  const bool one_each = c.one_member_per_rank && members->size() == 1;
   if (one_each && desc.kind() == "all_gather") {
     // Every rank's input lands packed by rank; each rank unpacks along the gather axis.
     const int axis = desc.gather_axis();

@@ -6,6 +6,8 @@
 #include <utility>
 #include <vector>
 
+#include "engine/plan/plan_rates.h"
+
 namespace twinflow::plan {
 namespace {
 
@@ -49,10 +51,7 @@ std::string ChromeTraceJson(const Plan& plan, const std::vector<TraceSpan>& span
   for (const TraceSpan& s : spans) {
     if (s.task >= 0 && s.task < plan.tasks_size()) acts[s.task].push_back(&s);
   }
-  std::map<int64_t, int64_t> send_of_tag;
-  for (const Task& t : plan.tasks()) {
-    if (t.kind() == SEND) send_of_tag[t.tag()] = t.id();
-  }
+  const std::vector<int64_t> peer_send = PeerSends(plan);
   int64_t id = 0;
   const auto arrow = [&](const TraceSpan& from, const TraceSpan& to) {
     for (const TraceSpan* s : {&from, &to}) {
@@ -71,7 +70,7 @@ std::string ChromeTraceJson(const Plan& plan, const std::vector<TraceSpan>& span
   for (const auto& [task, mine] : acts) {
     const Task& t = plan.tasks(static_cast<int>(task));
     std::vector<int64_t> sources;
-    if (t.kind() == RECV && send_of_tag.count(t.tag())) sources.push_back(send_of_tag[t.tag()]);
+    if (peer_send[task] >= 0) sources.push_back(peer_send[task]);
     for (int64_t r : t.consumed_regsts()) {
       if (r < 0 || r >= plan.regsts_size()) continue;
       const Regst& regst = plan.regsts(static_cast<int>(r));
