@@ -170,7 +170,17 @@ int RunRunCommand(const std::vector<std::string>& args, std::ostream& out) {
     if (ranks == 1) throw;
     job = "error " + std::to_string(ExitCodeFor(e.kind())) + " " + e.message();
   }
-  if (mpi) AgreeOnJob(job, rank);
+  if (mpi) {
+    try {
+      AgreeOnJob(job, rank);
+    } catch (const Error& e) {
+      // Every rank prints its refusal before any exits: mpirun ends the others as soon as one
+      // rank exits non-zero, which would cut their reports short.
+      std::cerr << "twinflow run: error: " << e.message() << std::endl;
+      comm::AllgatherBytes({});
+      return ExitCodeFor(e.kind());
+    }
+  }
 
   try {
     std::unique_ptr<comm::MpiTransport> transport;
