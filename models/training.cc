@@ -26,9 +26,11 @@ BuiltModel FinishModel(graph::GraphBuilder& builder, graph::TensorId losses,
   std::vector<int64_t> axes;
   for (int k = 0; k < builder.meta(losses).shape.rank(); ++k) axes.push_back(k);
   const int64_t micro_batches = options.strategy.micro_batches;
-  graph::TensorId loss = builder.Add1("reduce_mean", {losses},
-                                      Attrs{{"axes", axes}, {"keepdims", false}},
-                                      micro_batches > 1 ? "loss/mean" : "loss");
+  // Per-example losses are averaged; a scalar (a front end's own reduction) is the mean already.
+  graph::TensorId loss = axes.empty() ? losses
+                                      : builder.Add1("reduce_mean", {losses},
+                                                     Attrs{{"axes", axes}, {"keepdims", false}},
+                                                     micro_batches > 1 ? "loss/mean" : "loss");
   if (micro_batches > 1) {
     // Each micro-batch's loss is its share of the step's mean: summed over the micro-batches
     // (gradients by ACC, the fetched values by the host) they give the whole batch's.

@@ -12,9 +12,9 @@ namespace twinflow::models {
 // it strategy.micro_batches times per step. InvalidArgumentError when they do not divide.
 int64_t MicroBatch(int64_t batch, const Strategy& strategy);
 
-// Reduces the per-example `losses` to their mean (divided by the micro-batch count, so that
-// the micro-batches' losses add up to the step's), appends backward and optimizer ops when
-// options.training, and packages the model.
+// Reduces the per-example `losses` to their mean (a scalar is taken as the mean already),
+// divided by the micro-batch count so that the micro-batches' losses add up to the step's;
+// appends backward and optimizer ops when options.training, and packages the model.
 BuiltModel FinishModel(graph::GraphBuilder& builder, graph::TensorId losses,
                        std::vector<graph::TensorId> parameters, std::vector<std::string> feeds,
                        const BuildOptions& options);

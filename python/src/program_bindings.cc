@@ -1,0 +1,103 @@
+// Compilation and what a compiled Program tells: its Plan (hash, save), the layouts and
+// boxings the search chose (explain) and the memory plan per device.
+#include <pybind11/stl.h>
+
+#include <limits>
+
+#include "engine/core/error.h"
+#include "engine/plan/plan_io.h"
+#include "engine/sbp/alpha_beta_cost_model.h"
+#include "python/src/program.h"
+
+namespace twinflow::python {
+namespace {
+
+constexpr size_t kExactSearchMaxOps = 3000;  // as `twinflow explain`: beyond, propagate
+
+Program Compile(const Model& model, int64_t devices_per_rank, const std::string& cost_model,
+                const std::string& search, double memory_limit, int64_t devices_per_node) {
+  sbp::AlphaBetaConfig config = sbp::AlphaBetaPreset(cost_model);
+  config.devices_per_node = devices_per_node;
+  const sbp::AlphaBetaCostModel cost(config);
+  compiler::CompileOptions options;
+  if (search != "auto" && search != "exact" && search != "propagate") {
+    throw InvalidArgumentError("search must be auto, exact or propagate, got '" + search + "'");
+  }
+  const bool exact = search == "exact" ||
+                     (search == "auto" && model.built.graph.ops().size() <= kExactSearchMaxOps);
+  options.search.method = exact ? compiler::SbpSearchOptions::Method::kExact
+                                : compiler::SbpSearchOptions::Method::kPropagate;
+  if (memory_limit > 0) options.search.memory_limit = memory_limit;
+  options.lower.fetches = model.fetches;
+  options.lower.micro_batches = model.built.strategy.micro_batches;
+  options.lower.one_f_one_b = model.built.strategy.schedule == models::Schedule::kOneFOneB;
+  options.lower.devices_per_rank = devices_per_rank;
+  Program program{model, {}, cost_model};
+  program.compiled = compiler::Compile(model.built.graph, *model.registry, cost, options);
+  return program;
+}
+
+py::dict Explain(const Program& p) {
+  const graph::LogicalGraph& graph = p.model.built.graph;
+  const compiler::SbpAssignment& a = p.compiled.assignment;
+  py::list signatures;
+  for (const graph::OpNode& op : graph.ops()) {
+    signatures.append(py::dict(py::arg("op") = op.name, py::arg("type") = op.type,
+                               py::arg("placement") = op.placement.ToString(),
+                               py::arg("signature") = a.signatures[op.id].ToString()));
+  }
+  py::list boxings;
+  for (const compiler::BoxingEdge& edge : a.boxings) {
+    std::vector<std::string> steps;
+    for (const sbp::BoxingStep& step : edge.plan.steps) steps.push_back(sbp::BoxingStepKindName(step.kind));
+    boxings.append(py::dict(py::arg("consumer") = graph.op(edge.consumer).name,
+                            py::arg("tensor") = graph.tensor(edge.tensor).name,
+                            py::arg("src") = edge.plan.src.ToString(),
+                            py::arg("dst") = edge.plan.dst.ToString(), py::arg("steps") = steps,
+                            py::arg("bytes") = edge.plan.cross_device_bytes(),
+                            py::arg("seconds") = edge.plan.time()));
+  }
+  return py::dict(py::arg("signatures") = signatures, py::arg("boxings") = boxings,
+                  py::arg("compute_seconds") = a.compute_time,
+                  py::arg("boxing_seconds") = a.boxing_time, py::arg("exact") = a.exact,
+                  py::arg("strategy") = p.model.built.strategy.ToString());
+}
+
+py::list Memory(const Program& p) {
+  const plan::Plan& plan = p.compiled.plan;
+  std::vector<int64_t> variable_bytes(plan.devices_size(), 0);
+  for (const plan::Task& t : plan.tasks()) {
+    if (t.kind() != plan::VARIABLE) continue;
+    for (int64_t r : t.produced_regsts()) {
+      variable_bytes[t.device()] += plan.regsts(static_cast<int>(r)).bytes_per_slot();
+    }
+  }
+  py::list devices;
+  for (const plan::MemoryPlan& m : plan.memory()) {
+    const plan::Device& d = plan.devices(m.device());
+    devices.append(py::dict(py::arg("device") = d.type() + ":" + std::to_string(d.index()),
+                            py::arg("rank") = d.rank(), py::arg("arena_bytes") = m.arena_bytes(),
+                            py::arg("peak_bytes") = m.peak_bytes(),
+                            py::arg("variable_bytes") = variable_bytes[m.device()]));
+  }
+  return devices;
+}
+
+}  // namespace
+
+void BindProgram(py::module_& m) {
+  py::class_<Program>(m, "Program")
+      .def_property_readonly("hash", [](const Program& p) { return plan::ContentHash(p.compiled.plan); })
+      .def_property_readonly("devices", [](const Program& p) { return p.compiled.plan.devices_size(); })
+      .def_property_readonly("ranks", [](const Program& p) { return p.compiled.plan.cluster().ranks(); })
+      .def_property_readonly("tasks", [](const Program& p) { return p.compiled.plan.tasks_size(); })
+      .def_property_readonly("model", [](const Program& p) { return p.model; })
+      .def("explain", &Explain)
+      .def("memory", &Memory)
+      .def("save_plan", [](const Program& p, const std::string& path) { plan::SavePlan(p.compiled.plan, path); });
+  m.def("compile", &Compile, py::arg("model"), py::arg("devices_per_rank") = 0,
+        py::arg("cost_model") = "cpu-host", py::arg("search") = "auto",
+        py::arg("memory_limit") = 0.0, py::arg("devices_per_node") = 8);
+}
+
+}  // namespace twinflow::python

@@ -1,0 +1,175 @@
+// Running a Program for real: a ThreadedExecutor on this process's devices, and under mpirun
+// an MPI transport to the other ranks. Steps take numpy feeds and give numpy fetches;
+// variables and checkpoints are logical tensors, whatever the layout.
+#include <pybind11/stl.h>
+
+#include "engine/comm/mpi_session.h"
+#include "engine/comm/mpi_transport.h"
+#include "engine/core/error.h"
+#include "engine/plan/plan_io.h"
+#include "engine/runtime/checkpoint.h"
+#include "engine/runtime/threaded_executor.h"
+#include "kernels/cpu/cpu_kernels.h"
+#include "python/src/program.h"
+
+namespace twinflow::python {
+namespace {
+
+Shape LogicalShape(const plan::Binding& binding) {
+  return Shape(std::vector<int64_t>(binding.logical().shape().begin(), binding.logical().shape().end()));
+}
+
+class Runner {
+ public:
+  Runner(const Program& program, comm::MpiSession* mpi, double watchdog_seconds)
+      : plan_(program.compiled.plan), kernels_(kernels::CpuKernels()), watchdog_(watchdog_seconds) {
+    if (mpi && mpi->size() > 1) {
+      if (plan_.cluster().ranks() != mpi->size()) {
+        throw InvalidArgumentError("the Plan spans " + std::to_string(plan_.cluster().ranks()) +
+                                   " ranks but mpirun started " + std::to_string(mpi->size()));
+      }
+      AgreeOnPlan(*mpi);
+      transport_ = std::make_unique<comm::MpiTransport>(plan_, *mpi);
+      rank_ = mpi->rank();
+    }
+    executor_ = std::make_unique<runtime::ThreadedExecutor>(plan_, kernels_, transport_.get());
+  }
+
+  std::map<std::string, py::array> Step(const py::dict& given) {
+    std::map<std::string, Tensor> feeds;
+    for (const plan::Binding& b : plan_.feeds()) {
+      if (!given.contains(b.name())) throw InvalidArgumentError("missing feed '" + b.name() + "'");
+      Tensor t = ToTensor(given[py::str(b.name())].cast<py::array>(),
+                          ParseDType(b.logical().dtype()), "feed '" + b.name() + "'");
+      if (t.shape() != LogicalShape(b)) {
+        throw ShapeError("feed '" + b.name() + "' has shape " + t.shape().ToString() +
+                         ", the graph expects " + LogicalShape(b).ToString());
+      }
+      feeds.emplace(b.name(), std::move(t));
+    }
+    if (static_cast<int>(given.size()) != plan_.feeds_size()) {
+      for (const auto& [key, value] : given) {
+        const std::string name = py::str(key);
+        if (!feeds.count(name)) throw InvalidArgumentError("unknown feed '" + name + "'");
+      }
+    }
+    runtime::RunResult result;
+    {
+      py::gil_scoped_release release;
+      runtime::RunOptions options;
+      options.steps = 1;
+      options.watchdog_seconds = watchdog_;
+      result = executor().Run([&](int64_t) { return feeds; }, options);
+    }
+    std::map<std::string, py::array> fetched;
+    for (const auto& [name, tensor] : result.fetches.at(0)) fetched.emplace(name, ToNumpy(tensor));
+    seconds_ += result.seconds;
+    ++steps_;
+    return fetched;
+  }
+
+  py::array Variable(const std::string& name) {
+    Tensor value;
+    {
+      py::gil_scoped_release release;
+      value = executor().Variable(name);
+    }
+    return ToNumpy(value);
+  }
+  void SetVariable(const std::string& name, const py::array& value) {
+    for (const plan::Binding& b : plan_.variables()) {
+      if (b.name() != name) continue;
+      Tensor t = ToTensor(value, ParseDType(b.logical().dtype()), "variable '" + name + "'");
+      if (t.shape() != LogicalShape(b)) {
+        throw ShapeError("variable '" + name + "' has shape " + LogicalShape(b).ToString() +
+                         ", the value " + t.shape().ToString());
+      }
+      executor().SetVariable(name, t);
+      return;
+    }
+    throw InvalidArgumentError("the graph has no variable '" + name + "'");
+  }
+  std::vector<std::string> VariableNames() const {
+    std::vector<std::string> names;
+    for (const plan::Binding& b : plan_.variables()) names.push_back(b.name());
+    return names;
+  }
+
+  // Collective under MPI: every rank gathers, rank 0 writes.
+  void Save(const std::string& dir, int64_t steps) {
+    runtime::Checkpoint state;
+    {
+      py::gil_scoped_release release;
+      state = runtime::CaptureCheckpoint(executor(), plan_, steps);
+    }
+    if (rank_ == 0) runtime::SaveCheckpoint(dir, state);
+  }
+  int64_t Load(const std::string& dir) {
+    const runtime::Checkpoint state = runtime::LoadCheckpoint(dir);
+    runtime::RestoreCheckpoint(executor(), plan_, state);
+    return state.steps;
+  }
+
+  // Ends the run's threads and MPI communicators (before MPI_Finalize).
+  void Close() {
+    executor_.reset();
+    transport_.reset();
+  }
+  int rank() const { return rank_; }
+  double mean_step_seconds() const { return steps_ ? seconds_ / static_cast<double>(steps_) : 0; }
+
+ private:
+  runtime::ThreadedExecutor& executor() const {
+    if (!executor_) throw InvalidArgumentError("this graph's runner was closed");
+    return *executor_;
+  }
+  // Every rank must run the same Plan: a difference anywhere fails every rank.
+  void AgreeOnPlan(const comm::MpiSession& mpi) {
+    const std::string mine = plan::ContentHash(plan_);
+    const std::vector<std::byte> bytes(reinterpret_cast<const std::byte*>(mine.data()),
+                                       reinterpret_cast<const std::byte*>(mine.data()) + mine.size());
+    const auto all = comm::AllgatherBytes(bytes);
+    for (size_t r = 0; r < all.size(); ++r) {
+      if (all[r] != all[0]) {
+        throw PlanError("rank " + std::to_string(mpi.rank()) + ": the ranks compiled different " +
+                        "Plans (rank 0 and rank " + std::to_string(r) + " differ): build the " +
+                        "same graph with the same strategy on every rank");
+      }
+    }
+  }
+
+  plan::Plan plan_;
+  kernels::KernelRegistry kernels_;
+  double watchdog_;
+  std::unique_ptr<comm::MpiTransport> transport_;
+  std::unique_ptr<runtime::ThreadedExecutor> executor_;
+  int rank_ = 0;
+  double seconds_ = 0;
+  int64_t steps_ = 0;
+};
+
+}  // namespace
+
+void BindRunner(py::module_& m) {
+  py::class_<comm::MpiSession>(m, "MpiSession")
+      .def(py::init<>())
+      .def_static("launched_by_mpirun", &comm::MpiSession::LaunchedByMpirun)
+      .def_property_readonly("rank", &comm::MpiSession::rank)
+      .def_property_readonly("size", &comm::MpiSession::size)
+      .def_property_readonly("local_rank", &comm::MpiSession::local_rank);
+
+  py::class_<Runner>(m, "Runner")
+      .def(py::init<const Program&, comm::MpiSession*, double>(), py::arg("program"),
+           py::arg("mpi") = nullptr, py::arg("watchdog_seconds") = 60.0, py::keep_alive<1, 3>())
+      .def("step", &Runner::Step, py::arg("feeds"))
+      .def("variable", &Runner::Variable)
+      .def("set_variable", &Runner::SetVariable)
+      .def("variable_names", &Runner::VariableNames)
+      .def("save", &Runner::Save, py::arg("dir"), py::arg("steps"))
+      .def("load", &Runner::Load, py::arg("dir"))
+      .def("close", &Runner::Close)
+      .def_property_readonly("rank", &Runner::rank)
+      .def_property_readonly("mean_step_seconds", &Runner::mean_step_seconds);
+}
+
+}  // namespace twinflow::python

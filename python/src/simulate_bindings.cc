@@ -1,0 +1,78 @@
+// Simulating a Program on a modelled cluster (simulator/): the same Plan the runner executes,
+// timed instead of run. Returns the report as plain Python values; the trace as JSON text.
+#include <pybind11/stl.h>
+
+#include "engine/core/error.h"
+#include "engine/core/file_io.h"
+#include "python/src/program.h"
+#include "simulator/hardware/cluster.h"
+#include "simulator/sim_executor.h"
+
+namespace twinflow::python {
+namespace {
+
+// A preset name, or the path of a ClusterSpec in protobuf text.
+sim::ClusterSpec Cluster(const std::string& cluster, int nodes) {
+  for (const std::string& name : sim::PresetNames()) {
+    if (name == cluster) return sim::Preset(name, nodes);
+  }
+  if (cluster.size() > 6 && cluster.ends_with(".pbtxt")) {
+    sim::ClusterSpec spec = sim::ParseClusterSpec(ReadFile(cluster), cluster);
+    if (nodes > 0) spec.set_nodes(nodes);
+    sim::ValidateClusterSpec(spec);
+    return spec;
+  }
+  std::string names;
+  for (const std::string& name : sim::PresetNames()) names += (names.empty() ? "" : ", ") + name;
+  throw InvalidArgumentError("cluster '" + cluster + "' is neither a preset (" + names +
+                             ") nor a .pbtxt ClusterSpec file");
+}
+
+py::dict Simulate(const Program& program, const std::string& cluster, int nodes, int64_t steps,
+                  int replicas, bool trace) {
+  if (steps < 1) throw InvalidArgumentError("steps must be positive");
+  if (replicas < 1) throw InvalidArgumentError("replicas must be positive");
+  const sim::Topology topology(Cluster(cluster, nodes));
+  sim::SimOptions options;
+  options.steps = steps;
+  options.trace = trace;
+  options.data_parallel_replicas = replicas;
+  sim::SimResult r;
+  {
+    py::gil_scoped_release release;
+    r = sim::Simulate(program.compiled.plan, topology, options);
+  }
+  if (!r.finished) {
+    throw TimeoutError("the Plan deadlocks in simulation; waiting:\n" + r.deadlock_report);
+  }
+  const sim::ClusterSpec& spec = topology.spec();
+  py::list devices;
+  for (const sim::DeviceReport& d : r.devices) {
+    devices.append(py::dict(
+        py::arg("device") = d.name, py::arg("busy_s") = d.busy_s,
+        py::arg("exposed_comm_s") = d.exposed_comm_s, py::arg("bubble_s") = d.bubble_s,
+        py::arg("intra_bytes") = d.intra_bytes, py::arg("inter_bytes") = d.inter_bytes,
+        py::arg("intra_utilisation") = d.intra_utilisation,
+        py::arg("inter_utilisation") = d.inter_utilisation, py::arg("peak_bytes") = d.peak_bytes,
+        py::arg("arena_bytes") = d.arena_bytes, py::arg("live_peak_bytes") = d.live_peak_bytes,
+        py::arg("out_of_memory") = d.out_of_memory));
+  }
+  return py::dict(py::arg("cluster") = spec.name(), py::arg("nodes") = spec.nodes(),
+                  py::arg("device_model") = spec.device().name(),
+                  py::arg("memory_capacity") = spec.device().memory_bytes(),
+                  py::arg("step_s") = r.step_s, py::arg("total_s") = r.total_s,
+                  py::arg("mfu") = r.mfu, py::arg("flops_per_step") = r.flops_per_step,
+                  py::arg("events") = r.events, py::arg("devices") = devices,
+                  py::arg("trace_json") = r.trace_json);
+}
+
+}  // namespace
+
+void BindSimulate(py::module_& m) {
+  m.def("simulate", &Simulate, py::arg("program"), py::arg("cluster") = "cpu-local",
+        py::arg("nodes") = 1, py::arg("steps") = 1, py::arg("replicas") = 1,
+        py::arg("trace") = false);
+  m.def("cluster_presets", &sim::PresetNames);
+}
+
+}  // namespace twinflow::python

@@ -1,0 +1,251 @@
+"""tw.Graph: a model's training (or inference) step, traced once and compiled to an actor
+Plan, as OneFlow's nn.Graph. Subclass it, assign modules as attributes, write build(), and
+optionally add an optimizer:
+
+    class TrainStep(tw.Graph):
+        def __init__(self, model, opt):
+            super().__init__()
+            self.model = model
+            self.loss_fn = tw.nn.CrossEntropyLoss()
+            self.add_optimizer(opt)
+
+        def build(self, x, labels):
+            return self.loss_fn(self.model(x), labels)
+
+    step = TrainStep(model, tw.optim.SGD(model.parameters(), lr=0.1))
+    step.compile(strategy="dp=2,tp=2")
+    loss = step(x_batch, y_batch)      # numpy in, float out
+
+build() is traced with the inputs of one micro-batch the first time the graph is stepped (or
+when compile() is given example inputs); every later step runs the compiled Plan.
+"""
+import inspect
+
+from . import _C, distributed
+from . import sbp as tw_sbp
+from .lazy import LazyTensor, Trace
+from .nn.module import Module
+from .report import Explanation, MemoryReport, SimulationReport
+from .strategy import StrategyLayout
+from .tensor import as_array, as_spec
+
+
+class Graph:
+    def __init__(self):
+        object.__setattr__(self, "_modules", {})
+        object.__setattr__(self, "_optimizer", None)
+        object.__setattr__(self, "_options", {"strategy": "auto", "devices": None,
+                                              "placement": None, "search": "auto",
+                                              "memory_limit": None})
+        self._reset()
+
+    def _reset(self):
+        object.__setattr__(self, "_specs", None)
+        object.__setattr__(self, "_programs", {})   # by cost model
+        object.__setattr__(self, "_params", [])     # (Parameter, variable name) in the graph
+        object.__setattr__(self, "_fetch_names", [])
+        object.__setattr__(self, "_runner", None)
+        object.__setattr__(self, "_loaded", {})     # Parameter -> the version the runner holds
+        object.__setattr__(self, "steps_done", 0)
+
+    def __setattr__(self, name, value):
+        if isinstance(value, Module):
+            self._modules[name] = value
+        object.__setattr__(self, name, value)
+
+    def build(self, *inputs):
+        raise NotImplementedError(f"{type(self).__name__} must define build()")
+
+    def add_optimizer(self, optimizer):
+        """Makes this a training graph: build() returns the loss, each step updates the
+        optimizer's parameters."""
+        from .optim import Optimizer
+        if not isinstance(optimizer, Optimizer):
+            raise _C.InvalidArgumentError(f"add_optimizer expects a tw.optim optimizer, got {optimizer!r}")
+        object.__setattr__(self, "_optimizer", optimizer)
+
+    @property
+    def training(self):
+        return self._optimizer is not None
+
+    def compile(self, *example_inputs, strategy="auto", devices=None, placement=None,
+                search="auto", memory_limit=None):
+        """Sets how the graph is distributed. strategy: "dp=..,tp=..,pp=..,mb=..,schedule=.."
+        (Megatron-style placements and pins, stage placements for set_stage) or "auto" (one
+        `placement`, or `devices` devices on one axis; layouts from pins and the SBP search).
+        With example inputs (arrays, tw.Tensor or tw.TensorSpec) it compiles now; otherwise at
+        the first step. memory_limit: bytes per device for the search."""
+        StrategyLayout(strategy, devices, placement)  # errors now, not at the first step
+        if search not in ("auto", "exact", "propagate"):
+            raise _C.InvalidArgumentError(f"search must be auto, exact or propagate, got {search!r}")
+        self._close_runner()
+        self._options.update(strategy=strategy, devices=devices, placement=placement,
+                             search=search, memory_limit=memory_limit)
+        self._reset()
+        if example_inputs:
+            self._program_for([as_spec(x, f"input {i}") for i, x in enumerate(example_inputs)])
+        return self
+
+    # -- tracing and compiling --------------------------------------------------------------
+
+    def _input_names(self, count):
+        params = list(inspect.signature(self.build).parameters.values())
+        if any(p.kind == p.VAR_POSITIONAL for p in params) or len(params) != count:
+            if len(params) != count and not any(p.kind == p.VAR_POSITIONAL for p in params):
+                raise _C.InvalidArgumentError(
+                    f"{type(self).__name__}.build takes {len(params)} inputs, got {count}")
+            return [f"input{i}" for i in range(count)]
+        return [p.name for p in params]
+
+    def _trace(self, specs, cost_model):
+        o = self._options
+        layout = StrategyLayout(o["strategy"], o["devices"], o["placement"])
+        for attr, module in self._modules.items():
+            for path, p in module.named_parameters(attr + "."):
+                if getattr(p, "_name", None) is None:
+                    p._name = path
+        builder = _C.GraphBuilder(str(layout.placement))
+        names = self._input_names(len(specs))
+        with Trace(builder, layout) as trace:
+            inputs = []
+            for name, spec in zip(names, specs):
+                shape = list(spec.shape)
+                if not shape or shape[0] % layout.mb:
+                    raise _C.InvalidArgumentError(
+                        f"input '{name}': batch {shape[:1]} is not divisible by mb={layout.mb}")
+                shape[0] //= layout.mb
+                id = builder.input(name, shape, spec.dtype)
+                sbp = spec.sbp if spec.sbp is not None else layout.default_input_sbp()
+                if sbp is not None:
+                    builder.pin(id, tw_sbp.nd_text(sbp, layout.placement.ndim, f"input '{name}'"))
+                inputs.append(LazyTensor(trace, id))
+            out = self.build(*inputs)
+        outputs = list(out) if isinstance(out, (tuple, list)) else [out]
+        if not outputs or not all(isinstance(t, LazyTensor) and t._trace is trace for t in outputs):
+            raise _C.InvalidArgumentError(f"{type(self).__name__}.build must return graph tensors "
+                                          "(the loss when training), got {out!r}")
+        if self.training and (len(outputs) != 1 or outputs[0].numel() != 1):
+            raise _C.InvalidArgumentError(f"{type(self).__name__}.build must return one scalar loss "
+                                          f"when training, got shape {list(outputs[0].shape)}")
+        trained = [trace.params[p] for p in (self._optimizer.params if self.training else [])
+                   if p in trace.params]
+        if self.training and not trained:
+            raise _C.InvalidArgumentError("none of the optimizer's parameters is used in build()")
+        model = builder.finish([t.id for t in outputs], trained, names,
+                               self._optimizer.spec() if self.training else "", layout.mb,
+                               layout.schedule)
+        ranks = distributed.world_size()
+        if layout.devices % ranks:
+            raise _C.InvalidArgumentError(f"{layout.devices} devices do not split over {ranks} ranks")
+        program = _C.compile(model, layout.devices // ranks if ranks > 1 else 0, cost_model,
+                             o["search"], float(o["memory_limit"] or 0))
+        params = [(p, builder.name(id)) for p, id in trace.params.items()]
+        return program, params, model.fetch_names, names
+
+    def _program_for(self, specs, cost_model="cpu-host"):
+        if self._specs is None:
+            object.__setattr__(self, "_specs", specs)
+        if cost_model not in self._programs:
+            program, params, fetches, names = self._trace(self._specs, cost_model)
+            self._programs[cost_model] = program
+            object.__setattr__(self, "_params", params)
+            object.__setattr__(self, "_fetch_names", fetches)
+            object.__setattr__(self, "_input_names_used", names)
+        return self._programs[cost_model]
+
+    def _compiled(self, what):
+        if self._specs is None:
+            raise _C.InvalidArgumentError(f"{what}: compile the graph with example inputs (or step "
+                                          "it once) first, so that the input shapes are known")
+        return self._program_for(self._specs)
+
+    @property
+    def program(self):
+        return self._compiled("program")
+
+    # -- running ------------------------------------------------------------------------------
+
+    def _get_runner(self):
+        if self._runner is None:
+            runner = _C.Runner(self._compiled("step"), distributed.session())
+            distributed.track(runner)
+            object.__setattr__(self, "_runner", runner)
+        return self._runner
+
+    def _close_runner(self):
+        if self._runner is not None:
+            self._runner.close()
+
+    def _sync_parameters_in(self, runner):
+        """Parameters updated elsewhere (another graph, copy_, a checkpoint) come in first."""
+        for p, name in self._params:
+            if self._loaded.get(p) != p._version:
+                runner.set_variable(name, p.numpy())
+                self._loaded[p] = p._version
+
+    def __call__(self, *batch):
+        return self.step(*batch)
+
+    def step(self, *batch):
+        """One step on numpy arrays (or tw.Tensor): the loss as a float when training (the
+        parameters are updated), else the outputs as numpy arrays."""
+        arrays = [as_array(b, f"input {i}") for i, b in enumerate(batch)]
+        if self._specs is None:
+            self._program_for([as_spec(b, f"input {i}") for i, b in enumerate(batch)])
+        if len(arrays) != len(self._specs):
+            raise _C.InvalidArgumentError(f"{type(self).__name__} was compiled for "
+                                          f"{len(self._specs)} inputs, got {len(arrays)}")
+        runner = self._get_runner()
+        self._sync_parameters_in(runner)
+        fetched = runner.step(dict(zip(self._input_names_used, arrays)))
+        if not self.training:
+            outputs = [fetched[name] for name in self._fetch_names]
+            return outputs[0] if len(outputs) == 1 else tuple(outputs)
+        for p, name in self._params:
+            if p in set(self._optimizer.params):
+                p._moved_to(runner, name)
+                self._loaded[p] = p._version
+        object.__setattr__(self, "steps_done", self.steps_done + 1)
+        # Each micro-batch's loss is its share of the step's mean.
+        return float(fetched[self._fetch_names[0]].sum())
+
+    @property
+    def mean_step_seconds(self):
+        return self._runner.mean_step_seconds if self._runner is not None else 0.0
+
+    # -- inspecting -----------------------------------------------------------------------------
+
+    def explain(self):
+        return Explanation(self._compiled("explain").explain())
+
+    def memory(self):
+        return MemoryReport(self._compiled("memory").memory())
+
+    def simulate(self, cluster="cpu-local", nodes=1, steps=1, replicas=1, trace=False):
+        """Runs the compiled Plan in the simulator on `cluster` (a preset: cpu-local,
+        dgx-a100, dgx-h100, hgx-h200, or a ClusterSpec .pbtxt file) of `nodes` nodes."""
+        self._compiled("simulate")
+        cost = "cpu-host" if cluster == "cpu-local" else "accelerator"
+        program = self._program_for(self._specs, cost)
+        data = _C.simulate(program, cluster, nodes, steps, replicas, trace)
+        samples = self._specs[0].shape[0] * replicas if self._specs[0].shape else replicas
+        return SimulationReport(data, samples, self._options["strategy"])
+
+    # -- checkpoints ----------------------------------------------------------------------------
+
+    def save(self, directory):
+        """Saves every variable (parameters and optimizer state) as logical tensors, so the
+        checkpoint loads under any strategy; atomic, with a checksum. Collective under mpirun."""
+        runner = self._get_runner()
+        self._sync_parameters_in(runner)
+        runner.save(directory, self.steps_done)
+
+    def load(self, directory):
+        """Loads a checkpoint saved by save() (under any strategy); returns its step count."""
+        runner = self._get_runner()
+        steps = runner.load(directory)
+        for p, name in self._params:
+            p._moved_to(runner, name)
+            self._loaded[p] = p._version
+        object.__setattr__(self, "steps_done", steps)
+        return steps

@@ -1,0 +1,170 @@
+"""Symbolic tensors: what a tw.Graph's build() sees. Each operation adds an op to the graph
+being traced (the engine checks it at once, so errors name the op), and nothing runs until
+the graph is compiled and stepped."""
+import itertools
+import math
+
+from . import _C
+from . import sbp as sbp_module
+
+_current = []  # the trace being built (a stack; one graph traces at a time)
+_unnamed = itertools.count()  # names for parameters no graph attribute reaches
+
+
+def current_trace(what):
+    if not _current:
+        raise _C.InvalidArgumentError(
+            f"{what}: modules run only inside a tw.Graph's build() (call the graph, not the module)")
+    return _current[-1]
+
+
+class Trace:
+    """One build() in progress: the engine's GraphBuilder, the strategy's layout rules and
+    the parameters met so far."""
+
+    def __init__(self, builder, layout):
+        self.builder = builder
+        self.layout = layout  # strategy.StrategyLayout: placements and default pins
+        self.params = {}      # Parameter -> tensor id, in order of first use
+        self.stage = 0
+        self._names = itertools.count()
+
+    def unique_name(self, prefix):
+        return f"{prefix}_{next(self._names)}"
+
+    def __enter__(self):
+        _current.append(self)
+        return self
+
+    def __exit__(self, *exc):
+        _current.pop()
+
+    def set_stage(self, stage, placement=None):
+        self.stage = stage
+        self.builder.placement = str(placement or self.layout.stage_placement(stage))
+
+    def current_placement(self):
+        from .placement import placement as Placement
+        return Placement._from_text(self.builder.placement)
+
+    def add(self, type, inputs, attrs=None, name=""):
+        ids = self.builder.add(type, [t.id for t in inputs], attrs or {}, name)
+        return [LazyTensor(self, i) for i in ids]
+
+    def add1(self, type, inputs, attrs=None, name=""):
+        return self.add(type, inputs, attrs, name)[0]
+
+    def parameter(self, param):
+        """The variable of `param` in this graph (created on first use, on the current
+        placement, pinned as its module or the strategy says)."""
+        if param in self.params:
+            return LazyTensor(self, self.params[param])
+        if param._name is None:
+            param._name = f"param{next(_unnamed)}"
+        name = param._name
+        id = self.builder.variable(name, list(param.shape), param.dtype, {"init": "zeros"})
+        sbp = param._sbp if param._sbp is not None else self.layout.default_param_sbp(param)
+        if sbp is not None:
+            self.builder.pin(id, sbp_module.nd_text(sbp, self.current_placement().ndim,
+                                                    f"parameter '{name}'"))
+        self.params[param] = id
+        return LazyTensor(self, id)
+
+
+def _shape_with(shape, numel, what):
+    """Resolves one -1 in `shape`."""
+    shape = [int(d) for d in shape]
+    if shape.count(-1) > 1:
+        raise _C.ShapeError(f"{what}: at most one -1 in {shape}")
+    if -1 in shape:
+        known = math.prod(d for d in shape if d != -1)
+        if known == 0 or numel % known:
+            raise _C.ShapeError(f"{what}: cannot reshape {numel} elements to {shape}")
+        shape[shape.index(-1)] = numel // known
+    return shape
+
+
+class LazyTensor:
+    """A tensor of the graph being traced: shape and dtype are known, values are not."""
+
+    def __init__(self, trace, id, hints=None):
+        self._trace = trace
+        self.id = id
+        self.hints = hints or {}
+
+    @property
+    def shape(self):
+        return tuple(self._trace.builder.shape(self.id))
+
+    @property
+    def dtype(self):
+        return self._trace.builder.dtype(self.id)
+
+    @property
+    def ndim(self):
+        return len(self.shape)
+
+    @property
+    def name(self):
+        return self._trace.builder.name(self.id)
+
+    def numel(self):
+        return math.prod(self.shape)
+
+    def _binary(self, type, other):
+        if isinstance(other, LazyTensor):
+            return self._trace.add1(type, [self, other])
+        if isinstance(other, (int, float)) and type in ("add", "sub", "mul", "div"):
+            value = float(other)
+            if type == "add":
+                return self._trace.add1("scalar_add", [self], {"value": value})
+            if type == "sub":
+                return self._trace.add1("scalar_add", [self], {"value": -value})
+            if type == "mul":
+                return self._trace.add1("scalar_mul", [self], {"value": value})
+            return self._trace.add1("scalar_mul", [self], {"value": 1.0 / value})
+        return NotImplemented
+
+    def __add__(self, other): return self._binary("add", other)
+    def __radd__(self, other): return self._binary("add", other)
+    def __sub__(self, other): return self._binary("sub", other)
+    def __mul__(self, other): return self._binary("mul", other)
+    def __rmul__(self, other): return self._binary("mul", other)
+    def __truediv__(self, other): return self._binary("div", other)
+    def __neg__(self): return self * -1.0
+
+    def __matmul__(self, other):
+        type = "matmul" if self.ndim == 2 else "batch_matmul"
+        return self._trace.add1(type, [self, other])
+
+    def reshape(self, *shape):
+        if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+            shape = shape[0]
+        dims = _shape_with(shape, self.numel(), "reshape")
+        return self._trace.add1("reshape", [self], {"shape": dims})
+
+    def transpose(self, *perm):
+        return self._trace.add1("transpose", [self], {"perm": list(perm)})
+
+    def sum(self, axes=None, keepdims=False):
+        return self._reduce("reduce_sum", axes, keepdims)
+
+    def mean(self, axes=None, keepdims=False):
+        return self._reduce("reduce_mean", axes, keepdims)
+
+    def _reduce(self, type, axes, keepdims):
+        axes = list(range(self.ndim)) if axes is None else ([axes] if isinstance(axes, int) else list(axes))
+        return self._trace.add1(type, [self], {"axes": axes, "keepdims": bool(keepdims)})
+
+    def to_global(self, placement=None, sbp=None):
+        """Pins this tensor's layout (on its own placement; moving a tensor to another
+        placement happens where the next op's placement differs)."""
+        if sbp is None:
+            raise _C.InvalidArgumentError("to_global on a graph tensor needs an sbp")
+        ndim = self._trace.current_placement().ndim if placement is None else placement.ndim
+        out = self._trace.add1("identity", [self])
+        self._trace.builder.pin(out.id, sbp_module.nd_text(sbp, ndim, f"tensor '{self.name}'"))
+        return out
+
+    def __repr__(self):
+        return f"LazyTensor({self.name}: {self.dtype}{list(self.shape)})"

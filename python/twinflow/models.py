@@ -1,0 +1,73 @@
+"""The built-in models of the C++ side (models/: the MLP and the GPT, including GPT-3 175B's
+sizes), for dry runs at sizes no Python loop should build: explain, memory and simulate."""
+import re
+
+from . import _C
+from .report import Explanation, MemoryReport, SimulationReport
+
+
+class BuiltinModel:
+    def __init__(self, name, config, strategy, devices=None, optimizer="sgd", seed=1):
+        self.name, self.config, self.strategy = name, dict(config), strategy
+        self.optimizer, self.seed = optimizer, seed
+        self.devices = devices if devices is not None else _devices_of(strategy)
+        self._programs = {}
+
+    def _program(self, cost_model, strategy=None, config=None):
+        key = (cost_model, strategy or self.strategy)
+        if key not in self._programs:
+            model = _C.builtin_model(self.name, config or self.config, strategy or self.strategy,
+                                     _devices_of(strategy) if strategy else self.devices,
+                                     self.optimizer, self.seed)
+            self._programs[key] = _C.compile(model, 0, cost_model)
+        return self._programs[key]
+
+    def explain(self):
+        return Explanation(self._program("accelerator").explain())
+
+    def memory(self):
+        return MemoryReport(self._program("accelerator").memory())
+
+    def simulate(self, cluster="dgx-h100", nodes=1, steps=1, trace=False, replica=False):
+        """Simulates a step on `cluster` x `nodes`. replica=True simulates one data-parallel
+        replica (dp=1, the batch and nodes divided by dp) whose optimizer updates first
+        all-reduce their gradients over the dp replicas: how a 1,000-GPU job stays fast."""
+        cost = "cpu-host" if cluster == "cpu-local" else "accelerator"
+        batch = self.config.get("batch", 8 if self.name == "gpt" else 512)
+        if not replica:
+            data = _C.simulate(self._program(cost), cluster, nodes, steps, 1, trace)
+            return SimulationReport(data, batch, self.strategy)
+        dp = _degree(self.strategy, "dp")
+        if batch % dp or nodes % dp:
+            raise _C.InvalidArgumentError(f"replica: dp={dp} must divide the batch ({batch}) and "
+                                          f"the nodes ({nodes})")
+        one = re.sub(r"\bdp=\d+", "dp=1", self.strategy) if "dp=" in self.strategy else self.strategy
+        config = dict(self.config, batch=batch // dp)
+        program = self._program(cost, one, config)
+        data = _C.simulate(program, cluster, nodes // dp, steps, dp, trace)
+        return SimulationReport(data, batch, self.strategy)
+
+
+def _degree(strategy, key):
+    match = re.search(rf"\b{key}=(\d+)", strategy)
+    return int(match.group(1)) if match else 1
+
+
+def _devices_of(strategy):
+    if strategy == "auto":
+        return 1
+    return _degree(strategy, "dp") * _degree(strategy, "tp") * _degree(strategy, "pp")
+
+
+def gpt(strategy="auto", devices=None, preset=None, **sizes):
+    """The GPT decoder of models/gpt.cc; preset="gpt3-175b" for GPT-3's sizes (96 layers,
+    hidden 12288, 96 heads, 2048 tokens, vocabulary 50257); sizes: layers, hidden, heads,
+    sequence, vocab, batch."""
+    config = dict(sizes)
+    if preset is not None:
+        config["preset"] = preset
+    return BuiltinModel("gpt", config, strategy, devices)
+
+
+def mlp(widths=(784, 4096, 4096, 10), batch=512, strategy="auto", devices=None):
+    return BuiltinModel("mlp", {"widths": list(widths), "batch": batch}, strategy, devices)

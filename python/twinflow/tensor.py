@@ -1,0 +1,108 @@
+"""Host tensors: numpy data with, optionally, the global layout (placement and SBP) that a
+graph input should take. What goes into and comes out of a tw.Graph."""
+import numpy as np
+
+from . import _C
+from .placement import placement as Placement
+
+_DTYPES = {"f32": np.float32, "f64": np.float64, "i32": np.int32, "i64": np.int64}
+
+
+def dtype_name(np_dtype):
+    """numpy dtype -> engine dtype name; floats default to f32, ints to i32 (as torch's
+    defaults for data), bools become i32."""
+    kind = np.dtype(np_dtype).kind
+    if kind == "f":
+        return "f64" if np.dtype(np_dtype) == np.float64 else "f32"
+    if kind in "iub":
+        return "i64" if np.dtype(np_dtype) == np.int64 else "i32"
+    raise _C.InvalidArgumentError(f"unsupported dtype {np.dtype(np_dtype)} (numeric arrays only)")
+
+
+class TensorSpec:
+    """A graph input's shape, dtype and optional layout, for compiling before data exists."""
+
+    def __init__(self, shape, dtype="f32", placement=None, sbp=None):
+        if dtype not in _DTYPES:
+            raise _C.InvalidArgumentError(f"TensorSpec: dtype must be one of {list(_DTYPES)}")
+        self.shape = tuple(int(d) for d in shape)
+        self.dtype = dtype
+        self.placement = placement
+        self.sbp = sbp
+
+
+class Tensor:
+    """numpy data plus an optional global layout (``to_global``)."""
+
+    def __init__(self, data, placement=None, sbp=None):
+        self._data = np.ascontiguousarray(data)
+        dtype_name(self._data.dtype)  # refuse what the engine cannot hold
+        if (placement is None) != (sbp is None):
+            raise _C.InvalidArgumentError("to_global needs both a placement and an sbp")
+        if placement is not None and not isinstance(placement, Placement):
+            raise _C.InvalidArgumentError(f"placement must be a tw.placement, got {placement!r}")
+        self.placement = placement
+        self.sbp = sbp
+
+    @property
+    def shape(self):
+        return self._data.shape
+
+    @property
+    def dtype(self):
+        return dtype_name(self._data.dtype)
+
+    @property
+    def is_global(self):
+        return self.placement is not None
+
+    def numpy(self):
+        return self._data.copy()
+
+    def to_global(self, placement, sbp):
+        return Tensor(self._data, placement, sbp)
+
+    def spec(self):
+        return TensorSpec(self.shape, self.dtype, self.placement, self.sbp)
+
+    def __repr__(self):
+        layout = f", placement={self.placement}, sbp={self.sbp}" if self.is_global else ""
+        return f"tw.Tensor(shape={self.shape}, dtype={self.dtype}{layout})"
+
+
+def tensor(data, dtype=None, placement=None, sbp=None):
+    """A tw.Tensor from anything numpy takes; `dtype` one of f32, f64, i32, i64."""
+    array = np.asarray(data)
+    if dtype is not None:
+        if dtype not in _DTYPES:
+            raise _C.InvalidArgumentError(f"dtype must be one of {list(_DTYPES)}, got {dtype!r}")
+        array = array.astype(_DTYPES[dtype])
+    elif array.dtype.kind in "iub" and array.dtype != np.int64:
+        array = array.astype(np.int32)
+    elif array.dtype.kind == "f" and array.dtype != np.float64:
+        array = array.astype(np.float32)
+    return Tensor(array, placement, sbp)
+
+
+def from_numpy(array):
+    return Tensor(np.asarray(array))
+
+
+def as_array(value, what):
+    """A step's argument as numpy (tw.Tensor or array-like)."""
+    if isinstance(value, Tensor):
+        return value._data
+    array = np.asarray(value)
+    dtype_name(array.dtype)
+    if array.dtype == object:
+        raise _C.InvalidArgumentError(f"{what}: not a numeric array")
+    return array
+
+
+def as_spec(value, what):
+    if isinstance(value, TensorSpec):
+        return value
+    if isinstance(value, Tensor):
+        return value.spec()
+    array = as_array(value, what)
+    return TensorSpec(array.shape, dtype_name(array.dtype))
