@@ -41,9 +41,12 @@ class Runner {
       if (!given.contains(b.name())) throw InvalidArgumentError("missing feed '" + b.name() + "'");
       Tensor t = ToTensor(given[py::str(b.name())].cast<py::array>(),
                           ParseDType(b.logical().dtype()), "feed '" + b.name() + "'");
-      if (t.shape() != LogicalShape(b)) {
+      // A step feeds every micro-batch at once, stacked on the first axis.
+      std::vector<int64_t> want = LogicalShape(b).dims();
+      if (!want.empty()) want[0] *= plan_.pieces_per_step();
+      if (t.shape() != Shape(want)) {
         throw ShapeError("feed '" + b.name() + "' has shape " + t.shape().ToString() +
-                         ", the graph expects " + LogicalShape(b).ToString());
+                         ", the graph expects " + Shape(want).ToString());
       }
       feeds.emplace(b.name(), std::move(t));
     }

@@ -112,6 +112,9 @@ class LazyTensor:
         return math.prod(self.shape)
 
     def _binary(self, type, other):
+        from .nn.module import Parameter
+        if isinstance(other, Parameter):  # a weight used directly, e.g. a position table
+            other = self._trace.parameter(other)
         if isinstance(other, LazyTensor):
             return self._trace.add1(type, [self, other])
         if isinstance(other, (int, float)) and type in ("add", "sub", "mul", "div"):

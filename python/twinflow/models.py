@@ -33,7 +33,7 @@ class BuiltinModel:
         replica (dp=1, the batch and nodes divided by dp) whose optimizer updates first
         all-reduce their gradients over the dp replicas: how a 1,000-GPU job stays fast."""
         cost = "cpu-host" if cluster == "cpu-local" else "accelerator"
-        batch = self.config.get("batch", 8 if self.name == "gpt" else 512)
+        batch = self.config.get("batch", _default_batch(self.name, self.config))
         if not replica:
             data = _C.simulate(self._program(cost), cluster, nodes, steps, 1, trace)
             return SimulationReport(data, batch, self.strategy)
@@ -46,6 +46,13 @@ class BuiltinModel:
         program = self._program(cost, one, config)
         data = _C.simulate(program, cluster, nodes // dp, steps, dp, trace)
         return SimulationReport(data, batch, self.strategy)
+
+
+def _default_batch(name, config):
+    """The C++ builders' defaults (models/model.h): GPT-3 trained on 1,536 x 2,048 tokens."""
+    if name == "gpt":
+        return 1536 if config.get("preset") == "gpt3-175b" else 8
+    return 512
 
 
 def _degree(strategy, key):

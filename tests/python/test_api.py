@@ -1,0 +1,146 @@
+"""The API's surface: placements, SBP, tensors, modules, numpy round trips and bad input."""
+import numpy as np
+import pytest
+
+import twinflow as tw
+from conftest import Forward, Mlp
+
+
+def test_placement_and_sbp_text():
+    p = tw.placement("cpu", 4, [2, 2])
+    assert str(p) == "cpu:0-3 [2,2]" and p.ndim == 2 and len(p) == 4
+    assert str(tw.placement("cpu", [2, 3])) == "cpu:2-3 [2]"
+    assert str(tw.sbp.split(1)) == "S(1)" and str(tw.sbp.broadcast) == "B"
+    assert str(tw.sbp.partial_sum) == "P"
+    assert tw.sbp.nd_text((tw.sbp.split(0), tw.sbp.broadcast), 2, "t") == "(S(0),B)"
+
+
+@pytest.mark.parametrize("make, error", [
+    (lambda: tw.placement("cpu", 4, [3]), tw.SbpError),
+    (lambda: tw.placement("cuda", 2), tw.InvalidArgumentError),
+    (lambda: tw.placement("cpu", []), tw.InvalidArgumentError),
+    (lambda: tw.sbp.split(-1), tw.InvalidArgumentError),
+    (lambda: tw.sbp.nd_text(tw.sbp.split(0), 2, "x"), tw.InvalidArgumentError),
+    (lambda: tw.nn.Linear(0, 3), tw.InvalidArgumentError),
+    (lambda: tw.nn.Linear(2, 3, parallel="diagonal"), tw.InvalidArgumentError),
+    (lambda: tw.nn.Dropout(1.5), tw.InvalidArgumentError),
+    (lambda: tw.optim.SGD([], lr=0.1), tw.InvalidArgumentError),
+    (lambda: tw.optim.SGD(Mlp().parameters(), lr=-1), tw.InvalidArgumentError),
+    (lambda: tw.tensor([1, 2], dtype="f16"), tw.InvalidArgumentError),
+])
+def test_bad_arguments_raise_named_errors(make, error):
+    with pytest.raises(error):
+        make()
+
+
+def test_error_classes_map_to_value_and_runtime_errors():
+    assert issubclass(tw.InvalidArgumentError, ValueError)
+    assert issubclass(tw.ShapeError, ValueError) and issubclass(tw.SbpError, ValueError)
+    for cls in (tw.PlanError, tw.CommError, tw.TimeoutError, tw.OutOfMemoryError):
+        assert issubclass(cls, RuntimeError)
+
+
+class Echo(tw.Graph):
+    def build(self, x):
+        return x * 1.0 if x.dtype in ("f32", "f64") else x.reshape(-1)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.int64])
+@pytest.mark.parametrize("strategy", ["auto", "dp=2"])
+def test_numpy_round_trip_through_the_runtime(dtype, strategy):
+    rng = np.random.default_rng(1)
+    x = (rng.standard_normal((6, 5)) * 100).astype(dtype)
+    out = Echo().compile(strategy=strategy)(x)
+    expected = x if x.dtype.kind == "f" else x.reshape(-1)
+    assert out.dtype == dtype and out.shape == expected.shape
+    np.testing.assert_array_equal(out, expected)
+
+
+def test_tensor_objects_carry_layout():
+    t = tw.tensor([[1.0, 2.0], [3.0, 4.0]])
+    assert t.dtype == "f32" and t.shape == (2, 2) and not t.is_global
+    g = t.to_global(tw.placement("cpu", 2), tw.sbp.split(0))
+    assert g.is_global and str(g.sbp) == "S(0)"
+    np.testing.assert_array_equal(g.numpy(), t.numpy())
+    assert tw.tensor([1, 2]).dtype == "i32"
+
+
+def test_forward_matches_numpy_from_the_state_dict():
+    tw.manual_seed(5)
+    model = Mlp(parallel=False)
+    x = np.random.default_rng(2).uniform(-1, 1, (8, 12)).astype(np.float32)
+    state = model.state_dict()
+    h = x
+    for i, idx in enumerate([0, 2, 4]):
+        h = h @ state[f"body.{idx}.weight"] + state[f"body.{idx}.bias"]
+        if i < 2:
+            h = np.maximum(h, 0)
+    for strategy in ("auto", "dp=2,tp=2"):
+        np.testing.assert_allclose(Forward(model).compile(strategy=strategy)(x), h, rtol=1e-5, atol=1e-6)
+
+
+def test_parameters_and_state_dict():
+    model = Mlp()
+    names = [n for n, _ in model.named_parameters()]
+    assert names == ["body.0.weight", "body.0.bias", "body.2.weight", "body.2.bias",
+                     "body.4.weight", "body.4.bias"]
+    state = {k: v + 1 for k, v in model.state_dict().items()}
+    model.load_state_dict(state)
+    np.testing.assert_array_equal(model.body[0].weight.numpy(), state["body.0.weight"])
+    with pytest.raises(tw.InvalidArgumentError, match="missing"):
+        model.load_state_dict({})
+    with pytest.raises(tw.ShapeError):
+        model.body[0].weight.copy_(np.zeros((2, 2)))
+
+
+def test_bad_steps_name_the_input():
+    graph = Forward(Mlp()).compile(strategy="auto")
+    graph(np.zeros((8, 12), np.float32))
+    with pytest.raises(tw.ShapeError, match="feed 'x'"):
+        graph(np.zeros((8, 11), np.float32))
+    with pytest.raises(tw.InvalidArgumentError, match="1 inputs, got 2"):
+        graph(np.zeros((8, 12)), np.zeros(8))
+
+
+def test_bad_graphs_name_the_layer_or_op():
+    class Wrong(tw.Graph):
+        def __init__(self):
+            super().__init__()
+            self.layer = tw.nn.Linear(3, 4)
+
+        def build(self, x):
+            return self.layer(x)
+
+    with pytest.raises(tw.ShapeError, match="Linear"):
+        Wrong()(np.zeros((2, 5), np.float32))
+
+    class BadOp(tw.Graph):
+        def build(self, x, y):
+            return x @ y
+
+    with pytest.raises(tw.ShapeError, match="matmul"):
+        BadOp()(np.zeros((2, 3), np.float32), np.zeros((4, 5), np.float32))
+
+    class FloatLabels(tw.Graph):
+        def build(self, x, y):
+            return tw.nn.CrossEntropyLoss()(x, y)
+
+    with pytest.raises(tw.InvalidArgumentError, match="labels must be integers"):
+        FloatLabels()(np.zeros((2, 3), np.float32), np.zeros(2, np.float32))
+
+
+def test_modules_outside_a_graph_are_refused():
+    with pytest.raises(tw.InvalidArgumentError, match="inside a tw.Graph"):
+        tw.nn.ReLU()(np.zeros(3))
+
+
+@pytest.mark.parametrize("strategy", ["dp=0", "dp=2,dp=2", "zz=2", "schedule=fast", "dp=x"])
+def test_bad_strategies(strategy):
+    with pytest.raises(tw.InvalidArgumentError, match="strategy"):
+        Forward(Mlp()).compile(strategy=strategy)
+
+
+def test_batch_must_split_into_micro_batches():
+    graph = Forward(Mlp()).compile(strategy="pp=1,mb=3")
+    with pytest.raises(tw.InvalidArgumentError, match="mb=3"):
+        graph(np.zeros((8, 12), np.float32))

@@ -1,0 +1,54 @@
+"""The examples, run as a user runs them (and under mpirun), with the figures they promise."""
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+from conftest import REPO
+
+ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+           OMPI_MCA_btl="self,vader", OMPI_MCA_btl_vader_single_copy_mechanism="none")
+MPIRUN = ["mpirun", "--oversubscribe", "--bind-to", "none", "-x", "PYTHONPATH", "-np", "2"]
+
+
+def run(args, mpi=False, timeout=300):
+    command = (MPIRUN if mpi else []) + [sys.executable] + args
+    done = subprocess.run(command, cwd=REPO, env=ENV, capture_output=True, text=True, timeout=timeout)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return done.stdout
+
+
+@pytest.mark.parametrize("mpi", [False, True])
+def test_mlp_digits_reaches_95_percent(mpi):
+    out = run(["examples/mlp_digits.py"], mpi)
+    accuracy = float(re.search(r"held-out accuracy ([0-9.]+)", out).group(1))
+    assert accuracy >= 0.95, out
+    assert f"on {2 if mpi else 1} rank(s)" in out
+    print(out)
+
+
+@pytest.mark.parametrize("mpi", [False, True])
+def test_char_gpt_loss_falls(mpi):
+    out = run(["examples/char_gpt.py"], mpi)
+    first, last = map(float, re.search(r"loss ([0-9.]+) -> ([0-9.]+)", out).groups())
+    assert last < 0.7 * first, out
+    print(out)
+
+
+def test_mpi_and_in_process_runs_give_the_same_losses():
+    args = ["examples/mlp_digits.py", "--epochs", "2", "--target", "0"]
+    losses = lambda out: re.findall(r"loss ([0-9.]+)", out)
+    assert losses(run(args)) == losses(run(args, mpi=True))
+
+
+def test_simulate_gpt3_prints_the_table_and_plots(tmp_path):
+    plot = tmp_path / "gpt3.png"
+    out = run(["examples/simulate_gpt3.py", "--plot", str(plot)])
+    rows = re.findall(r"^(dp=\d+,tp=\d+,pp=\d+\S*)\s+([0-9.]+)s", out, re.M)
+    assert len(rows) == 4, out
+    times = [float(t) for _, t in rows]
+    assert times == sorted(times) and times[0] > 0
+    assert plot.stat().st_size > 10000 and plot.read_bytes()[:4] == b"\x89PNG"
+    print(out)

@@ -1,0 +1,140 @@
+"""Training through the Python API: every strategy gives the single-device losses, graphs
+share parameters, checkpoints move between strategies, and the simulator reports."""
+import json
+
+import numpy as np
+import pytest
+
+import twinflow as tw
+from conftest import Forward, Mlp, TrainStep, batches, train
+
+
+@pytest.mark.parametrize("strategy", ["dp=2", "tp=2", "dp=2,tp=2", "pp=2,mb=4,schedule=1f1b",
+                                      "pp=2,mb=2,schedule=gpipe", "dp=2,pp=2,mb=2"])
+def test_strategies_match_one_device(strategy):
+    reference, _, _ = train("auto", steps=5)
+    losses, _, _ = train(strategy, steps=5)
+    np.testing.assert_allclose(losses, reference, rtol=1e-5)
+    assert losses[-1] < losses[0]
+
+
+def test_two_runs_are_bit_identical():
+    a, _, _ = train("dp=2,tp=2", steps=3)
+    b, _, _ = train("dp=2,tp=2", steps=3)
+    assert a == b
+
+
+def test_adam_matches_one_device():
+    adam = lambda p: tw.optim.Adam(p, lr=1e-2)
+    reference, _, _ = train("auto", steps=4, optimizer=adam)
+    losses, _, _ = train("dp=2,tp=2", steps=4, optimizer=adam)
+    np.testing.assert_allclose(losses, reference, rtol=1e-5)
+
+
+def test_an_inference_graph_sees_the_trained_parameters():
+    _, model, _ = train("dp=2,tp=2", steps=3)
+    state = model.state_dict()  # fetched from the training graph's runner
+    x = batches(1)[0][0]
+    h = x
+    for i, idx in enumerate([0, 2, 4]):
+        h = h @ state[f"body.{idx}.weight"] + state[f"body.{idx}.bias"]
+        h = np.maximum(h, 0) if i < 2 else h
+    np.testing.assert_allclose(Forward(model).compile(strategy="tp=2")(x), h, rtol=1e-4, atol=1e-5)
+
+
+def test_set_parameters_reach_the_next_step():
+    tw.manual_seed(0)
+    model = Mlp()
+    step = TrainStep(model, tw.optim.SGD(model.parameters(), lr=0.1)).compile(strategy="tp=2")
+    x, y = batches(1)[0]
+    step(x, y)
+    for p in model.parameters():
+        p.copy_(np.zeros(p.shape))
+    # All-zero weights: uniform logits over 5 classes.
+    assert step(x, y) == pytest.approx(np.log(5), rel=1e-6)
+
+
+def test_pipeline_stages_set_by_hand():
+    class Staged(Mlp):
+        def __init__(self):
+            super().__init__(parallel=False)
+            self.body[2].set_stage(1)
+
+    tw.manual_seed(0)
+    reference, _, _ = train("auto", steps=3, parallel=False)
+    tw.manual_seed(0)
+    model = Staged()
+    step = TrainStep(model, tw.optim.SGD(model.parameters(), lr=0.1, momentum=0.9))
+    step.compile(strategy="pp=2,mb=2")
+    losses = [step(x, y) for x, y in batches(3)]
+    np.testing.assert_allclose(losses, reference, rtol=1e-5)
+    devices = {d["device"] for d in step.memory()}
+    assert devices == {"cpu:0", "cpu:1"}
+
+
+def test_pinned_layouts_show_in_explain():
+    tw.manual_seed(0)
+    model = Mlp(parallel=False)
+    model.body[0].to_global(sbp=tw.sbp.split(1))
+    step = TrainStep(model, tw.optim.SGD(model.parameters(), lr=0.1))
+    step.compile(*batches(1)[0], strategy="auto", devices=2)
+    explanation = step.explain()
+    weight = next(s for s in explanation.signatures if s["op"] == "model.body.0.weight")
+    assert "S(1)" in weight["signature"]
+    assert "signatures" in str(explanation) and explanation.boxings
+
+
+def test_checkpoint_moves_between_strategies(tmp_path):
+    data = batches(6)
+    tw.manual_seed(0)
+    model = Mlp()
+    opt = lambda m: tw.optim.SGD(m.parameters(), lr=0.1, momentum=0.9)
+    uninterrupted = TrainStep(model, opt(model)).compile(strategy="auto")
+    expected = [uninterrupted(x, y) for x, y in data]
+
+    tw.manual_seed(0)
+    first = Mlp()
+    step = TrainStep(first, opt(first)).compile(strategy="dp=2")
+    for x, y in data[:3]:
+        step(x, y)
+    step.save(str(tmp_path))
+    tw.manual_seed(7)  # different initial values: the checkpoint must replace them
+    second = Mlp()
+    resumed = TrainStep(second, opt(second)).compile(*data[0], strategy="tp=2,pp=2,mb=2")
+    assert resumed.load(str(tmp_path)) == 3
+    losses = [resumed(x, y) for x, y in data[3:]]
+    np.testing.assert_allclose(losses, expected[3:], rtol=1e-5)
+
+    (tmp_path / "checkpoint.twck").write_bytes((tmp_path / "checkpoint.twck").read_bytes()[:-9])
+    with pytest.raises(tw.InvalidArgumentError, match="checkpoint"):
+        resumed.load(str(tmp_path))
+
+
+def test_simulate_reports_and_traces(tmp_path):
+    _, _, step = train("dp=2,tp=2", steps=1)
+    report = step.simulate(cluster="dgx-h100", nodes=1, trace=True)
+    assert report.step_s > 0 and 0 < report.mfu < 1 and report.samples_per_second > 0
+    assert [d["device"] for d in report.devices] == [f"cpu:{i}" for i in range(4)]
+    assert not report.out_of_memory and report.peak_memory_bytes > 0
+    path = tmp_path / "trace.json"
+    report.to_chrome_trace(str(path))
+    events = json.loads(path.read_text())["traceEvents"]
+    assert any(e.get("ph") == "X" for e in events)
+    again = step.simulate(cluster="dgx-h100", nodes=1, trace=True)
+    assert again.to_json() == report.to_json() and again._trace == report._trace
+    assert "step time" in str(report)
+
+
+def test_simulated_oom_names_the_devices():
+    report = tw.models.gpt(preset="gpt3-175b", strategy="dp=1,tp=8,pp=2", layers=2).simulate(
+        cluster="dgx-h100", nodes=2)
+    assert report.out_of_memory and report.peak_memory_bytes > report.memory_capacity
+
+
+def test_simulation_needs_known_shapes_and_a_real_cluster():
+    step = Forward(Mlp())
+    with pytest.raises(tw.InvalidArgumentError, match="example inputs"):
+        step.simulate()
+    step.compile(np.zeros((8, 12), np.float32), strategy="dp=2")
+    with pytest.raises(tw.InvalidArgumentError, match="neither a preset"):
+        step.simulate(cluster="nowhere")
