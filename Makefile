@@ -3,7 +3,7 @@
 # directory, so a fresh Debian 12 checkout needs only `make test`.
 #
 #   make demo        build; boxing plans, the SBP search on two models, short training runs
-#                    in-process and under mpirun
+#                    in-process, under mpirun and from Python; simulations up to GPT-3
 #   make test        build and run every test except those labelled slow
 #   make test-slow   the tests labelled slow
 #   make bench       build and run the benchmarks (build/bin/bench_*, bench/mpi_bench.sh)
@@ -48,6 +48,8 @@ demo: build
 	OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun -np 2 --oversubscribe \
 	  --bind-to none $(BUILD_DIR)/bin/twinflow run --model mlp --devices 4 --strategy dp=2,tp=2 \
 	  --steps 3 --check
+	@echo; echo "== From Python: an MLP on scikit-learn's digits, dp=2,tp=2 (examples/mlp_digits.py) =="
+	PYTHONPATH=$(BUILD_DIR)/python /usr/bin/python3 examples/mlp_digits.py --epochs 10 --target 0.9
 	@echo; echo "== The simulator's prediction for that job, calibrated on this host =="
 	$(BUILD_DIR)/bin/twinflow calibrate --model mlp --devices 4 --strategy dp=2,tp=2 \
 	  --output $(BUILD_DIR)/cpu-local.pbtxt

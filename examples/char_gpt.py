@@ -55,6 +55,27 @@ class CharGpt(tw.nn.Module):
         return self.head(self.ln(h))
 
 
+class Logits(tw.Graph):
+    """The same model for inference (sharing its parameters with the training graph)."""
+
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+
+    def build(self, ids):
+        return self.model(ids)
+
+
+def generate(model, codes, chars, sequence, length=120):
+    """Greedy continuation of the first `sequence` characters of the text."""
+    logits = Logits(model).compile(strategy="pp=2,mb=1")
+    context = list(codes[:sequence])
+    for _ in range(length):
+        out = logits(np.array([context[-sequence:]], dtype=np.int32))
+        context.append(int(np.argmax(out[0, -1])))
+    return "".join(chars[c] for c in context)
+
+
 class TrainStep(tw.Graph):
     def __init__(self, model, optimizer):
         super().__init__()
@@ -96,6 +117,9 @@ def main():
         print(f"strategy {args.strategy}, {len(chars)} characters: loss {first:.4f} -> {last:.4f} "
               f"(mean of the first and last 10 steps), step time {step.mean_step_seconds * 1e3:.1f} ms")
         print(step.memory())
+    sample = generate(model, codes, chars, args.sequence)
+    if tw.distributed.is_main():
+        print("greedy sample:", repr(sample))
     return 0 if last < 0.6 * first else 1
 
 

@@ -186,6 +186,10 @@ class Graph:
     def __call__(self, *batch):
         return self.step(*batch)
 
+    def run(self, *batch):
+        """The same as step() (DESIGN.md's name)."""
+        return self.step(*batch)
+
     def step(self, *batch):
         """One step on numpy arrays (or tw.Tensor): the loss as a float when training (the
         parameters are updated), else the outputs as numpy arrays."""

@@ -160,13 +160,18 @@ class LazyTensor:
         return self._trace.add1(type, [self], {"axes": axes, "keepdims": bool(keepdims)})
 
     def to_global(self, placement=None, sbp=None):
-        """Pins this tensor's layout (on its own placement; moving a tensor to another
-        placement happens where the next op's placement differs)."""
-        if sbp is None:
-            raise _C.InvalidArgumentError("to_global on a graph tensor needs an sbp")
-        ndim = self._trace.current_placement().ndim if placement is None else placement.ndim
-        out = self._trace.add1("identity", [self])
-        self._trace.builder.pin(out.id, sbp_module.nd_text(sbp, ndim, f"tensor '{self.name}'"))
+        """This tensor with the layout `sbp` on `placement` (default: the current one). A new
+        placement also becomes the current one: the ops that follow run there, as after
+        set_stage; the compiler inserts the boxing that moves the data."""
+        if placement is None and sbp is None:
+            raise _C.InvalidArgumentError("to_global needs a placement, an sbp or both")
+        trace = self._trace
+        if placement is not None:
+            trace.builder.placement = str(placement)
+        out = trace.add1("identity", [self])
+        if sbp is not None:
+            ndim = trace.current_placement().ndim
+            trace.builder.pin(out.id, sbp_module.nd_text(sbp, ndim, f"tensor '{self.name}'"))
         return out
 
     def __repr__(self):

@@ -144,3 +144,20 @@ def test_batch_must_split_into_micro_batches():
     graph = Forward(Mlp()).compile(strategy="pp=1,mb=3")
     with pytest.raises(tw.InvalidArgumentError, match="mb=3"):
         graph(np.zeros((8, 12), np.float32))
+
+
+def test_layouts_of_inputs_and_tensors_are_honoured():
+    class Move(tw.Graph):
+        def build(self, x):
+            y = x.to_global(tw.placement("cpu", [2, 3]), tw.sbp.split(1))
+            return y * 2.0
+
+    x = np.arange(24, dtype=np.float32).reshape(4, 6)
+    graph = Move().compile(tw.tensor(x).to_global(tw.placement("cpu", 2), tw.sbp.split(0)),
+                           strategy="auto", devices=2)
+    np.testing.assert_array_equal(graph(x), 2 * x)
+    signatures = {s["op"]: s for s in graph.explain().signatures}
+    assert signatures["x"]["signature"].endswith("S(0)")
+    moved = [s for s in signatures.values() if s["type"] == "identity"]
+    assert moved and moved[0]["placement"] == "cpu:2-3 [2]" and moved[0]["signature"].endswith("S(1)")
+    assert {d["device"] for d in graph.memory()} == {"cpu:0", "cpu:1", "cpu:2", "cpu:3"}
