@@ -10,6 +10,14 @@ _KEYS = ("dp", "tp", "pp", "mb", "schedule")
 
 class StrategyLayout:
     def __init__(self, text="auto", devices=None, placement=None):
+        if not isinstance(text, str):
+            raise _C.InvalidArgumentError(f"strategy must be a string such as 'dp=2,tp=2' or 'auto', got {text!r}")
+        if devices is not None and (not isinstance(devices, int) or isinstance(devices, bool) or devices < 1):
+            raise _C.InvalidArgumentError(f"devices must be a positive int, got {devices!r}")
+        if placement is not None and not isinstance(placement, Placement):
+            raise _C.InvalidArgumentError(f"placement must be a tw.placement, got {placement!r}")
+        if placement is not None and not text == "auto":
+            raise _C.InvalidArgumentError("placement= goes with strategy 'auto'; a dp/tp/pp strategy places stages itself")
         self.text = text
         self.automatic = text == "auto"
         self.dp = self.tp = self.pp = self.mb = 1

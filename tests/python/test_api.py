@@ -134,10 +134,23 @@ def test_modules_outside_a_graph_are_refused():
         tw.nn.ReLU()(np.zeros(3))
 
 
-@pytest.mark.parametrize("strategy", ["dp=0", "dp=2,dp=2", "zz=2", "schedule=fast", "dp=x"])
+@pytest.mark.parametrize("strategy", ["dp=0", "dp=2,dp=2", "zz=2", "schedule=fast", "dp=x", 4, None])
 def test_bad_strategies(strategy):
     with pytest.raises(tw.InvalidArgumentError, match="strategy"):
         Forward(Mlp()).compile(strategy=strategy)
+
+
+@pytest.mark.parametrize("options, match", [
+    (dict(strategy="dp=2", devices=3), "needs dp"),
+    (dict(devices=0), "devices"),
+    (dict(devices="4"), "devices"),
+    (dict(placement="cpu:0-1"), "tw.placement"),
+    (dict(strategy="dp=2", placement=tw.placement("cpu", 2)), "auto"),
+    (dict(search="fastest"), "search"),
+])
+def test_bad_compile_options(options, match):
+    with pytest.raises(tw.InvalidArgumentError, match=match):
+        Forward(Mlp()).compile(**options)
 
 
 def test_batch_must_split_into_micro_batches():
