@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <deque>
 #include <map>
 #include <memory>
 #include <tuple>
@@ -15,8 +16,9 @@
 #include "engine/plan/kernel_key.h"
 #include "engine/plan/plan_rates.h"
 #include "engine/runtime/actor.h"
-#include "simulator/collectives/ring.h"
+#include "simulator/comm_runner.h"
 #include "simulator/des/event_queue.h"
+#include "simulator/network/ports.h"
 
 namespace twinflow::sim {
 namespace {
@@ -52,7 +54,7 @@ double UncoveredSeconds(std::vector<std::pair<Nanos, Nanos>> spans,
 class Simulation {
  public:
   Simulation(const plan::Plan& plan, const Topology& topology, const SimOptions& options)
-      : plan_(plan), topology_(topology), options_(options) {
+      : plan_(plan), topology_(topology), options_(options), comm_(queue_, topology) {
     for (const plan::Device& d : plan.devices()) {
       if (d.index() >= topology.devices()) {
         throw InvalidArgumentError("the Plan uses device " + d.type() + ":" +
@@ -62,6 +64,8 @@ class Simulation {
       cluster_device_.push_back(static_cast<int>(d.index()));
     }
     device_free_.assign(plan.devices_size(), 0);
+    waiting_.resize(plan.devices_size());
+    if (options.trace) comm_.RecordLoads();
     const ClusterSpec& spec = topology.spec();
     if (spec.cores_per_node() > 0) {
       core_free_.assign(spec.nodes(), std::vector<Nanos>(spec.cores_per_node(), 0));
@@ -223,7 +227,6 @@ class Simulation {
   void Launch(const runtime::Launch& launch) {
     const plan::Task& t = plan_.tasks(static_cast<int>(launch.task));
     const int device = t.device();
-    const Nanos now = queue_.now();
     MarkLive(launch);
     switch (t.kind()) {
       case plan::COLLECTIVE: {
@@ -241,14 +244,9 @@ class Simulation {
         }
         std::vector<int> members;
         for (int64_t member : arrived) members.push_back(plan_.tasks(static_cast<int>(member)).device());
-        const Nanos end =
-            HoldCores(members, now, ToNanos(CollectiveSeconds(t, devices, bytes, members)));
-        for (int64_t member : arrived) {
-          const int d = plan_.tasks(static_cast<int>(member)).device();
-          comm_spans_[d].push_back({now, end});
-          Trace(member, now, end, 1);
-          Finish(member, end);
-        }
+        const PlanPtr collective =
+            comm_.Collective(t.collective().group(), t.collective().kind(), devices, bytes);
+        Communicate(collective, members, std::move(arrived));
         collectives_.erase(key);
         return;
       }
@@ -261,109 +259,102 @@ class Simulation {
         const plan::Task& send = plan_.tasks(static_cast<int>(
             plan_.tasks(static_cast<int>(arrived[0])).kind() == plan::SEND ? arrived[0]
                                                                           : arrived[1]));
-        const Link* link =
-            topology_.LinkBetween(cluster_device_[send.device()], cluster_device_[send.peer()]);
-        const double seconds =
-            link ? link->latency_s() + static_cast<double>(send.bytes_moved()) /
-                                           (link->bandwidth() * link->efficiency())
-                 : 0;
-        if (link) {
-          (link == &topology_.spec().inter_node() ? inter_bytes_ : intra_bytes_)[send.device()] +=
-              static_cast<double>(send.bytes_moved());
-        }
-        const Nanos end = HoldCores({send.device(), static_cast<int>(send.peer())}, now,
-                                    ToNanos(seconds));
-        for (int64_t task : arrived) {
-          comm_spans_[plan_.tasks(static_cast<int>(task)).device()].push_back({now, end});
-          Trace(task, now, end, 1);
-          Finish(task, end);
-        }
+        const PlanPtr transfer = comm_.Transfer(cluster_device_[send.device()],
+                                                cluster_device_[send.peer()], send.bytes_moved());
+        Communicate(transfer, {send.device(), static_cast<int>(send.peer())}, std::move(arrived));
         pairs_.erase(key);
         return;
       }
       default: {
-        Nanos start = std::max(now, device_free_[device]);
-        start = std::max(start, ReplicaGradientSync(t, now));
-        Nanos* core = nullptr;  // the node's earliest free core, when cores are shared
-        if (!core_free_.empty()) {
-          std::vector<Nanos>& cores = core_free_[topology_.NodeOf(cluster_device_[device])];
-          core = &*std::min_element(cores.begin(), cores.end());
-          start = std::max(start, *core);
-        }
-        const Nanos end = start + ToNanos(ComputeSeconds(t));
-        device_free_[device] = end;
-        if (core) *core = end;
-        if (end > start) compute_spans_[device].push_back({start, end});
-        if (t.kind() == plan::COMPUTE) flops_[device] += t.flops();
-        Trace(t.id(), start, end, 0);
-        Finish(t.id(), end);
+        const int64_t gradient_bytes = ReplicaGradientBytes(t);
+        if (waiting_[device].empty() && gradient_bytes == 0) return Place(t);
+        waiting_[device].push_back({t.id(), gradient_bytes == 0});
+        if (gradient_bytes > 0) SyncGradient(t, gradient_bytes);
+        Drain(device);
       }
     }
   }
 
-  // The ring time, or for an all-reduce over whole nodes (the same devices on each) the
-  // hierarchical algorithm's when that is faster.
-  // Also counts, per member, the bytes it sends over each link class.
-  double CollectiveSeconds(const plan::Task& t, const std::vector<int>& devices, int64_t bytes,
-                           const std::vector<int>& members) {
-    const std::string& kind = t.collective().kind();
-    const int p = static_cast<int>(devices.size());
-    const bool spans = &topology_.GroupLink(devices) == &topology_.spec().inter_node();
-    const double share = p > 1 ? static_cast<double>(p - 1) / p : 0;
-    const double sent = static_cast<double>(bytes) *
-                        (kind == "all_reduce" ? 2 * share : kind == "broadcast" ? 1.0 : share);
-    double seconds = RingCollectiveSeconds(kind, p, bytes, topology_.GroupLink(devices));
-    double intra = spans ? 0 : sent, inter = spans ? sent : 0;
-    const auto count = [&] {
-      for (int d : members) {
-        intra_bytes_[d] += intra;
-        inter_bytes_[d] += inter;
+  // Runs `plan` for the communication tasks `tasks` (on `devices`, plan devices) from now;
+  // when it ends they all finish. On a CPU host it first waits for a core per device (held
+  // for the plan's time on idle links).
+  void Communicate(const PlanPtr& plan, const std::vector<int>& devices,
+                   std::vector<int64_t> tasks) {
+    const Nanos now = queue_.now();
+    const Nanos start = HoldCores(devices, now, ToNanos(plan->idle_s));
+    comm_.Run(plan, start, [this, now, tasks = std::move(tasks)] {
+      const Nanos end = queue_.now();
+      for (int64_t task : tasks) {
+        comm_spans_[plan_.tasks(static_cast<int>(task)).device()].push_back({now, end});
+        Trace(task, now, end, 1);
+        Finish(task, end);
       }
-      return seconds;
-    };
-    if (kind != "all_reduce") return count();
-    std::map<int, int> per_node;
-    for (int d : devices) ++per_node[topology_.NodeOf(d)];
-    const int k = per_node.begin()->second;
-    const bool uniform = std::all_of(per_node.begin(), per_node.end(),
-                                     [&](const auto& node) { return node.second == k; });
-    if (per_node.size() > 1 && k > 1 && uniform) {
-      const int n = static_cast<int>(per_node.size());
-      const double hierarchical = HierarchicalAllReduceSeconds(
-          n, k, bytes, topology_.spec().intra_node(), topology_.spec().inter_node());
-      if (hierarchical < seconds) {
-        seconds = hierarchical;
-        intra = 2.0 * (k - 1) / k * static_cast<double>(bytes);
-        inter = 2.0 * (n - 1) / n * static_cast<double>(bytes) / k;
-      }
-    }
-    return count();
+    });
   }
 
-  // For an optimizer update of one of several data-parallel replicas: the all-reduce of its
-  // gradient over the replicas, from `now`; returns when it ends (`now` for other tasks).
-  Nanos ReplicaGradientSync(const plan::Task& t, Nanos now) {
-    const int replicas = options_.data_parallel_replicas;
+  // Compute acts wait behind one waiting for its gradient's all-reduce, in launch order, as
+  // on a device thread.
+  void Drain(int device) {
+    std::deque<Waiting>& waiting = waiting_[device];
+    while (!waiting.empty() && waiting.front().ready) {
+      const int64_t task = waiting.front().task;
+      waiting.pop_front();
+      Place(plan_.tasks(static_cast<int>(task)));
+    }
+  }
+
+  // Places a compute-stream act on its device from now.
+  void Place(const plan::Task& t) {
+    const int device = t.device();
+    Nanos start = std::max(queue_.now(), device_free_[device]);
+    Nanos* core = nullptr;  // the node's earliest free core, when cores are shared
+    if (!core_free_.empty()) {
+      std::vector<Nanos>& cores = core_free_[topology_.NodeOf(cluster_device_[device])];
+      core = &*std::min_element(cores.begin(), cores.end());
+      start = std::max(start, *core);
+    }
+    const Nanos end = start + ToNanos(ComputeSeconds(t));
+    device_free_[device] = end;
+    if (core) *core = end;
+    if (end > start) compute_spans_[device].push_back({start, end});
+    if (t.kind() == plan::COMPUTE) flops_[device] += t.flops();
+    Trace(t.id(), start, end, 0);
+    Finish(t.id(), end);
+  }
+
+  // For an optimizer update of one of several data-parallel replicas, the bytes of its
+  // gradient, which it all-reduces over the replicas first; else 0.
+  int64_t ReplicaGradientBytes(const plan::Task& t) const {
     const std::string& type = t.op().type();  // the update ops of engine/compiler/rates.h
-    if (replicas <= 1 || t.kind() != plan::COMPUTE ||
+    if (options_.data_parallel_replicas <= 1 || t.kind() != plan::COMPUTE ||
         (type != "sgd_update" && type != "sgd_momentum_update" && type != "adam_update") ||
         t.consumed_regsts_size() < 2) {
-      return now;
+      return 0;
     }
-    const int64_t bytes = RegstBytes(t.consumed_regsts(1));  // the gradient
-    const Link& link = topology_.spec().inter_node();
-    const Nanos end = now + ToNanos(RingCollectiveSeconds("all_reduce", replicas, bytes, link));
-    comm_spans_[t.device()].push_back({now, end});
-    inter_bytes_[t.device()] += 2.0 * (replicas - 1) / replicas * static_cast<double>(bytes);
-    Trace(t.id(), now, end, 1);
-    return end;
+    return RegstBytes(t.consumed_regsts(1));
   }
 
-  // When communication ends that starts at `start` and lasts `duration`. On a CPU host
+  // The gradient all-reduce over the replicas, on the communication stream; when it ends the
+  // waiting update may take the compute stream.
+  void SyncGradient(const plan::Task& t, int64_t bytes) {
+    const Nanos now = queue_.now();
+    const int64_t task = t.id();
+    const int device = t.device();
+    const PlanPtr sync =
+        comm_.ReplicaAllReduce(cluster_device_[device], options_.data_parallel_replicas, bytes);
+    comm_.Run(sync, now, [this, now, task, device] {
+      comm_spans_[device].push_back({now, queue_.now()});
+      Trace(task, now, queue_.now(), 1);
+      for (Waiting& w : waiting_[device]) w.ready |= w.task == task;
+      Drain(device);
+    });
+  }
+
+  // When communication can start that is ready at `start` and lasts `duration`. On a CPU host
   // (cores_per_node set) moving bytes is the cores' work: every device involved holds its
   // node's earliest free core for the duration, starting when all of them have one.
   Nanos HoldCores(const std::vector<int>& devices, Nanos start, Nanos duration) {
-    if (core_free_.empty()) return start + duration;
+    if (core_free_.empty()) return start;
     std::vector<Nanos*> held;
     for (int d : devices) {
       std::vector<Nanos>& cores = core_free_[topology_.NodeOf(cluster_device_[d])];
@@ -376,7 +367,7 @@ class Simulation {
       start = std::max(start, *core);
     }
     for (Nanos* core : held) *core = start + duration;
-    return start + duration;
+    return start;
   }
 
   void Trace(int64_t task, Nanos start, Nanos end, int stream) {
@@ -413,8 +404,12 @@ class Simulation {
       }
       r.live_peak_bytes = live_peak_[d];
       r.out_of_memory = r.arena_bytes > model.memory_bytes();
-      r.intra_bytes = intra_bytes_[d];
-      r.inter_bytes = inter_bytes_[d];
+      const LinkNetwork& links = comm_.network();  // what its outgoing ports carried
+      const int c = cluster_device_[d];
+      r.intra_bytes = intra_bytes_[d] + links.BytesCarried(LinkId(c, Port::kIntraOut));
+      r.inter_bytes = inter_bytes_[d] + links.BytesCarried(LinkId(c, Port::kNicOut));
+      r.intra_busy_s = static_cast<double>(links.BusyTime(LinkId(c, Port::kIntraOut))) * 1e-9;
+      r.inter_busy_s = static_cast<double>(links.BusyTime(LinkId(c, Port::kNicOut))) * 1e-9;
       if (result.total_s > 0) {
         const ClusterSpec& spec = topology_.spec();
         r.intra_utilisation = r.intra_bytes / (result.total_s * spec.intra_node().bandwidth());
@@ -430,7 +425,8 @@ class Simulation {
                             model.peak_flops());
     }
     if (options_.trace) {
-      result.trace_json = plan::ChromeTraceJson(plan_, spans_, "twinflow sim", memory_);
+      result.trace_json =
+          plan::ChromeTraceJson(plan_, spans_, "twinflow sim", memory_, comm_.LinkSamples(cluster_device_));
     }
     return result;
   }
@@ -439,14 +435,20 @@ class Simulation {
   const Topology& topology_;
   SimOptions options_;
   EventQueue queue_;
+  CommRunner comm_;  // after queue_, which it uses
   std::vector<std::unique_ptr<runtime::Actor>> actors_;
   std::vector<int> cluster_device_;  // by plan device
   std::vector<Nanos> device_free_;   // when each compute stream is next free
+  struct Waiting {
+    int64_t task = 0;
+    bool ready = false;
+  };
+  std::vector<std::deque<Waiting>> waiting_;  // per device, behind an update awaiting its sync
   std::vector<std::vector<Nanos>> core_free_;  // per node and core, when cores are shared
   std::map<std::string, double> kernel_seconds_;
   std::vector<std::vector<std::pair<Nanos, Nanos>>> compute_spans_, comm_spans_;
   std::vector<double> flops_;
-  std::vector<double> intra_bytes_, inter_bytes_;  // by plan device
+  std::vector<double> intra_bytes_, inter_bytes_;  // by plan device: COPY bytes it sent
   std::map<std::tuple<int64_t, int64_t, int64_t>, std::vector<int64_t>> collectives_;
   std::map<std::pair<int64_t, int64_t>, std::vector<int64_t>> pairs_;
   std::vector<plan::TraceSpan> spans_;

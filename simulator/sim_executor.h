@@ -9,10 +9,14 @@
 // its KernelKey, else max(flops / (peak x efficiency), bytes / (memory bandwidth x
 // efficiency)); COPY its transfers over the link to each source device (memory for its own);
 // ACC, REPEAT, ASSIGN and SOURCE their bytes through memory. Communication does not hold the
-// compute stream: a COLLECTIVE completes for every member at the same time, the ring time
-// (simulator/collectives/ring.h) after its last member arrived; a SEND and its RECV complete
-// together, latency + bytes / bandwidth after both have started. Messages between actors take
-// no time. Events are ordered by (time, scheduling order), so a run is deterministic.
+// compute stream and runs as flows on the physical links (simulator/comm_runner.h): a
+// COLLECTIVE starts when its last member arrived, as the fastest algorithm on idle links
+// (ring, hierarchical or double binary tree: simulator/collectives/algorithms.h), and
+// completes for every member at once; a SEND and its RECV start when both have, as one flow
+// plus the link's latency. Flows in flight share every link max-min fairly
+// (simulator/network/link_network.h), so alone on idle links a collective takes its closed
+// form (ring.h, tree.h) and concurrent ones slow each other down. Messages between actors
+// take no time. Events are ordered by (time, scheduling order), so a run is deterministic.
 //
 // Per device it reports busy (computing), exposed communication (communicating and not
 // computing), bubble (neither) and the planned peak memory against capacity.
@@ -53,12 +57,16 @@ struct DeviceReport {
   int64_t live_peak_bytes = 0;  // the most bytes of live slots the run reached (as the
                                 // runtime's arena counts them; variables live throughout)
   bool out_of_memory = false;  // the arena exceeds the device's memory
-  // Bytes the device sent over its intra-node fabric and its NIC, and how busy that kept them
-  // (bytes over time x bandwidth).
+  // Bytes the device sent over its intra-node fabric and its NIC (collectives, transfers and
+  // replica syncs as their flows crossed its outgoing ports, plus COPY reads from it), their
+  // utilisation (bytes over time x bandwidth: the average fraction of the port's capacity
+  // used) and the time each outgoing port carried at least one flow.
   double intra_bytes = 0;
   double inter_bytes = 0;
   double intra_utilisation = 0;
   double inter_utilisation = 0;
+  double intra_busy_s = 0;
+  double inter_busy_s = 0;
 };
 
 struct SimResult {

@@ -23,7 +23,8 @@ std::string Escape(const std::string& text) {
 }  // namespace
 
 std::string ChromeTraceJson(const Plan& plan, const std::vector<TraceSpan>& spans,
-                            const std::string& title, const std::vector<MemorySample>& memory) {
+                            const std::string& title, const std::vector<MemorySample>& memory,
+                            const std::vector<LinkSample>& links) {
   int64_t origin = 0;
   for (size_t i = 0; i < spans.size(); ++i) {
     origin = i == 0 ? spans[i].start_ns : std::min(origin, spans[i].start_ns);
@@ -94,6 +95,14 @@ std::string ChromeTraceJson(const Plan& plan, const std::vector<TraceSpan>& span
                   "\"args\":{\"live bytes\":%lld}}",
                   static_cast<double>(m.ns - origin) * 1e-3, m.device,
                   static_cast<long long>(m.bytes));
+    json += event;
+  }
+  for (const LinkSample& l : links) {  // one counter track per link of the device
+    char event[192];
+    std::snprintf(event, sizeof(event),
+                  ",\n{\"name\":\"%s\",\"ph\":\"C\",\"ts\":%.3f,\"pid\":%d,"
+                  "\"args\":{\"load\":%.4f}}",
+                  l.link, static_cast<double>(l.ns - origin) * 1e-3, l.device, l.load);
     json += event;
   }
   return json + "\n]}\n";

@@ -9,7 +9,8 @@
 // nodes of k devices each on n nodes, the hierarchical algorithm when faster:
 //   reduce-scatter in each node, all-reduce of S/k between nodes, all-gather in each node
 //   = 2 [(k-1) a_i + (k-1)/k S/B_i] + 2 (n-1) a_e + 2 (n-1)/n (S/k) / B_e
-// Flows sharing links are not modelled yet (docs/simulator.md says what that leaves out).
+// These are the times on idle links; the simulator runs the same algorithms as flows that
+// share links with whatever else is in flight (algorithms.h, network/link_network.h).
 #include <cstdint>
 #include <string>
 
