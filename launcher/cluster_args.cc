@@ -28,8 +28,5 @@ int64_t SamplesPerStep(const models::BuiltModel& model) {
   return (shape.rank() > 0 ? shape[0] : 1) * model.strategy.micro_batches;
 }
 
-std::string CostModelFor(const sim::ClusterSpec& spec) {
-  return spec.name() == "cpu-local" ? "cpu-host" : "accelerator";
-}
 
 }  // namespace twinflow::launcher

@@ -12,7 +12,5 @@ void AddClusterFlags(ArgParser& parser);
 sim::ClusterSpec ClusterFromArgs(const ParsedArgs& args);
 // The first feed's leading extent times the micro-batches per step.
 int64_t SamplesPerStep(const models::BuiltModel& model);
-// The SBP search's cost model for a cluster: cpu-host for cpu-local, else accelerator.
-std::string CostModelFor(const sim::ClusterSpec& spec);
 
 }  // namespace twinflow::launcher

@@ -100,8 +100,10 @@ sbp::AlphaBetaConfig CostConfigFromArgs(const ParsedArgs& args, const std::strin
 
 compiler::Compiled CompileFromArgs(const models::BuiltModel& model, const ParsedArgs& args,
                                    const graph::OpRegistry& registry, int64_t devices_per_rank,
-                                   const std::string& cost_fallback) {
-  const sbp::AlphaBetaCostModel cost(CostConfigFromArgs(args, cost_fallback));
+                                   const sbp::AlphaBetaConfig* cluster_cost) {
+  const sbp::AlphaBetaCostModel cost(cluster_cost && !args.Given("cost-model")
+                                         ? *cluster_cost
+                                         : CostConfigFromArgs(args, "cpu-host"));
   compiler::CompileOptions options;
   options.lower.fetches = {model.loss};
   options.lower.micro_batches = model.strategy.micro_batches;

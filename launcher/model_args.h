@@ -24,13 +24,14 @@ models::BuiltModel BuildModelFromArgs(const ParsedArgs& args, const graph::OpReg
 // The --cost-model preset (default `fallback`) with --devices-per-node applied.
 sbp::AlphaBetaConfig CostConfigFromArgs(const ParsedArgs& args, const std::string& fallback);
 
-// Compiles `model` to a Plan under the flags' cost model (default cpu-host: what runs here),
-// fetching its loss every step, with its strategy's micro-batches and schedule; devices go to
-// ranks by `devices_per_rank` (0: all on one rank).
+// Compiles `model` to a Plan under the flags' cost model (--cost-model; else `cluster_cost`
+// when given, the simulated cluster's; else cpu-host: what runs here), fetching its loss every
+// step, with its strategy's micro-batches and schedule; devices go to ranks by
+// `devices_per_rank` (0: all on one rank).
 compiler::Compiled CompileFromArgs(const models::BuiltModel& model, const ParsedArgs& args,
                                    const graph::OpRegistry& registry,
                                    int64_t devices_per_rank = 0,
-                                   const std::string& cost_fallback = "cpu-host");
+                                   const sbp::AlphaBetaConfig* cluster_cost = nullptr);
 
 // Loads the Plan file at `path` (PlanError when it is corrupt or invalid) and checks that it
 // was compiled for `model`: the same feeds with the same shapes, the same micro-batches and

@@ -13,6 +13,7 @@
 #include "engine/ops/builtin_ops.h"
 #include "launcher/cluster_args.h"
 #include "launcher/model_args.h"
+#include "simulator/hardware/search_cost.h"
 #include "simulator/sim_executor.h"
 
 namespace twinflow::launcher {
@@ -113,7 +114,7 @@ int Simulated(const ArgParser& parser, const std::vector<std::string>& args, int
   const graph::OpRegistry registry = ops::BuiltinOps();
   const auto start = std::chrono::steady_clock::now();
   const models::BuiltModel model = BuildModelFromArgs(parsed, registry);
-  const std::string cost = CostModelFor(topology.spec());
+  const sbp::AlphaBetaConfig cost = sim::SearchCostConfig(topology.spec());
   const int64_t ranks = parsed.GetInt("ranks", 1, 1 << 20);
   const int64_t devices = parsed.GetInt("devices", 1, 1 << 20);
   if (devices % ranks != 0) {
@@ -121,7 +122,7 @@ int Simulated(const ArgParser& parser, const std::vector<std::string>& args, int
                                std::to_string(ranks) + " ranks");
   }
   const plan::Plan plan =
-      CompileFromArgs(model, parsed, registry, ranks > 1 ? devices / ranks : 0, cost).plan;
+      CompileFromArgs(model, parsed, registry, ranks > 1 ? devices / ranks : 0, &cost).plan;
   const double compile_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   sim::SimOptions options;

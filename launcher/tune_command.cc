@@ -11,6 +11,7 @@
 #include "engine/ops/builtin_ops.h"
 #include "launcher/cluster_args.h"
 #include "launcher/model_args.h"
+#include "simulator/hardware/search_cost.h"
 #include "simulator/sim_executor.h"
 
 namespace twinflow::launcher {
@@ -80,7 +81,7 @@ int RunTuneCommand(const std::vector<std::string>& args, std::ostream& out) {
   const std::vector<Candidate> candidates =
       Enumerate(devices, topology.spec().devices_per_node(), max_mb);
   const graph::OpRegistry registry = ops::BuiltinOps();
-  const std::string cost = CostModelFor(topology.spec());
+  const sbp::AlphaBetaConfig cost = sim::SearchCostConfig(topology.spec());
   const auto start = std::chrono::steady_clock::now();
   std::vector<Outcome> outcomes;
   for (size_t i = 0; i < candidates.size(); ++i) {
@@ -94,7 +95,7 @@ int RunTuneCommand(const std::vector<std::string>& args, std::ostream& out) {
     try {
       const ParsedArgs one = parser.Parse(with);
       const models::BuiltModel model = BuildModelFromArgs(one, registry);
-      const plan::Plan plan = CompileFromArgs(model, one, registry, 0, cost).plan;
+      const plan::Plan plan = CompileFromArgs(model, one, registry, 0, &cost).plan;
       const sim::SimResult r = sim::Simulate(plan, topology, sim::SimOptions{});
       for (const sim::DeviceReport& d : r.devices) o.peak_bytes = std::max(o.peak_bytes, d.arena_bytes);
       o.step_s = r.step_s;

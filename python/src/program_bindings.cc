@@ -7,6 +7,7 @@
 #include "engine/core/error.h"
 #include "engine/plan/plan_io.h"
 #include "engine/sbp/alpha_beta_cost_model.h"
+#include "simulator/hardware/search_cost.h"
 #include "python/src/program.h"
 
 namespace twinflow::python {
@@ -14,10 +15,18 @@ namespace {
 
 constexpr size_t kExactSearchMaxOps = 3000;  // as `twinflow explain`: beyond, propagate
 
+// The search's cost model: the cluster's (as the simulator times it) when one is named, else
+// the preset `cost_model`.
 Program Compile(const Model& model, int64_t devices_per_rank, const std::string& cost_model,
-                const std::string& search, double memory_limit, int64_t devices_per_node) {
-  sbp::AlphaBetaConfig config = sbp::AlphaBetaPreset(cost_model);
-  config.devices_per_node = devices_per_node;
+                const std::string& search, double memory_limit, int64_t devices_per_node,
+                const std::string& cluster, int nodes) {
+  sbp::AlphaBetaConfig config;
+  if (cluster.empty()) {
+    config = sbp::AlphaBetaPreset(cost_model);
+    config.devices_per_node = devices_per_node;
+  } else {
+    config = sim::SearchCostConfig(ClusterFor(cluster, nodes));
+  }
   const sbp::AlphaBetaCostModel cost(config);
   compiler::CompileOptions options;
   if (search != "auto" && search != "exact" && search != "propagate") {
@@ -32,7 +41,7 @@ Program Compile(const Model& model, int64_t devices_per_rank, const std::string&
   options.lower.micro_batches = model.built.strategy.micro_batches;
   options.lower.one_f_one_b = model.built.strategy.schedule == models::Schedule::kOneFOneB;
   options.lower.devices_per_rank = devices_per_rank;
-  Program program{model, {}, cost_model};
+  Program program{model, {}, cluster.empty() ? cost_model : cluster};
   program.compiled = compiler::Compile(model.built.graph, *model.registry, cost, options);
   return program;
 }
@@ -97,7 +106,8 @@ void BindProgram(py::module_& m) {
       .def("save_plan", [](const Program& p, const std::string& path) { plan::SavePlan(p.compiled.plan, path); });
   m.def("compile", &Compile, py::arg("model"), py::arg("devices_per_rank") = 0,
         py::arg("cost_model") = "cpu-host", py::arg("search") = "auto",
-        py::arg("memory_limit") = 0.0, py::arg("devices_per_node") = 8);
+        py::arg("memory_limit") = 0.0, py::arg("devices_per_node") = 8, py::arg("cluster") = "",
+        py::arg("nodes") = 1);
 }
 
 }  // namespace twinflow::python

@@ -11,28 +11,11 @@
 namespace twinflow::python {
 namespace {
 
-// A preset name, or the path of a ClusterSpec in protobuf text.
-sim::ClusterSpec Cluster(const std::string& cluster, int nodes) {
-  for (const std::string& name : sim::PresetNames()) {
-    if (name == cluster) return sim::Preset(name, nodes);
-  }
-  if (cluster.size() > 6 && cluster.ends_with(".pbtxt")) {
-    sim::ClusterSpec spec = sim::ParseClusterSpec(ReadFile(cluster), cluster);
-    if (nodes > 0) spec.set_nodes(nodes);
-    sim::ValidateClusterSpec(spec);
-    return spec;
-  }
-  std::string names;
-  for (const std::string& name : sim::PresetNames()) names += (names.empty() ? "" : ", ") + name;
-  throw InvalidArgumentError("cluster '" + cluster + "' is neither a preset (" + names +
-                             ") nor a .pbtxt ClusterSpec file");
-}
-
 py::dict Simulate(const Program& program, const std::string& cluster, int nodes, int64_t steps,
                   int replicas, bool trace) {
   if (steps < 1) throw InvalidArgumentError("steps must be positive");
   if (replicas < 1) throw InvalidArgumentError("replicas must be positive");
-  const sim::Topology topology(Cluster(cluster, nodes));
+  const sim::Topology topology(ClusterFor(cluster, nodes));
   sim::SimOptions options;
   options.steps = steps;
   options.trace = trace;
@@ -67,6 +50,23 @@ py::dict Simulate(const Program& program, const std::string& cluster, int nodes,
 }
 
 }  // namespace
+
+// A preset name, or the path of a ClusterSpec in protobuf text.
+sim::ClusterSpec ClusterFor(const std::string& cluster, int nodes) {
+  for (const std::string& name : sim::PresetNames()) {
+    if (name == cluster) return sim::Preset(name, nodes);
+  }
+  if (cluster.size() > 6 && cluster.ends_with(".pbtxt")) {
+    sim::ClusterSpec spec = sim::ParseClusterSpec(ReadFile(cluster), cluster);
+    if (nodes > 0) spec.set_nodes(nodes);
+    sim::ValidateClusterSpec(spec);
+    return spec;
+  }
+  std::string names;
+  for (const std::string& name : sim::PresetNames()) names += (names.empty() ? "" : ", ") + name;
+  throw InvalidArgumentError("cluster '" + cluster + "' is neither a preset (" + names +
+                             ") nor a .pbtxt ClusterSpec file");
+}
 
 void BindSimulate(py::module_& m) {
   m.def("simulate", &Simulate, py::arg("program"), py::arg("cluster") = "cpu-local",

@@ -97,7 +97,7 @@ class Graph:
             return [f"input{i}" for i in range(count)]
         return [p.name for p in params]
 
-    def _trace(self, specs, cost_model):
+    def _trace(self, specs, cluster):
         o = self._options
         layout = StrategyLayout(o["strategy"], o["devices"], o["placement"])
         for attr, module in self._modules.items():
@@ -137,21 +137,24 @@ class Graph:
         ranks = distributed.world_size()
         if layout.devices % ranks:
             raise _C.InvalidArgumentError(f"{layout.devices} devices do not split over {ranks} ranks")
-        program = _C.compile(model, layout.devices // ranks if ranks > 1 else 0, cost_model,
-                             o["search"], float(o["memory_limit"] or 0))
+        # Run: the cpu-host cost model; simulated: the cluster's own (priced as it is timed).
+        program = _C.compile(model, layout.devices // ranks if ranks > 1 else 0, "cpu-host",
+                             o["search"], float(o["memory_limit"] or 0),
+                             cluster=cluster[0] if cluster else "", nodes=cluster[1] if cluster else 1)
         params = [(p, builder.name(id)) for p, id in trace.params.items()]
         return program, params, model.fetch_names, names
 
-    def _program_for(self, specs, cost_model="cpu-host"):
+    def _program_for(self, specs, cluster=None):
+        """The Plan to run (cluster None) or to simulate on (cluster, nodes)."""
         if self._specs is None:
             object.__setattr__(self, "_specs", specs)
-        if cost_model not in self._programs:
-            program, params, fetches, names = self._trace(self._specs, cost_model)
-            self._programs[cost_model] = program
+        if cluster not in self._programs:
+            program, params, fetches, names = self._trace(self._specs, cluster)
+            self._programs[cluster] = program
             object.__setattr__(self, "_params", params)
             object.__setattr__(self, "_fetch_names", fetches)
             object.__setattr__(self, "_input_names_used", names)
-        return self._programs[cost_model]
+        return self._programs[cluster]
 
     def _compiled(self, what):
         if self._specs is None:
@@ -229,8 +232,7 @@ class Graph:
         """Runs the compiled Plan in the simulator on `cluster` (a preset: cpu-local,
         dgx-a100, dgx-h100, hgx-h200, or a ClusterSpec .pbtxt file) of `nodes` nodes."""
         self._compiled("simulate")
-        cost = "cpu-host" if cluster == "cpu-local" else "accelerator"
-        program = self._program_for(self._specs, cost)
+        program = self._program_for(self._specs, (cluster, nodes))
         data = _C.simulate(program, cluster, nodes, steps, replicas, trace)
         samples = self._specs[0].shape[0] * replicas if self._specs[0].shape else replicas
         return SimulationReport(data, samples, self._options["strategy"])

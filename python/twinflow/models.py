@@ -13,29 +13,32 @@ class BuiltinModel:
         self.devices = devices if devices is not None else _devices_of(strategy)
         self._programs = {}
 
-    def _program(self, cost_model, strategy=None, config=None):
-        key = (cost_model, strategy or self.strategy)
+    def _program(self, cluster=None, strategy=None, config=None):
+        """Compiled for the search's `accelerator` preset, or priced as `cluster` (name,
+        nodes) is simulated."""
+        key = (cluster, strategy or self.strategy)
         if key not in self._programs:
             model = _C.builtin_model(self.name, config or self.config, strategy or self.strategy,
                                      _devices_of(strategy) if strategy else self.devices,
                                      self.optimizer, self.seed)
-            self._programs[key] = _C.compile(model, 0, cost_model)
+            self._programs[key] = _C.compile(model, 0, "accelerator",
+                                             cluster=cluster[0] if cluster else "",
+                                             nodes=cluster[1] if cluster else 1)
         return self._programs[key]
 
     def explain(self):
-        return Explanation(self._program("accelerator").explain())
+        return Explanation(self._program().explain())
 
     def memory(self):
-        return MemoryReport(self._program("accelerator").memory())
+        return MemoryReport(self._program().memory())
 
     def simulate(self, cluster="dgx-h100", nodes=1, steps=1, trace=False, replica=False):
         """Simulates a step on `cluster` x `nodes`. replica=True simulates one data-parallel
         replica (dp=1, the batch and nodes divided by dp) whose optimizer updates first
         all-reduce their gradients over the dp replicas: how a 1,000-GPU job stays fast."""
-        cost = "cpu-host" if cluster == "cpu-local" else "accelerator"
         batch = self.config.get("batch", _default_batch(self.name, self.config))
         if not replica:
-            data = _C.simulate(self._program(cost), cluster, nodes, steps, 1, trace)
+            data = _C.simulate(self._program((cluster, nodes)), cluster, nodes, steps, 1, trace)
             return SimulationReport(data, batch, self.strategy)
         dp = _degree(self.strategy, "dp")
         if batch % dp or nodes % dp:
@@ -43,7 +46,7 @@ class BuiltinModel:
                                           f"the nodes ({nodes})")
         one = re.sub(r"\bdp=\d+", "dp=1", self.strategy) if "dp=" in self.strategy else self.strategy
         config = dict(self.config, batch=batch // dp)
-        program = self._program(cost, one, config)
+        program = self._program((cluster, nodes // dp), one, config)
         data = _C.simulate(program, cluster, nodes // dp, steps, dp, trace)
         return SimulationReport(data, batch, self.strategy)
 
