@@ -207,8 +207,12 @@ void BindGraph(py::module_& m) {
             }
             c = models::GptConfig::Gpt3_175B();
           }
-          get("layers", c.layers), get("hidden", c.hidden), get("heads", c.heads);
-          get("sequence", c.sequence), get("vocab", c.vocab), get("batch", c.batch);
+          for (const auto& [key, field] :
+               {std::pair<const char*, int64_t*>{"layers", &c.layers}, {"hidden", &c.hidden},
+                {"heads", &c.heads}, {"sequence", &c.sequence}, {"vocab", &c.vocab},
+                {"batch", &c.batch}}) {
+            get(key, *field);
+          }
           model.built = models::BuildGpt(*model.registry, c, options);
         } else if (name == "mlp") {
           models::MlpConfig c;

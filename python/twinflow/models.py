@@ -73,6 +73,10 @@ def gpt(strategy="auto", devices=None, preset=None, **sizes):
     """The GPT decoder of models/gpt.cc; preset="gpt3-175b" for GPT-3's sizes (96 layers,
     hidden 12288, 96 heads, 2048 tokens, vocabulary 50257); sizes: layers, hidden, heads,
     sequence, vocab, batch."""
+    unknown = sorted(set(sizes) - {"layers", "hidden", "heads", "sequence", "vocab", "batch"})
+    if unknown:
+        raise _C.InvalidArgumentError(f"gpt: unknown sizes {unknown} (expected layers, hidden, "
+                                      "heads, sequence, vocab, batch)")
     config = dict(sizes)
     if preset is not None:
         config["preset"] = preset

@@ -138,3 +138,10 @@ def test_simulation_needs_known_shapes_and_a_real_cluster():
     step.compile(np.zeros((8, 12), np.float32), strategy="dp=2")
     with pytest.raises(tw.InvalidArgumentError, match="neither a preset"):
         step.simulate(cluster="nowhere")
+
+
+def test_builtin_models_refuse_unknown_sizes():
+    with pytest.raises(tw.InvalidArgumentError, match="layer"):
+        tw.models.gpt(layer=4)
+    with pytest.raises(tw.InvalidArgumentError, match="preset"):
+        tw.models.gpt(preset="gpt5").explain()
