@@ -89,12 +89,13 @@ class Graph:
     # -- tracing and compiling --------------------------------------------------------------
 
     def _input_names(self, count):
+        """The feeds are named after build()'s parameters (input0, ... for *args)."""
         params = list(inspect.signature(self.build).parameters.values())
-        if any(p.kind == p.VAR_POSITIONAL for p in params) or len(params) != count:
-            if len(params) != count and not any(p.kind == p.VAR_POSITIONAL for p in params):
-                raise _C.InvalidArgumentError(
-                    f"{type(self).__name__}.build takes {len(params)} inputs, got {count}")
+        if any(p.kind == p.VAR_POSITIONAL for p in params):
             return [f"input{i}" for i in range(count)]
+        if len(params) != count:
+            raise _C.InvalidArgumentError(
+                f"{type(self).__name__}.build takes {len(params)} inputs, got {count}")
         return [p.name for p in params]
 
     def _trace(self, specs, cluster):
@@ -114,16 +115,19 @@ class Graph:
                     raise _C.InvalidArgumentError(
                         f"input '{name}': batch {shape[:1]} is not divisible by mb={layout.mb}")
                 shape[0] //= layout.mb
+                placement = spec.placement or layout.placement  # a tw.Tensor's own, if global
+                builder.placement = str(placement)
                 id = builder.input(name, shape, spec.dtype)
+                builder.placement = str(layout.placement)
                 sbp = spec.sbp if spec.sbp is not None else layout.default_input_sbp()
                 if sbp is not None:
-                    builder.pin(id, tw_sbp.nd_text(sbp, layout.placement.ndim, f"input '{name}'"))
+                    builder.pin(id, tw_sbp.nd_text(sbp, placement.ndim, f"input '{name}'"))
                 inputs.append(LazyTensor(trace, id))
             out = self.build(*inputs)
         outputs = list(out) if isinstance(out, (tuple, list)) else [out]
         if not outputs or not all(isinstance(t, LazyTensor) and t._trace is trace for t in outputs):
             raise _C.InvalidArgumentError(f"{type(self).__name__}.build must return graph tensors "
-                                          "(the loss when training), got {out!r}")
+                                          f"(the loss when training), got {out!r}")
         if self.training and (len(outputs) != 1 or outputs[0].numel() != 1):
             raise _C.InvalidArgumentError(f"{type(self).__name__}.build must return one scalar loss "
                                           f"when training, got shape {list(outputs[0].shape)}")

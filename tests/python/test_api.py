@@ -174,3 +174,25 @@ def test_layouts_of_inputs_and_tensors_are_honoured():
     moved = [s for s in signatures.values() if s["type"] == "identity"]
     assert moved and moved[0]["placement"] == "cpu:2-3 [2]" and moved[0]["signature"].endswith("S(1)")
     assert {d["device"] for d in graph.memory()} == {"cpu:0", "cpu:1", "cpu:2", "cpu:3"}
+
+
+def test_build_must_return_graph_tensors():
+    class Numbers(tw.Graph):
+        def build(self, x):
+            return 3
+
+    with pytest.raises(tw.InvalidArgumentError, match="got 3"):
+        Numbers()(np.zeros(2, np.float32))
+
+
+def test_an_input_on_its_own_placement():
+    class Twice(tw.Graph):
+        def build(self, x):
+            return x * 2.0
+
+    x = np.arange(8, dtype=np.float32).reshape(4, 2)
+    g = Twice().compile(tw.tensor(x).to_global(tw.placement("cpu", [2, 3]), tw.sbp.split(0)),
+                        strategy="auto", devices=2)
+    np.testing.assert_array_equal(g(x), 2 * x)
+    placements = {s["op"]: s["placement"] for s in g.explain().signatures}
+    assert placements["x"] == "cpu:2-3 [2]" and placements[g.explain().signatures[-1]["op"]] == "cpu:0-1 [2]"
