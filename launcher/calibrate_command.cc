@@ -3,6 +3,7 @@
 #include <google/protobuf/text_format.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstring>
 #include <map>
@@ -32,14 +33,14 @@ double Since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-// The median of repeated calls of `fn`: at least 3, until 20 ms are spent or 50 calls made,
-// after one untimed call.
+// The median of repeated calls of `fn`: at least 3, until `budget_s` are spent or 50 calls
+// made, after one untimed call.
 template <typename Fn>
-double MedianSeconds(Fn fn) {
+double MedianSeconds(Fn fn, double budget_s = 0.02) {
   fn();
   std::vector<double> times;
   const auto begin = Clock::now();
-  while (times.size() < 3 || (times.size() < 50 && Since(begin) < 0.02)) {
+  while (times.size() < 3 || (times.size() < 50 && Since(begin) < budget_s)) {
     const auto start = Clock::now();
     fn();
     times.push_back(Since(start));
@@ -48,24 +49,58 @@ double MedianSeconds(Fn fn) {
   return times[times.size() / 2];
 }
 
-// One task's kernel on tensors of its physical shapes: random floats, zero integers (valid
-// indices and labels).
-double TimeKernel(const runtime::PreparedTask& t, Rng& rng) {
-  std::vector<Tensor> inputs, outputs;
-  for (const plan::TensorDesc& d : t.task->op().inputs()) {
-    const Shape shape(std::vector<int64_t>(d.shape().begin(), d.shape().end()));
-    const DType dtype = ParseDType(d.dtype());
-    inputs.push_back(IsFloating(dtype) ? Tensor::Random(shape, dtype, rng) : Tensor(shape, dtype));
+// One task's kernel, ready to call, on tensors of its physical shapes: random floats, zero
+// integers (valid indices and labels).
+class KernelCall {
+ public:
+  KernelCall(const runtime::PreparedTask& t, Rng& rng)
+      : task_(t),
+        ctx_{t.attrs, {}, {}, t.input_regions, t.output_regions, t.input_logical,
+             t.output_logical} {
+    for (const plan::TensorDesc& d : t.task->op().inputs()) {
+      const Shape shape(std::vector<int64_t>(d.shape().begin(), d.shape().end()));
+      const DType dtype = ParseDType(d.dtype());
+      inputs_.push_back(IsFloating(dtype) ? Tensor::Random(shape, dtype, rng)
+                                          : Tensor(shape, dtype));
+    }
+    for (const plan::TensorDesc& d : t.task->op().outputs()) {
+      outputs_.emplace_back(Shape(std::vector<int64_t>(d.shape().begin(), d.shape().end())),
+                            ParseDType(d.dtype()));
+    }
+    for (const Tensor& in : inputs_) ctx_.inputs.push_back(&in);
+    for (Tensor& out : outputs_) ctx_.outputs.push_back(&out);
   }
-  for (const plan::TensorDesc& d : t.task->op().outputs()) {
-    outputs.emplace_back(Shape(std::vector<int64_t>(d.shape().begin(), d.shape().end())),
-                         ParseDType(d.dtype()));
+  KernelCall(const KernelCall&) = delete;
+  KernelCall& operator=(const KernelCall&) = delete;
+  void operator()() { task_.kernel(ctx_); }
+
+ private:
+  const runtime::PreparedTask& task_;
+  std::vector<Tensor> inputs_, outputs_;
+  kernels::KernelContext ctx_;
+};
+
+// Runs `fn` while `others` more threads each run their own copy of `work` over and over: the
+// host's cores contending for caches and memory as in a parallel run (device threads on every
+// core).
+template <typename Fn, typename MakeWork>
+double WithOthersBusy(int others, const MakeWork& make_work, Fn fn) {
+  std::atomic<bool> stop{false};
+  std::atomic<int> started{0};
+  std::vector<std::thread> threads;
+  for (int i = 0; i < others; ++i) {
+    threads.emplace_back([&, i] {
+      auto work = make_work(i);
+      work();
+      ++started;
+      while (!stop) work();
+    });
   }
-  kernels::KernelContext ctx{t.attrs, {}, {}, t.input_regions, t.output_regions,
-                             t.input_logical, t.output_logical};
-  for (const Tensor& in : inputs) ctx.inputs.push_back(&in);
-  for (Tensor& out : outputs) ctx.outputs.push_back(&out);
-  return MedianSeconds([&] { t.kernel(ctx); });
+  while (started < others) std::this_thread::yield();
+  const double seconds = fn();
+  stop = true;
+  for (std::thread& t : threads) t.join();
+  return seconds;
 }
 
 // Seconds the runtime spends per act beyond the kernel: a tiny MLP (two-element layers, so
@@ -93,12 +128,23 @@ double RuntimeOverheadPerAct(const graph::OpRegistry& registry,
   return seconds / static_cast<double>(acts * run.steps);
 }
 
-// Bytes per second of one thread copying 64 MiB.
-double CopyBandwidth() {
+int HostCores() { return static_cast<int>(std::max(1u, std::thread::hardware_concurrency())); }
+
+// Bytes per second (read and write) of one thread copying 64 MiB, while `others` more threads
+// copy 64 MiB of their own.
+double CopyBandwidth(int others) {
   const size_t bytes = size_t{64} << 20;
   std::vector<char> a(bytes, 1), b(bytes);
-  const double seconds = MedianSeconds([&] { std::memcpy(b.data(), a.data(), bytes); });
-  return 2.0 * static_cast<double>(bytes) / seconds;  // read and write
+  const auto copier = [bytes](int) {
+    return [a = std::vector<char>(bytes, 1), b = std::vector<char>(bytes)]() mutable {
+      std::memcpy(b.data(), a.data(), a.size());
+    };
+  };
+  const double seconds = WithOthersBusy(others, copier, [&] {
+    // 100 ms: memory bandwidth under contention swings more than a kernel's time
+    return MedianSeconds([&] { std::memcpy(b.data(), a.data(), bytes); }, 0.1);
+  });
+  return 2.0 * static_cast<double>(bytes) / seconds;
 }
 
 }  // namespace
@@ -128,8 +174,10 @@ int RunCalibrateCommand(const std::vector<std::string>& args, std::ostream& out)
                               ? sim::ParseClusterSpec(ReadFile(parsed.Get("append")),
                                                       parsed.Get("append"))
                               : sim::Preset("cpu-local", 1);
-  std::map<std::string, double> table;
-  for (const sim::KernelTime& k : spec.kernel_times()) table[k.key()] = k.seconds();
+  std::map<std::string, std::pair<double, double>> table;  // key -> alone, contended
+  for (const sim::KernelTime& k : spec.kernel_times()) {
+    table[k.key()] = {k.seconds(), k.contended_seconds()};
+  }
   const auto start = Clock::now();
   Rng rng(11);
   int timed = 0;
@@ -137,21 +185,31 @@ int RunCalibrateCommand(const std::vector<std::string>& args, std::ostream& out)
     if (t.task->kind() != plan::COMPUTE) continue;
     const std::string key = plan::KernelKey(*t.task);
     if (table.count(key)) continue;
-    table[key] = TimeKernel(t, rng);
+    KernelCall call(t, rng);
+    table[key].first = MedianSeconds([&] { call(); });
+    table[key].second = WithOthersBusy(
+        HostCores() - 1,
+        [&t](int i) {
+          Rng own(100 + static_cast<uint64_t>(i));
+          return KernelCall(t, own);
+        },
+        [&] { return MedianSeconds([&] { call(); }); });
     ++timed;
   }
-  const double bandwidth = CopyBandwidth();
+  const double bandwidth = CopyBandwidth(0);
   spec.mutable_device()->set_memory_bandwidth(bandwidth);
+  spec.mutable_device()->set_contended_memory_bandwidth(CopyBandwidth(HostCores() - 1));
   const double overhead = RuntimeOverheadPerAct(registry, kernels);
   spec.mutable_device()->set_launch_overhead_s(overhead);
   spec.set_devices_per_node(std::max<int32_t>(spec.devices_per_node(),
                                               static_cast<int32_t>(plan.devices_size())));
-  spec.set_cores_per_node(static_cast<int32_t>(std::max(1u, std::thread::hardware_concurrency())));
+  spec.set_cores_per_node(HostCores());
   spec.clear_kernel_times();
   for (const auto& [key, seconds] : table) {
     sim::KernelTime* k = spec.add_kernel_times();
     k->set_key(key);
-    k->set_seconds(seconds);
+    k->set_seconds(seconds.first);
+    k->set_contended_seconds(seconds.second);
   }
   std::string text;
   google::protobuf::TextFormat::PrintToString(spec, &text);

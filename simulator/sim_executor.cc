@@ -17,6 +17,7 @@
 #include "engine/plan/plan_rates.h"
 #include "engine/runtime/actor.h"
 #include "simulator/comm_runner.h"
+#include "simulator/core_sharing.h"
 #include "simulator/des/event_queue.h"
 #include "simulator/network/ports.h"
 
@@ -67,10 +68,14 @@ class Simulation {
     waiting_.resize(plan.devices_size());
     if (options.trace) comm_.RecordLoads();
     const ClusterSpec& spec = topology.spec();
-    if (spec.cores_per_node() > 0) {
-      core_free_.assign(spec.nodes(), std::vector<Nanos>(spec.cores_per_node(), 0));
+    if (spec.cores_per_node() > 0) {  // threads: the devices', then their comm threads
+      cores_ = std::make_unique<CoreSharing>(queue_, spec.nodes(), spec.cores_per_node(),
+                                             2 * plan.devices_size());
+      acts_.resize(plan.devices_size());
     }
-    for (const KernelTime& k : spec.kernel_times()) kernel_seconds_[k.key()] = k.seconds();
+    for (const KernelTime& k : spec.kernel_times()) {
+      kernel_seconds_[k.key()] = {k.seconds(), k.contended_seconds()};
+    }
     compute_spans_.resize(plan.devices_size());
     comm_spans_.resize(plan.devices_size());
     flops_.assign(plan.devices_size(), 0);
@@ -136,9 +141,13 @@ class Simulation {
     return plan_.tasks(static_cast<int>(plan_.regsts(static_cast<int>(regst)).producer())).device();
   }
 
-  double MemorySeconds(double bytes) const {
+  // Seconds `device` (a plan device) takes to move `bytes` through memory (read + write).
+  double MemorySeconds(double bytes, int device) const {
     const DeviceModel& d = topology_.spec().device();
-    return bytes / (d.memory_bandwidth() * d.memory_efficiency());
+    const double bandwidth = Contended(device) && d.contended_memory_bandwidth() > 0
+                                 ? d.contended_memory_bandwidth()
+                                 : d.memory_bandwidth();
+    return bytes / (bandwidth * d.memory_efficiency());
   }
 
   // Seconds one act of a compute-stream task takes.
@@ -150,10 +159,13 @@ class Simulation {
     switch (t.kind()) {
       case plan::COMPUTE: {
         const auto measured = kernel_seconds_.find(plan::KernelKey(t));
-        seconds += measured != kernel_seconds_.end()
-                       ? measured->second
-                       : std::max(t.flops() / (d.peak_flops() * d.flops_efficiency()),
-                                  MemorySeconds(static_cast<double>(t.bytes_moved())));
+        if (measured == kernel_seconds_.end()) {
+          seconds += std::max(t.flops() / (d.peak_flops() * d.flops_efficiency()),
+                              MemorySeconds(static_cast<double>(t.bytes_moved()), t.device()));
+        } else {
+          const auto [alone, contended] = measured->second;
+          seconds += contended > 0 && Contended(t.device()) ? contended : alone;
+        }
         break;
       }
       case plan::COPY: {
@@ -169,7 +181,7 @@ class Simulation {
               topology_.LinkBetween(cluster_device_[source], cluster_device_[t.device()]);
           seconds += link ? link->latency_s() + static_cast<double>(bytes) /
                                                     (link->bandwidth() * link->efficiency())
-                          : MemorySeconds(2.0 * static_cast<double>(bytes));
+                          : MemorySeconds(2.0 * static_cast<double>(bytes), t.device());
           if (link) {  // the source sends them
             (link == &topology_.spec().inter_node() ? inter_bytes_ : intra_bytes_)[source] +=
                 static_cast<double>(bytes);
@@ -179,16 +191,16 @@ class Simulation {
       }
       case plan::ACC:
       case plan::REPEAT:
-        seconds += MemorySeconds(2.0 * static_cast<double>(out_bytes));
+        seconds += MemorySeconds(2.0 * static_cast<double>(out_bytes), t.device());
         break;
       case plan::ASSIGN: {  // copies its second input (the update) into the variable
         int64_t in_bytes = 0;
         for (int64_t r : t.consumed_regsts()) in_bytes = std::max(in_bytes, RegstBytes(r));
-        seconds += MemorySeconds(2.0 * static_cast<double>(in_bytes));
+        seconds += MemorySeconds(2.0 * static_cast<double>(in_bytes), t.device());
         break;
       }
       case plan::SOURCE:
-        seconds += MemorySeconds(static_cast<double>(out_bytes));
+        seconds += MemorySeconds(static_cast<double>(out_bytes), t.device());
         break;
       default:
         break;  // VARIABLE, SINK: nothing but the launch
@@ -246,7 +258,15 @@ class Simulation {
         for (int64_t member : arrived) members.push_back(plan_.tasks(static_cast<int>(member)).device());
         const PlanPtr collective =
             comm_.Collective(t.collective().group(), t.collective().kind(), devices, bytes);
-        Communicate(collective, members, std::move(arrived));
+        const std::string& kind = t.collective().kind();
+        const bool staged = kind != "all_reduce";  // the MPI transport packs all but these
+        bool spans_ranks = false;
+        for (int32_t d : group.devices()) {
+          spans_ranks |= plan_.devices(d).rank() != plan_.devices(group.devices(0)).rank();
+        }
+        Communicate(collective, members, std::move(arrived),
+                    kind == "all_reduce" || kind == "reduce_scatter",
+                    spans_ranks && staged ? bytes : 0);
         collectives_.erase(key);
         return;
       }
@@ -261,7 +281,8 @@ class Simulation {
                                                                           : arrived[1]));
         const PlanPtr transfer = comm_.Transfer(cluster_device_[send.device()],
                                                 cluster_device_[send.peer()], send.bytes_moved());
-        Communicate(transfer, {send.device(), static_cast<int>(send.peer())}, std::move(arrived));
+        Communicate(transfer, {send.device(), static_cast<int>(send.peer())}, std::move(arrived),
+                    false, send.bytes_moved());
         pairs_.erase(key);
         return;
       }
@@ -276,21 +297,38 @@ class Simulation {
   }
 
   // Runs `plan` for the communication tasks `tasks` (on `devices`, plan devices) from now;
-  // when it ends they all finish. On a CPU host it first waits for a core per device (held
-  // for the plan's time on idle links).
+  // when it ends they all finish. On a CPU host moving bytes is the cores' work too: each
+  // device's comm thread copies what it sends and receives (CommCopiedBytes; `reduces`: an
+  // all-reduce or reduce-scatter) and, for an op between ranks, twice the op's `staged` bytes
+  // (the transport packs them into a fresh buffer, or out of one), sharing the node's cores;
+  // the tasks finish when the links and the copies are done.
   void Communicate(const PlanPtr& plan, const std::vector<int>& devices,
-                   std::vector<int64_t> tasks) {
+                   std::vector<int64_t> tasks, bool reduces = false, int64_t staged = 0) {
     const Nanos now = queue_.now();
-    const Nanos start = HoldCores(devices, now, ToNanos(plan->idle_s));
-    comm_.Run(plan, start, [this, now, tasks = std::move(tasks)] {
+    auto pending = std::make_shared<int>(1 + (cores_ ? static_cast<int>(devices.size()) : 0));
+    auto done = [this, now, pending, tasks = std::move(tasks)] {
+      if (--*pending > 0) return;
       const Nanos end = queue_.now();
       for (int64_t task : tasks) {
         comm_spans_[plan_.tasks(static_cast<int>(task)).device()].push_back({now, end});
         Trace(task, now, end, 1);
         Finish(task, end);
       }
-    });
+    };
+    if (cores_) {
+      for (int d : devices) {
+        const double copied = CommCopiedBytes(*plan, cluster_device_[d], reduces) + 1.5 * staged;
+        cores_->Run(NodeOf(d), plan_.devices_size() + d, MemorySeconds(2 * copied, d), done);
+      }
+    }
+    comm_.Run(plan, now, done);
   }
+
+  int NodeOf(int device) const { return topology_.NodeOf(cluster_device_[device]); }
+
+  // Whether work `device` starts now runs with every core of its CPU host busy, contending
+  // for caches and memory bandwidth (the calibrated contended times apply).
+  bool Contended(int device) const { return cores_ && cores_->AllBusy(NodeOf(device)); }
 
   // Compute acts wait behind one waiting for its gradient's all-reduce, in launch order, as
   // on a device thread.
@@ -303,23 +341,38 @@ class Simulation {
     }
   }
 
-  // Places a compute-stream act on its device from now.
+  // Places a compute-stream act on its device from now (after the device's earlier acts).
   void Place(const plan::Task& t) {
     const int device = t.device();
-    Nanos start = std::max(queue_.now(), device_free_[device]);
-    Nanos* core = nullptr;  // the node's earliest free core, when cores are shared
-    if (!core_free_.empty()) {
-      std::vector<Nanos>& cores = core_free_[topology_.NodeOf(cluster_device_[device])];
-      core = &*std::min_element(cores.begin(), cores.end());
-      start = std::max(start, *core);
+    if (cores_) {
+      acts_[device].push_back(t.id());
+      if (acts_[device].size() == 1) RunOnCores(device);
+      return;
     }
+    const Nanos start = std::max(queue_.now(), device_free_[device]);
     const Nanos end = start + ToNanos(ComputeSeconds(t));
     device_free_[device] = end;
-    if (core) *core = end;
     if (end > start) compute_spans_[device].push_back({start, end});
     if (t.kind() == plan::COMPUTE) flops_[device] += t.flops();
     Trace(t.id(), start, end, 0);
     Finish(t.id(), end);
+  }
+
+  // On a CPU host: runs the device's first queued act from now, its thread sharing the node's
+  // cores with the others; then the next.
+  void RunOnCores(int device) {
+    const plan::Task& t = plan_.tasks(static_cast<int>(acts_[device].front()));
+    const Nanos start = queue_.now();
+    if (t.kind() == plan::COMPUTE) flops_[device] += t.flops();
+    cores_->Run(NodeOf(device), device, ComputeSeconds(t), [this, device, start] {
+      const int64_t task = acts_[device].front();
+      const Nanos end = queue_.now();
+      if (end > start) compute_spans_[device].push_back({start, end});
+      Trace(task, start, end, 0);
+      Finish(task, end);
+      acts_[device].pop_front();
+      if (!acts_[device].empty()) RunOnCores(device);
+    });
   }
 
   // For an optimizer update of one of several data-parallel replicas, the bytes of its
@@ -348,26 +401,6 @@ class Simulation {
       for (Waiting& w : waiting_[device]) w.ready |= w.task == task;
       Drain(device);
     });
-  }
-
-  // When communication can start that is ready at `start` and lasts `duration`. On a CPU host
-  // (cores_per_node set) moving bytes is the cores' work: every device involved holds its
-  // node's earliest free core for the duration, starting when all of them have one.
-  Nanos HoldCores(const std::vector<int>& devices, Nanos start, Nanos duration) {
-    if (core_free_.empty()) return start;
-    std::vector<Nanos*> held;
-    for (int d : devices) {
-      std::vector<Nanos>& cores = core_free_[topology_.NodeOf(cluster_device_[d])];
-      Nanos* core = nullptr;
-      for (Nanos& c : cores) {
-        if (std::find(held.begin(), held.end(), &c) == held.end() && (!core || c < *core)) core = &c;
-      }
-      if (!core) continue;  // more devices than cores: the others wait on the same ones
-      held.push_back(core);
-      start = std::max(start, *core);
-    }
-    for (Nanos* core : held) *core = start + duration;
-    return start;
   }
 
   void Trace(int64_t task, Nanos start, Nanos end, int stream) {
@@ -444,8 +477,9 @@ class Simulation {
     bool ready = false;
   };
   std::vector<std::deque<Waiting>> waiting_;  // per device, behind an update awaiting its sync
-  std::vector<std::vector<Nanos>> core_free_;  // per node and core, when cores are shared
-  std::map<std::string, double> kernel_seconds_;
+  std::unique_ptr<CoreSharing> cores_;         // on a CPU host (cores_per_node set)
+  std::vector<std::deque<int64_t>> acts_;      // on a CPU host: per device, its queued acts
+  std::map<std::string, std::pair<double, double>> kernel_seconds_;  // alone, contended
   std::vector<std::vector<std::pair<Nanos, Nanos>>> compute_spans_, comm_spans_;
   std::vector<double> flops_;
   std::vector<double> intra_bytes_, inter_bytes_;  // by plan device: COPY bytes it sent

@@ -2,10 +2,13 @@
 # The simulator against real runs on this machine: for data, tensor, pipeline and hybrid
 # parallelism on the MLP and a small GPT, calibrate cpu-local for the job, run it for real
 # under mpirun -np 2, simulate the same Plan, and compare the step times. The real figure is the
-# fastest of three runs. Prints the table; fails when an error exceeds SIM_MAX_ERROR percent
-# (default 25: a guard against regressions; the goal is 10, docs/simulator.md has the figures).
-# The hybrids run four device threads on two cores: their real times swing by a third from run
-# to run (33 to 49 ms for the GPT), a known gap of the model, so they are reported, not judged.
+# fastest of three runs of SIM_STEPS steps (default 30: the first step's MPI and allocation
+# warm-up, which the simulator does not model, weighs on a short run's mean). Prints the table;
+# fails when an error exceeds SIM_MAX_ERROR percent (default 25: a guard against regressions;
+# the goal is 10, docs/simulator.md has the figures). The hybrids run four device threads on
+# two cores: their real times swing from run to run (30 to 42 ms for the GPT) and their
+# simulated ones with the calibrated contended memory bandwidth, so they are reported, not
+# judged.
 # Usage: sim_validation_test.sh path/to/twinflow
 set -uo pipefail
 
@@ -15,7 +18,7 @@ work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_btl=self,vader OMPI_MCA_btl_vader_single_copy_mechanism=none
-steps=8
+steps="${SIM_STEPS:-30}"
 failed=0
 
 mlp=(--model mlp --widths 784,2048,2048,10 --batch 256 --optimizer sgd:lr=0.01)

@@ -1,7 +1,8 @@
 // The simulator against formulas: a ring all-reduce takes 2(p-1)a + 2(p-1)/p S/B, a pipeline
 // of p uniform stages and m micro-batches idles (p-1)/(m+p-1) of the time, two runs give
 // byte-identical traces, a deadlocking Plan is reported with what waits, and an arena larger
-// than the device's memory is flagged. Also the event queue's order and cluster spec errors.
+// than the device's memory is flagged. Also the event queue's order, cluster spec errors, and
+// a CPU host's cores shared by its threads.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -9,7 +10,9 @@
 #include <vector>
 
 #include "engine/core/error.h"
+#include "simulator/collectives/algorithms.h"
 #include "simulator/collectives/ring.h"
+#include "simulator/core_sharing.h"
 #include "simulator/des/event_queue.h"
 #include "simulator/sim_executor.h"
 #include "tests/unit/hand_built_plan.h"
@@ -63,6 +66,38 @@ plan::Plan AllReducePlan(int p, int64_t bytes) {
   plan::CommGroup* group = plan.add_groups();
   for (int d = 0; d < p; ++d) group->add_devices(d);
   return plan;
+}
+
+// Three threads on two cores each get 2/3 of a core: 1 ms of work ends at 1.5 ms; the other
+// two have 1 ms of their 2 left and a core each, so they end at 2.5 ms. One thread alone gets
+// one core, not two.
+TEST(CoreSharing, ThreadsShareTheCoresEqually) {
+  EventQueue queue;
+  CoreSharing cores(queue, /*nodes=*/1, /*cores_per_node=*/2, /*threads=*/3);
+  std::vector<Nanos> ends(3, -1);
+  EXPECT_FALSE(cores.AllBusy(0));
+  cores.Run(0, 0, 1e-3, [&] { ends[0] = queue.now(); });
+  EXPECT_TRUE(cores.AllBusy(0));
+  cores.Run(0, 1, 2e-3, [&] { ends[1] = queue.now(); });
+  cores.Run(0, 2, 2e-3, [&] { ends[2] = queue.now(); });
+  while (queue.RunNext()) {
+  }
+  EXPECT_NEAR(static_cast<double>(ends[0]), 1.5e6, 2);
+  EXPECT_NEAR(static_cast<double>(ends[1]), 2.5e6, 2);
+  EXPECT_NEAR(static_cast<double>(ends[2]), 2.5e6, 2);
+  cores.Run(0, 0, 1e-3, [&] { ends[0] = queue.now(); });
+  while (queue.RunNext()) {
+  }
+  EXPECT_NEAR(static_cast<double>(ends[0]), 3.5e6, 2);
+}
+
+// A two-device ring all-reduce of S: each device sends S and receives S (copies 2S) and
+// reads what it receives once more to reduce it.
+TEST(CoreSharing, CommCopiesWhatADeviceSendsAndReceives) {
+  const Topology topology = Cluster(2, 1e9, 0);
+  const CollectivePlan plan = PlanCollective("all_reduce", {0, 1}, 1000, topology);
+  EXPECT_DOUBLE_EQ(CommCopiedBytes(plan, 0, false), 2000);
+  EXPECT_DOUBLE_EQ(CommCopiedBytes(plan, 1, true), 3000);
 }
 
 TEST(Simulator, RingAllReduceMatchesTheFormula) {
