@@ -13,8 +13,6 @@
 namespace twinflow::python {
 namespace {
 
-constexpr size_t kExactSearchMaxOps = 3000;  // as `twinflow explain`: beyond, propagate
-
 // The search's cost model: the cluster's (as the simulator times it) when one is named, else
 // the preset `cost_model`.
 Program Compile(const Model& model, int64_t devices_per_rank, const std::string& cost_model,
@@ -32,8 +30,9 @@ Program Compile(const Model& model, int64_t devices_per_rank, const std::string&
   if (search != "auto" && search != "exact" && search != "propagate") {
     throw InvalidArgumentError("search must be auto, exact or propagate, got '" + search + "'");
   }
-  const bool exact = search == "exact" ||
-                     (search == "auto" && model.built.graph.ops().size() <= kExactSearchMaxOps);
+  // "auto" is the exact search, as `twinflow compile`, `run` and `sim` use (it falls back by
+  // itself when its tables outgrow their budget).
+  const bool exact = search != "propagate";
   options.search.method = exact ? compiler::SbpSearchOptions::Method::kExact
                                 : compiler::SbpSearchOptions::Method::kPropagate;
   if (memory_limit > 0) options.search.memory_limit = memory_limit;
