@@ -20,6 +20,40 @@ std::string Escape(const std::string& text) {
   return out;
 }
 
+// Each link of a device as a thread of its own (tid 2, 3, ...: in the order its links first
+// appear), with a span per stretch of constant non-zero load named by that load, so a link's
+// busy time reads like a stream's.
+std::string LinkThreads(const std::vector<LinkSample>& links, int64_t origin) {
+  std::map<std::pair<int, std::string>, int> tid;                   // (device, link) -> thread
+  std::map<std::pair<int, std::string>, const LinkSample*> open;  // the segment in progress
+  std::map<int, int> next_tid;
+  std::string json;
+  const auto close = [&](const LinkSample& from, int64_t end_ns, int thread) {
+    if (from.load <= 0 || end_ns <= from.ns) return;
+    char event[224];
+    std::snprintf(event, sizeof(event),
+                  ",\n{\"name\":\"%s %.0f%%\",\"cat\":\"link\",\"ph\":\"X\",\"ts\":%.3f,"
+                  "\"dur\":%.3f,\"pid\":%d,\"tid\":%d}",
+                  from.link, 100 * from.load, static_cast<double>(from.ns - origin) * 1e-3,
+                  static_cast<double>(end_ns - from.ns) * 1e-3, from.device, thread);
+    json += event;
+  };
+  for (const LinkSample& l : links) {
+    const std::pair<int, std::string> key{l.device, l.link};
+    auto [it, added] = tid.emplace(key, 0);
+    if (added) {
+      it->second = 2 + next_tid[l.device]++;
+      json += ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":" + std::to_string(l.device) +
+              ",\"tid\":" + std::to_string(it->second) + ",\"args\":{\"name\":\"" +
+              Escape(l.link) + "\"}}";
+    }
+    const auto previous = open.find(key);
+    if (previous != open.end()) close(*previous->second, l.ns, it->second);
+    open[key] = &l;
+  }
+  return json;
+}
+
 }  // namespace
 
 std::string ChromeTraceJson(const Plan& plan, const std::vector<TraceSpan>& spans,
@@ -32,8 +66,13 @@ std::string ChromeTraceJson(const Plan& plan, const std::vector<TraceSpan>& span
   std::string json = "{\"traceEvents\":[\n{\"name\":\"" + Escape(title) +
                      "\",\"ph\":\"M\",\"pid\":0,\"tid\":0}";
   for (const Device& d : plan.devices()) {
-    json += ",\n{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":" + std::to_string(d.id()) +
+    const std::string pid = std::to_string(d.id());
+    json += ",\n{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":" + pid +
             ",\"args\":{\"name\":\"" + Escape(d.type()) + ":" + std::to_string(d.index()) + "\"}}";
+    for (const auto& [tid, stream] : {std::pair{0, "compute"}, {1, "communication"}}) {
+      json += ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":" + pid + ",\"tid\":" +
+              std::to_string(tid) + ",\"args\":{\"name\":\"" + stream + "\"}}";
+    }
   }
   for (const TraceSpan& s : spans) {
     if (s.task < 0 || s.task >= plan.tasks_size()) continue;
@@ -105,6 +144,7 @@ std::string ChromeTraceJson(const Plan& plan, const std::vector<TraceSpan>& span
                   l.link, static_cast<double>(l.ns - origin) * 1e-3, l.device, l.load);
     json += event;
   }
+  json += LinkThreads(links, origin);
   return json + "\n]}\n";
 }
 

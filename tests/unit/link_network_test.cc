@@ -208,6 +208,10 @@ TEST(Simulator, TwoConcurrentAllReducesTakeTwiceAsLong) {
   EXPECT_DOUBLE_EQ(two.devices[0].intra_bytes, 2 * one.devices[0].intra_bytes);
   EXPECT_NEAR(two.devices[0].intra_busy_s, 2 * transfer, 0.01 * transfer);
   EXPECT_NE(two.trace_json.find("\"name\":\"intra out\",\"ph\":\"C\""), std::string::npos);
+  // Each link is a thread too, busy at full load while both all-reduces share it.
+  EXPECT_NE(two.trace_json.find("\"args\":{\"name\":\"intra out\"}"), std::string::npos);
+  EXPECT_NE(two.trace_json.find("\"name\":\"intra out 100%\",\"cat\":\"link\",\"ph\":\"X\""),
+            std::string::npos);
   EXPECT_NE(two.trace_json.find("\"args\":{\"load\":1.0000}"), std::string::npos);
   EXPECT_NE(two.trace_json.find("\"args\":{\"load\":0.0000}"), std::string::npos);
 }
