@@ -50,11 +50,11 @@ demo: build
 	  --steps 3 --check
 	@echo; echo "== From Python: an MLP on scikit-learn's digits, dp=2,tp=2 (examples/mlp_digits.py) =="
 	PYTHONPATH=$(BUILD_DIR)/python /usr/bin/python3 examples/mlp_digits.py --epochs 10 --target 0.9
-	@echo; echo "== The simulator's prediction for that job, calibrated on this host =="
+	@echo; echo "== The simulator's prediction for the mpirun job (the same Plan), calibrated on this host =="
 	$(BUILD_DIR)/bin/twinflow calibrate --model mlp --devices 4 --strategy dp=2,tp=2 \
 	  --output $(BUILD_DIR)/cpu-local.pbtxt
 	$(BUILD_DIR)/bin/twinflow sim --model mlp --devices 4 --strategy dp=2,tp=2 --steps 3 \
-	  --cluster $(BUILD_DIR)/cpu-local.pbtxt
+	  --ranks 2 --cluster $(BUILD_DIR)/cpu-local.pbtxt
 	@echo; echo "== GPT-3 175B on 1,024 devices, dp=8,tp=8,pp=16 =="
 	$(BUILD_DIR)/bin/twinflow explain --model gpt --preset gpt3-175b --devices 1024 \
 	  --strategy dp=8,tp=8,pp=16 --summary
