@@ -1,6 +1,5 @@
 #include "launcher/cluster_args.h"
 
-#include "engine/core/file_io.h"
 
 namespace twinflow::launcher {
 
@@ -11,14 +10,9 @@ void AddClusterFlags(ArgParser& parser) {
 }
 
 sim::ClusterSpec ClusterFromArgs(const ParsedArgs& args) {
-  const std::string cluster = args.Get("cluster");
-  const int nodes = static_cast<int>(args.GetInt("nodes", 1, 1 << 20));
-  if (cluster.size() > 6 && cluster.substr(cluster.size() - 6) == ".pbtxt") {
-    sim::ClusterSpec spec = sim::ParseClusterSpec(ReadFile(cluster), cluster);
-    if (args.Given("nodes")) spec.set_nodes(nodes);
-    return spec;
-  }
-  return sim::Preset(cluster, nodes);
+  std::optional<int> nodes;
+  if (args.Given("nodes")) nodes = static_cast<int>(args.GetInt("nodes", 1, 1 << 20));
+  return sim::LoadCluster(args.Get("cluster"), nodes);
 }
 
 int64_t SamplesPerStep(const models::BuiltModel& model) {

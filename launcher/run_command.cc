@@ -40,21 +40,10 @@ std::string JobText(const plan::Plan& plan, int64_t steps, uint64_t data_seed, i
          " data-seed=" + std::to_string(data_seed) + " first-step=" + std::to_string(first);
 }
 
-std::vector<std::byte> Bytes(const std::string& text) {
-  std::vector<std::byte> bytes(text.size());
-  std::transform(text.begin(), text.end(), bytes.begin(), [](char c) { return std::byte(c); });
-  return bytes;
-}
-
 // Every rank learns every rank's job text; a failure or a different job anywhere stops all of
 // them with the same report, so no rank is left waiting for another.
 void AgreeOnJob(const std::string& mine, int rank) {
-  std::vector<std::string> jobs;
-  for (const std::vector<std::byte>& bytes : comm::AllgatherBytes(Bytes(mine))) {
-    std::string text(bytes.size(), ' ');
-    std::transform(bytes.begin(), bytes.end(), text.begin(), [](std::byte b) { return char(b); });
-    jobs.push_back(text);
-  }
+  const std::vector<std::string> jobs = comm::AllgatherText(mine);
   for (size_t r = 0; r < jobs.size(); ++r) {
     if (jobs[r].rfind("error ", 0) != 0) continue;
     const std::string rest = jobs[r].substr(6);  // "<exit code> <message>"

@@ -74,4 +74,13 @@ std::vector<std::vector<std::byte>> AllgatherBytes(const std::vector<std::byte>&
   return result;
 }
 
+std::vector<std::string> AllgatherText(const std::string& text) {
+  const auto* data = reinterpret_cast<const std::byte*>(text.data());
+  std::vector<std::string> all;
+  for (const std::vector<std::byte>& bytes : AllgatherBytes({data, data + text.size()})) {
+    all.emplace_back(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+  }
+  return all;
+}
+
 }  // namespace twinflow::comm

@@ -42,5 +42,7 @@ void CheckMpi(int code, const std::string& call);
 
 // Every rank's `bytes`, in rank order, on every rank (blocking, over MPI_COMM_WORLD).
 std::vector<std::vector<std::byte>> AllgatherBytes(const std::vector<std::byte>& bytes);
+// The same for text: what ranks compare before a run (job descriptions, Plan hashes).
+std::vector<std::string> AllgatherText(const std::string& text);
 
 }  // namespace twinflow::comm

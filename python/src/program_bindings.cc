@@ -7,6 +7,7 @@
 #include "engine/core/error.h"
 #include "engine/plan/plan_io.h"
 #include "engine/sbp/alpha_beta_cost_model.h"
+#include "simulator/hardware/cluster.h"
 #include "simulator/hardware/search_cost.h"
 #include "python/src/program.h"
 
@@ -17,13 +18,13 @@ namespace {
 // the preset `cost_model`.
 Program Compile(const Model& model, int64_t devices_per_rank, const std::string& cost_model,
                 const std::string& search, double memory_limit, int64_t devices_per_node,
-                const std::string& cluster, int nodes) {
+                const std::string& cluster, std::optional<int> nodes) {
   sbp::AlphaBetaConfig config;
   if (cluster.empty()) {
     config = sbp::AlphaBetaPreset(cost_model);
     config.devices_per_node = devices_per_node;
   } else {
-    config = sim::SearchCostConfig(ClusterFor(cluster, nodes));
+    config = sim::SearchCostConfig(sim::LoadCluster(cluster, nodes));
   }
   const sbp::AlphaBetaCostModel cost(config);
   compiler::CompileOptions options;
@@ -106,7 +107,7 @@ void BindProgram(py::module_& m) {
   m.def("compile", &Compile, py::arg("model"), py::arg("devices_per_rank") = 0,
         py::arg("cost_model") = "cpu-host", py::arg("search") = "auto",
         py::arg("memory_limit") = 0.0, py::arg("devices_per_node") = 8, py::arg("cluster") = "",
-        py::arg("nodes") = 1);
+        py::arg("nodes") = py::none());
 }
 
 }  // namespace twinflow::python

@@ -128,10 +128,7 @@ class Runner {
   }
   // Every rank must run the same Plan: a difference anywhere fails every rank.
   void AgreeOnPlan(const comm::MpiSession& mpi) {
-    const std::string mine = plan::ContentHash(plan_);
-    const std::vector<std::byte> bytes(reinterpret_cast<const std::byte*>(mine.data()),
-                                       reinterpret_cast<const std::byte*>(mine.data()) + mine.size());
-    const auto all = comm::AllgatherBytes(bytes);
+    const std::vector<std::string> all = comm::AllgatherText(plan::ContentHash(plan_));
     for (size_t r = 0; r < all.size(); ++r) {
       if (all[r] != all[0]) {
         throw PlanError("rank " + std::to_string(mpi.rank()) + ": the ranks compiled different " +

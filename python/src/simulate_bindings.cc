@@ -3,7 +3,6 @@
 #include <pybind11/stl.h>
 
 #include "engine/core/error.h"
-#include "engine/core/file_io.h"
 #include "python/src/program.h"
 #include "simulator/hardware/cluster.h"
 #include "simulator/sim_executor.h"
@@ -11,11 +10,11 @@
 namespace twinflow::python {
 namespace {
 
-py::dict Simulate(const Program& program, const std::string& cluster, int nodes, int64_t steps,
-                  int replicas, bool trace) {
+py::dict Simulate(const Program& program, const std::string& cluster, std::optional<int> nodes,
+                  int64_t steps, int replicas, bool trace) {
   if (steps < 1) throw InvalidArgumentError("steps must be positive");
   if (replicas < 1) throw InvalidArgumentError("replicas must be positive");
-  const sim::Topology topology(ClusterFor(cluster, nodes));
+  const sim::Topology topology(sim::LoadCluster(cluster, nodes));
   sim::SimOptions options;
   options.steps = steps;
   options.trace = trace;
@@ -51,26 +50,9 @@ py::dict Simulate(const Program& program, const std::string& cluster, int nodes,
 
 }  // namespace
 
-// A preset name, or the path of a ClusterSpec in protobuf text.
-sim::ClusterSpec ClusterFor(const std::string& cluster, int nodes) {
-  for (const std::string& name : sim::PresetNames()) {
-    if (name == cluster) return sim::Preset(name, nodes);
-  }
-  if (cluster.size() > 6 && cluster.ends_with(".pbtxt")) {
-    sim::ClusterSpec spec = sim::ParseClusterSpec(ReadFile(cluster), cluster);
-    if (nodes > 0) spec.set_nodes(nodes);
-    sim::ValidateClusterSpec(spec);
-    return spec;
-  }
-  std::string names;
-  for (const std::string& name : sim::PresetNames()) names += (names.empty() ? "" : ", ") + name;
-  throw InvalidArgumentError("cluster '" + cluster + "' is neither a preset (" + names +
-                             ") nor a .pbtxt ClusterSpec file");
-}
-
 void BindSimulate(py::module_& m) {
   m.def("simulate", &Simulate, py::arg("program"), py::arg("cluster") = "cpu-local",
-        py::arg("nodes") = 1, py::arg("steps") = 1, py::arg("replicas") = 1,
+        py::arg("nodes") = py::none(), py::arg("steps") = 1, py::arg("replicas") = 1,
         py::arg("trace") = false);
   m.def("cluster_presets", &sim::PresetNames);
 }

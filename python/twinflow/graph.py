@@ -144,7 +144,7 @@ class Graph:
         # Run: the cpu-host cost model; simulated: the cluster's own (priced as it is timed).
         program = _C.compile(model, layout.devices // ranks if ranks > 1 else 0, "cpu-host",
                              o["search"], float(o["memory_limit"] or 0),
-                             cluster=cluster[0] if cluster else "", nodes=cluster[1] if cluster else 1)
+                             cluster=cluster[0] if cluster else "", nodes=cluster[1] if cluster else None)
         params = [(p, builder.name(id)) for p, id in trace.params.items()]
         return program, params, model.fetch_names, names
 
@@ -232,9 +232,10 @@ class Graph:
     def memory(self):
         return MemoryReport(self._compiled("memory").memory())
 
-    def simulate(self, cluster="cpu-local", nodes=1, steps=1, replicas=1, trace=False):
+    def simulate(self, cluster="cpu-local", nodes=None, steps=1, replicas=1, trace=False):
         """Runs the compiled Plan in the simulator on `cluster` (a preset: cpu-local,
-        dgx-a100, dgx-h100, hgx-h200, or a ClusterSpec .pbtxt file) of `nodes` nodes."""
+        dgx-a100, dgx-h100, hgx-h200, or a ClusterSpec .pbtxt file) of `nodes` nodes (default:
+        one for a preset, the file's own for a file)."""
         self._compiled("simulate")
         program = self._program_for(self._specs, (cluster, nodes))
         data = _C.simulate(program, cluster, nodes, steps, replicas, trace)

@@ -26,7 +26,6 @@ class Trace:
         self.builder = builder
         self.layout = layout  # strategy.StrategyLayout: placements and default pins
         self.params = {}      # Parameter -> tensor id, in order of first use
-        self.stage = 0
         self._names = itertools.count()
 
     def unique_name(self, prefix):
@@ -40,7 +39,6 @@ class Trace:
         _current.pop()
 
     def set_stage(self, stage, placement=None):
-        self.stage = stage
         self.builder.placement = str(placement or self.layout.stage_placement(stage))
 
     def current_placement(self):

@@ -23,7 +23,7 @@ class BuiltinModel:
                                      self.optimizer, self.seed)
             self._programs[key] = _C.compile(model, 0, "accelerator",
                                              cluster=cluster[0] if cluster else "",
-                                             nodes=cluster[1] if cluster else 1)
+                                             nodes=cluster[1] if cluster else None)
         return self._programs[key]
 
     def explain(self):

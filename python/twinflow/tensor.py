@@ -72,15 +72,15 @@ class Tensor:
 
 def tensor(data, dtype=None, placement=None, sbp=None):
     """A tw.Tensor from anything numpy takes; `dtype` one of f32, f64, i32, i64."""
-    from_numpy = isinstance(data, np.ndarray)
+    numpy_given = isinstance(data, np.ndarray)
     array = np.asarray(data)
     if dtype is not None:
         if dtype not in _DTYPES:
             raise _C.InvalidArgumentError(f"dtype must be one of {list(_DTYPES)}, got {dtype!r}")
         array = array.astype(_DTYPES[dtype])
-    elif array.dtype.kind in "iub" and not (from_numpy and array.dtype == np.int64):
+    elif array.dtype.kind in "iub" and not (numpy_given and array.dtype == np.int64):
         array = array.astype(np.int32)  # Python ints: i32, as the engine's labels and ids
-    elif array.dtype.kind == "f" and not (from_numpy and array.dtype == np.float64):
+    elif array.dtype.kind == "f" and not (numpy_given and array.dtype == np.float64):
         array = array.astype(np.float32)  # Python floats: f32; numpy keeps f64
     return Tensor(array, placement, sbp)
 

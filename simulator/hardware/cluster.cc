@@ -7,6 +7,7 @@
 #include <map>
 
 #include "engine/core/error.h"
+#include "engine/core/file_io.h"
 
 namespace twinflow::sim {
 namespace {
@@ -76,6 +77,14 @@ ClusterSpec Preset(const std::string& name, int nodes) {
   return spec;
 }
 
+ClusterSpec LoadCluster(const std::string& cluster, std::optional<int> nodes) {
+  if (!cluster.ends_with(".pbtxt")) return Preset(cluster, nodes.value_or(1));
+  ClusterSpec spec = ParseClusterSpec(ReadFile(cluster), cluster);
+  if (nodes) spec.set_nodes(*nodes);
+  ValidateClusterSpec(spec);
+  return spec;
+}
+
 ClusterSpec ParseClusterSpec(const std::string& text, const std::string& origin) {
   ClusterSpec spec;
   const google::protobuf::LogSilencer silence;
@@ -111,13 +120,6 @@ Topology::Topology(ClusterSpec spec) : spec_(std::move(spec)) { ValidateClusterS
 const Link* Topology::LinkBetween(int a, int b) const {
   if (a == b) return nullptr;
   return NodeOf(a) == NodeOf(b) ? &spec_.intra_node() : &spec_.inter_node();
-}
-
-const Link& Topology::GroupLink(const std::vector<int>& devices) const {
-  for (int d : devices) {
-    if (NodeOf(d) != NodeOf(devices.front())) return spec_.inter_node();
-  }
-  return spec_.intra_node();
 }
 
 }  // namespace twinflow::sim

@@ -1,6 +1,7 @@
 #pragma once
 // Clusters for the simulator: presets, protobuf-text specs, and the topology questions the
 // simulator asks (which node a device is on, which link joins two devices).
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -12,6 +13,10 @@ namespace twinflow::sim {
 std::vector<std::string> PresetNames();
 // A preset with `nodes` nodes. InvalidArgumentError naming the unknown preset.
 ClusterSpec Preset(const std::string& name, int nodes);
+// A preset name or the path of a ClusterSpec in protobuf text (.pbtxt), with `nodes` nodes
+// (a preset: 1 unless given; a file: its own unless given). InvalidArgumentError naming the
+// unknown preset, the unreadable file or the field out of range.
+ClusterSpec LoadCluster(const std::string& cluster, std::optional<int> nodes);
 // A spec in protobuf text; InvalidArgumentError naming the field or the parse problem.
 ClusterSpec ParseClusterSpec(const std::string& text, const std::string& origin);
 // InvalidArgumentError naming the first field out of range.
@@ -25,8 +30,6 @@ class Topology {
   int NodeOf(int device) const { return device / spec_.devices_per_node(); }
   // The link two devices talk over; null for the same device (memory).
   const Link* LinkBetween(int a, int b) const;
-  // The slowest link a group's ring crosses (inter-node as soon as it spans nodes).
-  const Link& GroupLink(const std::vector<int>& devices) const;
 
  private:
   ClusterSpec spec_;

@@ -136,7 +136,7 @@ def test_simulation_needs_known_shapes_and_a_real_cluster():
     with pytest.raises(tw.InvalidArgumentError, match="example inputs"):
         step.simulate()
     step.compile(np.zeros((8, 12), np.float32), strategy="dp=2")
-    with pytest.raises(tw.InvalidArgumentError, match="neither a preset"):
+    with pytest.raises(tw.InvalidArgumentError, match="unknown cluster 'nowhere'"):
         step.simulate(cluster="nowhere")
 
 
