@@ -10,15 +10,16 @@
 #include <variant>
 #include <utility>
 
-#include "engine/core/dtype.h"
 #include "engine/core/error.h"
 #include "engine/plan/chrome_trace.h"
-#include "engine/plan/kernel_key.h"
 #include "engine/plan/plan_rates.h"
 #include "engine/runtime/actor.h"
+#include "simulator/act_timing.h"
+#include "simulator/comm_polling.h"
 #include "simulator/comm_runner.h"
 #include "simulator/core_sharing.h"
 #include "simulator/des/event_queue.h"
+#include "simulator/live_memory.h"
 #include "simulator/network/ports.h"
 
 namespace twinflow::sim {
@@ -52,38 +53,49 @@ double UncoveredSeconds(std::vector<std::pair<Nanos, Nanos>> spans,
   return static_cast<double>(uncovered) * 1e-9;
 }
 
+// The cluster device of each plan device.
+std::vector<int> ClusterDevices(const plan::Plan& plan, const Topology& topology) {
+  std::vector<int> cluster_device;
+  for (const plan::Device& d : plan.devices()) {
+    if (d.index() >= topology.devices()) {
+      throw InvalidArgumentError("the Plan uses device " + d.type() + ":" +
+                                 std::to_string(d.index()) + " but the cluster has " +
+                                 std::to_string(topology.devices()) + " devices");
+    }
+    cluster_device.push_back(static_cast<int>(d.index()));
+  }
+  return cluster_device;
+}
+
 class Simulation {
  public:
   Simulation(const plan::Plan& plan, const Topology& topology, const SimOptions& options)
-      : plan_(plan), topology_(topology), options_(options), comm_(queue_, topology) {
-    for (const plan::Device& d : plan.devices()) {
-      if (d.index() >= topology.devices()) {
-        throw InvalidArgumentError("the Plan uses device " + d.type() + ":" +
-                                   std::to_string(d.index()) + " but the cluster has " +
-                                   std::to_string(topology.devices()) + " devices");
-      }
-      cluster_device_.push_back(static_cast<int>(d.index()));
-    }
+      : plan_(plan),
+        topology_(topology),
+        options_(options),
+        comm_(queue_, topology),
+        cluster_device_(ClusterDevices(plan, topology)),
+        timing_(plan, topology, cluster_device_),
+        memory_(plan, options.trace) {
     device_free_.assign(plan.devices_size(), 0);
     waiting_.resize(plan.devices_size());
     if (options.trace) comm_.RecordLoads();
     const ClusterSpec& spec = topology.spec();
-    if (spec.cores_per_node() > 0) {  // threads: the devices', then their comm threads
+    if (spec.cores_per_node() > 0) {  // threads: the devices', their comm threads, the pollers
+      std::vector<int> node_of_rank;
+      for (int d = 0; d < plan.devices_size(); ++d) {
+        const int rank = plan.devices(d).rank();
+        if (rank >= static_cast<int>(node_of_rank.size())) node_of_rank.resize(rank + 1, 0);
+        node_of_rank[rank] = NodeOf(d);
+      }
       cores_ = std::make_unique<CoreSharing>(queue_, spec.nodes(), spec.cores_per_node(),
-                                             2 * plan.devices_size());
+                                             2 * plan.devices_size() + node_of_rank.size());
+      polling_ = std::make_unique<CommPolling>(*cores_, node_of_rank, 2 * plan.devices_size());
       acts_.resize(plan.devices_size());
-    }
-    for (const KernelTime& k : spec.kernel_times()) {
-      kernel_seconds_[k.key()] = {k.seconds(), k.contended_seconds()};
     }
     compute_spans_.resize(plan.devices_size());
     comm_spans_.resize(plan.devices_size());
     flops_.assign(plan.devices_size(), 0);
-    intra_bytes_.assign(plan.devices_size(), 0);
-    live_.assign(plan.devices_size(), 0);
-    live_peak_.assign(plan.devices_size(), 0);
-    for (const plan::Regst& r : plan.regsts()) outstanding_.emplace_back(r.slots(), kFree);
-    inter_bytes_.assign(plan.devices_size(), 0);
     const std::vector<int64_t> acts = plan::ActsPerStep(plan);
     const int64_t per_step = std::max<int64_t>(1, plan.pieces_per_step());
     for (const plan::Task& t : plan.tasks()) {
@@ -116,7 +128,9 @@ class Simulation {
       const int64_t task = e.to_task;
       runtime::ActorMessage message = std::move(e.message);
       queue_.Schedule(queue_.now(), [this, task, message] {
-        if (const auto* free = std::get_if<runtime::RegstFree>(&message)) Release(*free);
+        if (const auto* free = std::get_if<runtime::RegstFree>(&message)) {
+          memory_.Returned(*free, queue_.now());
+        }
         runtime::Outbox next;
         actors_[task]->Receive(message, next);
         Process(next);
@@ -137,114 +151,19 @@ class Simulation {
   int64_t RegstBytes(int64_t regst) const {
     return plan_.regsts(static_cast<int>(regst)).bytes_per_slot();
   }
-  int DeviceOfRegst(int64_t regst) const {
-    return plan_.tasks(static_cast<int>(plan_.regsts(static_cast<int>(regst)).producer())).device();
-  }
-
-  // Seconds `device` (a plan device) takes to move `bytes` through memory (read + write).
-  double MemorySeconds(double bytes, int device) const {
-    const DeviceModel& d = topology_.spec().device();
-    const double bandwidth = Contended(device) && d.contended_memory_bandwidth() > 0
-                                 ? d.contended_memory_bandwidth()
-                                 : d.memory_bandwidth();
-    return bytes / (bandwidth * d.memory_efficiency());
-  }
-
-  // Seconds one act of a compute-stream task takes.
-  double ComputeSeconds(const plan::Task& t) {  // also counts COPY bytes per link
-    const DeviceModel& d = topology_.spec().device();
-    double seconds = d.launch_overhead_s();
-    int64_t out_bytes = 0;
-    for (int64_t r : t.produced_regsts()) out_bytes += RegstBytes(r);
-    switch (t.kind()) {
-      case plan::COMPUTE: {
-        const auto measured = kernel_seconds_.find(plan::KernelKey(t));
-        if (measured == kernel_seconds_.end()) {
-          seconds += std::max(t.flops() / (d.peak_flops() * d.flops_efficiency()),
-                              MemorySeconds(static_cast<double>(t.bytes_moved()), t.device()));
-        } else {
-          const auto [alone, contended] = measured->second;
-          seconds += contended > 0 && Contended(t.device()) ? contended : alone;
-        }
-        break;
-      }
-      case plan::COPY: {
-        std::map<int, int64_t> by_source;  // source device -> bytes
-        for (const plan::Transfer& tr : t.transfers()) {
-          int64_t elements = 1;
-          for (const plan::Range& r : tr.region().ranges()) elements *= r.end() - r.begin();
-          const DType dtype = ParseDType(plan_.regsts(static_cast<int>(tr.src_regst())).tensor().dtype());
-          by_source[DeviceOfRegst(tr.src_regst())] += elements * DTypeSize(dtype);
-        }
-        for (const auto& [source, bytes] : by_source) {
-          const Link* link =
-              topology_.LinkBetween(cluster_device_[source], cluster_device_[t.device()]);
-          seconds += link ? link->latency_s() + static_cast<double>(bytes) /
-                                                    (link->bandwidth() * link->efficiency())
-                          : MemorySeconds(2.0 * static_cast<double>(bytes), t.device());
-          if (link) {  // the source sends them
-            (link == &topology_.spec().inter_node() ? inter_bytes_ : intra_bytes_)[source] +=
-                static_cast<double>(bytes);
-          }
-        }
-        break;
-      }
-      case plan::ACC:
-      case plan::REPEAT:
-        seconds += MemorySeconds(2.0 * static_cast<double>(out_bytes), t.device());
-        break;
-      case plan::ASSIGN: {  // copies its second input (the update) into the variable
-        int64_t in_bytes = 0;
-        for (int64_t r : t.consumed_regsts()) in_bytes = std::max(in_bytes, RegstBytes(r));
-        seconds += MemorySeconds(2.0 * static_cast<double>(in_bytes), t.device());
-        break;
-      }
-      case plan::SOURCE:
-        seconds += MemorySeconds(static_cast<double>(out_bytes), t.device());
-        break;
-      default:
-        break;  // VARIABLE, SINK: nothing but the launch
-    }
-    return seconds;
-  }
-
-  // Slot liveness, counted as the runtime's arena does: live from the producer's launch until
-  // every consumer returned it; a VARIABLE's slot for good.
-  void MarkLive(const runtime::Launch& launch) {
-    const plan::Task& t = plan_.tasks(static_cast<int>(launch.task));
-    for (const runtime::SlotRef& o : launch.outputs) {
-      int& outstanding = outstanding_[o.regst][o.slot];
-      if (outstanding != kFree) continue;  // an ACC keeps its output over several acts
-      const plan::Regst& r = plan_.regsts(static_cast<int>(o.regst));
-      outstanding = t.kind() == plan::VARIABLE ? kPinned : r.consumers_size();
-      ChangeLive(t.device(), r.bytes_per_slot());
-    }
-  }
-
-  void Release(const runtime::RegstFree& free) {
-    int& outstanding = outstanding_[free.regst][free.slot];
-    if (outstanding == kFree || outstanding == kPinned || --outstanding > 0) return;
-    outstanding = kFree;
-    const plan::Regst& r = plan_.regsts(static_cast<int>(free.regst));
-    ChangeLive(plan_.tasks(static_cast<int>(r.producer())).device(), -r.bytes_per_slot());
-  }
-
-  void ChangeLive(int device, int64_t bytes) {
-    if (bytes == 0) return;
-    live_[device] += bytes;
-    live_peak_[device] = std::max(live_peak_[device], live_[device]);
-    if (options_.trace) memory_.push_back({device, queue_.now(), live_[device]});
-  }
 
   void Launch(const runtime::Launch& launch) {
     const plan::Task& t = plan_.tasks(static_cast<int>(launch.task));
     const int device = t.device();
-    MarkLive(launch);
+    memory_.Launched(launch, queue_.now());
     switch (t.kind()) {
       case plan::COLLECTIVE: {
         const auto key = std::make_tuple(t.collective().group(), t.issue_order(), launch.piece);
         std::vector<int64_t>& arrived = collectives_[key];
         arrived.push_back(t.id());
+        if (polling_ && SpansRanks(plan_, t) && LastOfItsRank(plan_, arrived)) {
+          polling_->Post(plan_.devices(device).rank());
+        }
         const plan::CommGroup& group = plan_.groups(static_cast<int>(t.collective().group()));
         if (static_cast<int>(arrived.size()) < group.devices_size()) return;
         std::vector<int> devices;
@@ -272,6 +191,7 @@ class Simulation {
       }
       case plan::SEND:
       case plan::RECV: {
+        if (polling_ && SpansRanks(plan_, t)) polling_->Post(plan_.devices(device).rank());
         const auto key = std::make_pair(t.tag(), launch.piece);
         std::vector<int64_t>& arrived = pairs_[key];
         arrived.push_back(t.id());
@@ -305,10 +225,13 @@ class Simulation {
   void Communicate(const PlanPtr& plan, const std::vector<int>& devices,
                    std::vector<int64_t> tasks, bool reduces = false, int64_t staged = 0) {
     const Nanos now = queue_.now();
+    // Between ranks the copies are the polling comm thread's: it copies instead of polling.
+    const bool polls = polling_ && SpansRanks(plan_, plan_.tasks(static_cast<int>(tasks[0])));
     auto pending = std::make_shared<int>(1 + (cores_ ? static_cast<int>(devices.size()) : 0));
     auto done = [this, now, pending, tasks = std::move(tasks)] {
       if (--*pending > 0) return;
       const Nanos end = queue_.now();
+      if (polling_) EndPolling(tasks);
       for (int64_t task : tasks) {
         comm_spans_[plan_.tasks(static_cast<int>(task)).device()].push_back({now, end});
         Trace(task, now, end, 1);
@@ -318,17 +241,37 @@ class Simulation {
     if (cores_) {
       for (int d : devices) {
         const double copied = CommCopiedBytes(*plan, cluster_device_[d], reduces) + 1.5 * staged;
-        cores_->Run(NodeOf(d), plan_.devices_size() + d, MemorySeconds(2 * copied, d), done);
+        const int rank = plan_.devices(d).rank();
+        if (polls) polling_->BeginCopy(rank);
+        cores_->Run(NodeOf(d), plan_.devices_size() + d,
+                    timing_.MemorySeconds(2 * copied, Contention(d)),
+                    [this, polls, rank, done] {
+                      if (polls) polling_->EndCopy(rank);
+                      done();
+                    });
       }
     }
     comm_.Run(plan, now, done);
   }
 
+  // The ranks of `tasks` (one operation) whose comm threads polled for it stop counting it.
+  void EndPolling(const std::vector<int64_t>& tasks) {
+    std::vector<int> ranks;
+    for (int64_t task : tasks) {
+      const plan::Task& t = plan_.tasks(static_cast<int>(task));
+      const int rank = plan_.devices(t.device()).rank();
+      if (!SpansRanks(plan_, t) || std::find(ranks.begin(), ranks.end(), rank) != ranks.end()) continue;
+      ranks.push_back(rank);
+      polling_->Complete(rank);
+    }
+  }
+
   int NodeOf(int device) const { return topology_.NodeOf(cluster_device_[device]); }
 
-  // Whether work `device` starts now runs with every core of its CPU host busy, contending
-  // for caches and memory bandwidth (the calibrated contended times apply).
-  bool Contended(int device) const { return cores_ && cores_->AllBusy(NodeOf(device)); }
+  // The share of its time work `device` starts now runs with every core of its CPU host busy,
+  // contending for caches and memory bandwidth (0: the calibrated times alone apply, 1: the
+  // contended ones; CoreSharing::Contention).
+  double Contention(int device) const { return cores_ ? cores_->Contention(NodeOf(device)) : 0; }
 
   // Compute acts wait behind one waiting for its gradient's all-reduce, in launch order, as
   // on a device thread.
@@ -350,7 +293,7 @@ class Simulation {
       return;
     }
     const Nanos start = std::max(queue_.now(), device_free_[device]);
-    const Nanos end = start + ToNanos(ComputeSeconds(t));
+    const Nanos end = start + ToNanos(timing_.ActSeconds(t, 0));
     device_free_[device] = end;
     if (end > start) compute_spans_[device].push_back({start, end});
     if (t.kind() == plan::COMPUTE) flops_[device] += t.flops();
@@ -364,7 +307,8 @@ class Simulation {
     const plan::Task& t = plan_.tasks(static_cast<int>(acts_[device].front()));
     const Nanos start = queue_.now();
     if (t.kind() == plan::COMPUTE) flops_[device] += t.flops();
-    cores_->Run(NodeOf(device), device, ComputeSeconds(t), [this, device, start] {
+    const double seconds = timing_.ActSeconds(t, Contention(device));
+    cores_->Run(NodeOf(device), device, seconds, [this, device, start] {
       const int64_t task = acts_[device].front();
       const Nanos end = queue_.now();
       if (end > start) compute_spans_[device].push_back({start, end});
@@ -435,12 +379,12 @@ class Simulation {
         r.peak_bytes = m.peak_bytes();
         r.arena_bytes = m.arena_bytes();
       }
-      r.live_peak_bytes = live_peak_[d];
+      r.live_peak_bytes = memory_.peak(d);
       r.out_of_memory = r.arena_bytes > model.memory_bytes();
       const LinkNetwork& links = comm_.network();  // what its outgoing ports carried
       const int c = cluster_device_[d];
-      r.intra_bytes = intra_bytes_[d] + links.BytesCarried(LinkId(c, Port::kIntraOut));
-      r.inter_bytes = inter_bytes_[d] + links.BytesCarried(LinkId(c, Port::kNicOut));
+      r.intra_bytes = timing_.intra_bytes(d) + links.BytesCarried(LinkId(c, Port::kIntraOut));
+      r.inter_bytes = timing_.inter_bytes(d) + links.BytesCarried(LinkId(c, Port::kNicOut));
       r.intra_busy_s = static_cast<double>(links.BusyTime(LinkId(c, Port::kIntraOut))) * 1e-9;
       r.inter_busy_s = static_cast<double>(links.BusyTime(LinkId(c, Port::kNicOut))) * 1e-9;
       if (result.total_s > 0) {
@@ -459,7 +403,8 @@ class Simulation {
     }
     if (options_.trace) {
       result.trace_json =
-          plan::ChromeTraceJson(plan_, spans_, "twinflow sim", memory_, comm_.LinkSamples(cluster_device_));
+          plan::ChromeTraceJson(plan_, spans_, "twinflow sim", memory_.samples(),
+                                comm_.LinkSamples(cluster_device_));
     }
     return result;
   }
@@ -469,8 +414,10 @@ class Simulation {
   SimOptions options_;
   EventQueue queue_;
   CommRunner comm_;  // after queue_, which it uses
-  std::vector<std::unique_ptr<runtime::Actor>> actors_;
   std::vector<int> cluster_device_;  // by plan device
+  ActTiming timing_;
+  LiveMemory memory_;
+  std::vector<std::unique_ptr<runtime::Actor>> actors_;
   std::vector<Nanos> device_free_;   // when each compute stream is next free
   struct Waiting {
     int64_t task = 0;
@@ -478,19 +425,13 @@ class Simulation {
   };
   std::vector<std::deque<Waiting>> waiting_;  // per device, behind an update awaiting its sync
   std::unique_ptr<CoreSharing> cores_;         // on a CPU host (cores_per_node set)
+  std::unique_ptr<CommPolling> polling_;       // on a CPU host: the ranks' polling comm threads
   std::vector<std::deque<int64_t>> acts_;      // on a CPU host: per device, its queued acts
-  std::map<std::string, std::pair<double, double>> kernel_seconds_;  // alone, contended
   std::vector<std::vector<std::pair<Nanos, Nanos>>> compute_spans_, comm_spans_;
   std::vector<double> flops_;
-  std::vector<double> intra_bytes_, inter_bytes_;  // by plan device: COPY bytes it sent
   std::map<std::tuple<int64_t, int64_t, int64_t>, std::vector<int64_t>> collectives_;
   std::map<std::pair<int64_t, int64_t>, std::vector<int64_t>> pairs_;
   std::vector<plan::TraceSpan> spans_;
-  static constexpr int kFree = -1;
-  static constexpr int kPinned = -2;
-  std::vector<std::vector<int>> outstanding_;  // by regst and slot: consumers yet to return it
-  std::vector<int64_t> live_, live_peak_;      // by plan device
-  std::vector<plan::MemorySample> memory_;
 };
 
 }  // namespace

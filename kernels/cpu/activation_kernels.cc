@@ -1,29 +1,58 @@
 // CPU kernels of the activation family (f32, f64): relu, gelu (tanh approximation), tanh, exp
-// and relu_grad(dy, y), gelu_grad(dy, x), tanh_grad(dy, y). Values are computed in double and
-// rounded once.
+// and relu_grad(dy, y), gelu_grad(dy, x), tanh_grad(dy, y). relu, tanh and exp compute in double
+// and round once. gelu and gelu_grad compute in the tensor's own type: in f32 through a
+// branch-free tanh (fast_tanh.h), so that the loop vectorises and a step's cost does not depend on
+// the data; the simulator's calibration relies on the latter (docs/simulator.md).
 #include <cmath>
 #include <numbers>
 
+#include "kernels/cpu/fast_tanh.h"
 #include "kernels/cpu/kernel_families.h"
 #include "kernels/cpu/kernel_helpers.h"
 
 namespace twinflow::kernels {
 namespace {
 
-constexpr double kGeluC = 0.044715;
-const double kSqrt2OverPi = std::sqrt(2.0 / std::numbers::pi);
+template <typename T>
+constexpr T kGeluC = T(0.044715);
+template <typename T>
+constexpr T kSqrt2OverPi = T(0.797884560802865355879892119868763737);  // sqrt(2 / pi)
 
-double Gelu(double x) {
-  const double t = std::tanh(kSqrt2OverPi * (x + kGeluC * x * x * x));
-  return 0.5 * x * (1.0 + t);
+template <typename T>
+T Tanh(T u) {
+  if constexpr (std::is_same_v<T, float>) {
+    return FastTanh(u);
+  } else {
+    return std::tanh(u);
+  }
 }
 
-double GeluSlope(double x) {
-  const double t = std::tanh(kSqrt2OverPi * (x + kGeluC * x * x * x));
-  const double du = kSqrt2OverPi * (1.0 + 3.0 * kGeluC * x * x);
-  return 0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * du;
+template <typename T>
+T Gelu(T x) {
+  const T t = Tanh(kSqrt2OverPi<T> * (x + kGeluC<T> * x * x * x));
+  return T(0.5) * x * (T(1) + t);
 }
 
+template <typename T>
+T GeluSlope(T x) {
+  const T t = Tanh(kSqrt2OverPi<T> * (x + kGeluC<T> * x * x * x));
+  const T du = kSqrt2OverPi<T> * (T(1) + T(3) * kGeluC<T> * x * x);
+  return T(0.5) * (T(1) + t) + T(0.5) * x * (T(1) - t * t) * du;
+}
+
+// Runs `run(T{})` for the tensor's floating type.
+template <typename Run>
+void ForFloating(DType dtype, const std::string& name, Run run) {
+  if (dtype == DType::kF32) {
+    run(float{});
+  } else if (dtype == DType::kF64) {
+    run(double{});
+  } else {
+    throw InvalidArgumentError(name + ": no kernel for dtype " + DTypeName(dtype));
+  }
+}
+
+// `f` is called with values of the tensor's type and returns something convertible to it.
 template <typename F>
 void UnaryKernel(const KernelContext& ctx, const std::string& name, F f) {
   CheckArity(ctx, 1, 1, name);
@@ -31,19 +60,12 @@ void UnaryKernel(const KernelContext& ctx, const std::string& name, F f) {
   Tensor& out = *ctx.outputs[0];
   CheckDType(out, x.dtype(), name, "output");
   CheckShape(out, x.shape(), name, "output");
-  auto run = [&](auto zero) {
+  ForFloating(x.dtype(), name, [&](auto zero) {
     using T = decltype(zero);
     const T* px = x.data<T>();
     T* po = out.data<T>();
-    for (int64_t i = 0, end = x.numel(); i < end; ++i) po[i] = static_cast<T>(f(static_cast<double>(px[i])));
-  };
-  if (x.dtype() == DType::kF32) {
-    run(float{});
-  } else if (x.dtype() == DType::kF64) {
-    run(double{});
-  } else {
-    throw InvalidArgumentError(name + ": no kernel for dtype " + DTypeName(x.dtype()));
-  }
+    for (int64_t i = 0, end = x.numel(); i < end; ++i) po[i] = static_cast<T>(f(px[i]));
+  });
 }
 
 // out = f(dy, forward tensor), both of the output's shape.
@@ -57,22 +79,13 @@ void GradKernel(const KernelContext& ctx, const std::string& name, F f) {
   CheckDType(out, dy.dtype(), name, "output");
   CheckShape(fwd, dy.shape(), name, "forward input");
   CheckShape(out, dy.shape(), name, "output");
-  auto run = [&](auto zero) {
+  ForFloating(dy.dtype(), name, [&](auto zero) {
     using T = decltype(zero);
     const T* pd = dy.data<T>();
     const T* pf = fwd.data<T>();
     T* po = out.data<T>();
-    for (int64_t i = 0, end = dy.numel(); i < end; ++i) {
-      po[i] = static_cast<T>(f(static_cast<double>(pd[i]), static_cast<double>(pf[i])));
-    }
-  };
-  if (dy.dtype() == DType::kF32) {
-    run(float{});
-  } else if (dy.dtype() == DType::kF64) {
-    run(double{});
-  } else {
-    throw InvalidArgumentError(name + ": no kernel for dtype " + DTypeName(dy.dtype()));
-  }
+    for (int64_t i = 0, end = dy.numel(); i < end; ++i) po[i] = static_cast<T>(f(pd[i], pf[i]));
+  });
 }
 
 template <typename F>
@@ -87,16 +100,21 @@ void RegisterGrad(KernelRegistry& registry, const std::string& name, F f) {
               [name, f](const KernelContext& ctx) { GradKernel(ctx, name, f); });
 }
 
+double InDouble(auto x) { return static_cast<double>(x); }
+
 }  // namespace
 
 void RegisterActivationKernels(KernelRegistry& registry) {
-  RegisterUnary(registry, "relu", [](double x) { return x > 0 ? x : 0.0; });
-  RegisterUnary(registry, "gelu", Gelu);
-  RegisterUnary(registry, "tanh", [](double x) { return std::tanh(x); });
-  RegisterUnary(registry, "exp", [](double x) { return std::exp(x); });
-  RegisterGrad(registry, "relu_grad", [](double dy, double y) { return y > 0 ? dy : 0.0; });
-  RegisterGrad(registry, "gelu_grad", [](double dy, double x) { return dy * GeluSlope(x); });
-  RegisterGrad(registry, "tanh_grad", [](double dy, double y) { return dy * (1.0 - y * y); });
+  RegisterUnary(registry, "relu", [](auto x) { return InDouble(x) > 0 ? InDouble(x) : 0.0; });
+  RegisterUnary(registry, "gelu", [](auto x) { return Gelu(x); });
+  RegisterUnary(registry, "tanh", [](auto x) { return std::tanh(InDouble(x)); });
+  RegisterUnary(registry, "exp", [](auto x) { return std::exp(InDouble(x)); });
+  RegisterGrad(registry, "relu_grad",
+               [](auto dy, auto y) { return InDouble(y) > 0 ? InDouble(dy) : 0.0; });
+  RegisterGrad(registry, "gelu_grad", [](auto dy, auto x) { return dy * GeluSlope(x); });
+  RegisterGrad(registry, "tanh_grad", [](auto dy, auto y) {
+    return InDouble(dy) * (1.0 - InDouble(y) * InDouble(y));
+  });
 }
 
 }  // namespace twinflow::kernels

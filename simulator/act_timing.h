@@ -1,0 +1,44 @@
+#pragma once
+// ActTiming: how long one act of a compute-stream task (COMPUTE, COPY, ACC, REPEAT, ASSIGN,
+// SOURCE, ...) takes on the simulated device: a launch overhead, then the kernel's calibrated
+// time where the cluster's kernel table has its key (engine/plan/kernel_key.h), else the
+// roofline of its flops and bytes; copies over their link or through memory. On a CPU host
+// `contention` (0..1, CoreSharing::Contention) blends the quiet-machine figures with those
+// measured while every core is busy.
+#include <cstdint>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "engine/plan/plan.pb.h"
+#include "simulator/hardware/cluster.h"
+
+namespace twinflow::sim {
+
+class ActTiming {
+ public:
+  // `cluster_device`: the cluster device of each plan device.
+  ActTiming(const plan::Plan& plan, const Topology& topology, std::vector<int> cluster_device);
+
+  // Seconds to move `bytes` through a device's memory (read + write).
+  double MemorySeconds(double bytes, double contention) const;
+  // Seconds one act of `t` takes. A COPY's bytes are counted on the links they cross.
+  double ActSeconds(const plan::Task& t, double contention);
+
+  // By plan device: the bytes its COPY acts sent over intra-node and inter-node links.
+  double intra_bytes(int device) const { return intra_bytes_[device]; }
+  double inter_bytes(int device) const { return inter_bytes_[device]; }
+
+ private:
+  double CopySeconds(const plan::Task& t, double contention);
+  int64_t RegstBytes(int64_t regst) const;
+
+  const plan::Plan& plan_;
+  const Topology& topology_;
+  std::vector<int> cluster_device_;
+  std::map<std::string, std::pair<double, double>> kernel_seconds_;  // alone, contended
+  std::vector<double> intra_bytes_, inter_bytes_;
+};
+
+}  // namespace twinflow::sim

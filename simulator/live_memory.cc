@@ -1,0 +1,38 @@
+#include "simulator/live_memory.h"
+
+#include <algorithm>
+
+namespace twinflow::sim {
+
+LiveMemory::LiveMemory(const plan::Plan& plan, bool record)
+    : plan_(plan), record_(record), live_(plan.devices_size(), 0), peak_(plan.devices_size(), 0) {
+  for (const plan::Regst& r : plan.regsts()) outstanding_.emplace_back(r.slots(), kFree);
+}
+
+void LiveMemory::Launched(const runtime::Launch& launch, Nanos now) {
+  const plan::Task& t = plan_.tasks(static_cast<int>(launch.task));
+  for (const runtime::SlotRef& o : launch.outputs) {
+    int& outstanding = outstanding_[o.regst][o.slot];
+    if (outstanding != kFree) continue;  // an ACC keeps its output over several acts
+    const plan::Regst& r = plan_.regsts(static_cast<int>(o.regst));
+    outstanding = t.kind() == plan::VARIABLE ? kPinned : r.consumers_size();
+    Change(t.device(), r.bytes_per_slot(), now);
+  }
+}
+
+void LiveMemory::Returned(const runtime::RegstFree& free, Nanos now) {
+  int& outstanding = outstanding_[free.regst][free.slot];
+  if (outstanding == kFree || outstanding == kPinned || --outstanding > 0) return;
+  outstanding = kFree;
+  const plan::Regst& r = plan_.regsts(static_cast<int>(free.regst));
+  Change(plan_.tasks(static_cast<int>(r.producer())).device(), -r.bytes_per_slot(), now);
+}
+
+void LiveMemory::Change(int device, int64_t bytes, Nanos now) {
+  if (bytes == 0) return;
+  live_[device] += bytes;
+  peak_[device] = std::max(peak_[device], live_[device]);
+  if (record_) samples_.push_back({device, now, live_[device]});
+}
+
+}  // namespace twinflow::sim
