@@ -58,9 +58,10 @@ demo: build
 	@echo; echo "== GPT-3 175B on 1,024 devices, dp=8,tp=8,pp=16 =="
 	$(BUILD_DIR)/bin/twinflow explain --model gpt --preset gpt3-175b --devices 1024 \
 	  --strategy dp=8,tp=8,pp=16 --summary
-	@echo; echo "== And simulated on 128 DGX-H100 nodes (8 micro-batches; one replica, gradients all-reduced over 8) =="
-	$(BUILD_DIR)/bin/twinflow sim --model gpt --preset gpt3-175b --strategy dp=8,tp=8,pp=16,mb=8 \
-	  --cluster dgx-h100 --nodes 128 --replica
+	@echo; echo "== And simulated on 128 DGX-H100 nodes: 64 micro-batches, 1F1B, full activation recomputation"
+	@echo "   (one replica, gradients all-reduced over 8; without recomputation the first stage needs 204 GiB) =="
+	$(BUILD_DIR)/bin/twinflow sim --model gpt --preset gpt3-175b \
+	  --strategy dp=8,tp=8,pp=16,mb=64,recompute=full --cluster dgx-h100 --nodes 128 --replica
 
 bench: deps
 	BUILD_TYPE=$(BUILD_TYPE) CMAKE_ARGS="$(CMAKE_ARGS)" scripts/bench $(BUILD_DIR)

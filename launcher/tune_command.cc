@@ -20,10 +20,12 @@ namespace {
 struct Candidate {
   int64_t dp = 1, tp = 1, pp = 1, mb = 1;
   std::string schedule = "1f1b";
+  bool recompute = false;
   std::string Text() const {
     std::string s = "dp=" + std::to_string(dp) + ",tp=" + std::to_string(tp) +
                     ",pp=" + std::to_string(pp) + ",mb=" + std::to_string(mb);
-    return pp > 1 ? s + ",schedule=" + schedule : s;
+    if (pp > 1) s += ",schedule=" + schedule;
+    return recompute ? s + ",recompute=full" : s;
   }
 };
 
@@ -60,7 +62,8 @@ std::vector<Candidate> Enumerate(int64_t devices, int64_t per_node, int64_t max_
 int RunTuneCommand(const std::vector<std::string>& args, std::ostream& out) {
   ArgParser parser("twinflow tune",
                    "Enumerate the (dp, tp, pp, micro-batches, schedule) strategies that fit a "
-                   "cluster, simulate each, drop those that run out of memory, and rank the rest.");
+                   "cluster, simulate each (again with recompute=full when it runs out of "
+                   "memory), drop those that still do, and rank the rest.");
   AddModelFlags(parser);
   AddClusterFlags(parser);
   parser.Optional("max-micro-batches", "N", "the most micro-batches per step to try", "8")
@@ -83,10 +86,10 @@ int RunTuneCommand(const std::vector<std::string>& args, std::ostream& out) {
   const graph::OpRegistry registry = ops::BuiltinOps();
   const sbp::AlphaBetaConfig cost = sim::SearchCostConfig(topology.spec());
   const auto start = std::chrono::steady_clock::now();
-  std::vector<Outcome> outcomes;
-  for (size_t i = 0; i < candidates.size(); ++i) {
+  // Compiles and simulates one candidate.
+  const auto evaluate = [&](const Candidate& candidate) {
     Outcome o;
-    o.candidate = candidates[i];
+    o.candidate = candidate;
     std::vector<std::string> with = args;
     for (const std::string& flag : {std::string("--strategy"), o.candidate.Text(),
                                     std::string("--devices"), std::to_string(devices)}) {
@@ -110,6 +113,21 @@ int RunTuneCommand(const std::vector<std::string>& args, std::ostream& out) {
       }
     } catch (const Error& e) {
       o.why = e.message().substr(0, 100);
+    }
+    return o;
+  };
+  std::vector<Outcome> outcomes;
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    Outcome o = evaluate(candidates[i]);
+    if (o.why.starts_with("out of memory")) {  // trade time for memory: recompute activations
+      Candidate again = candidates[i];
+      again.recompute = true;
+      const Outcome recomputed = evaluate(again);
+      if (recomputed.ok) {
+        o = recomputed;
+      } else if (recomputed.why.starts_with("out of memory")) {
+        o.why += ", " + FormatBytes(recomputed.peak_bytes) + " with recompute=full";
+      }
     }
     const double elapsed =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

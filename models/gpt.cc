@@ -129,9 +129,12 @@ BuiltModel BuildGpt(const graph::OpRegistry& registry, const GptConfig& full_con
       writer.Weight("wpe", Shape{config.sequence, config.hidden}, WeightRole::kReplicated);
   graph::TensorId h = builder.Add1(
       "add", {builder.Add1("embedding", {wte, ids}, {}, "token_embedding"), wpe}, {}, "embed");
+  std::vector<std::vector<graph::OpId>> blocks;
   for (int64_t layer = 0; layer < config.layers; ++layer) {
     writer.Stage(StageOf(layer, config.layers, strategy.pp));
+    const auto first = static_cast<graph::OpId>(builder.graph().ops().size());
     h = writer.Block(h, layer);
+    blocks.push_back(LayerOps(builder, first));
   }
   const int64_t flat_tokens = config.batch * config.sequence;
   const graph::TensorId normed = writer.Reshape(writer.LayerNorm(h, "ln_f"),
@@ -144,7 +147,7 @@ BuiltModel BuildGpt(const graph::OpRegistry& registry, const GptConfig& full_con
   const graph::TensorId losses =
       ops::SparseSoftmaxCrossEntropy(builder, logits, flat_labels, classes_split);
   BuiltModel model =
-      FinishModel(builder, losses, writer.parameters(), {"ids", "labels"}, options);
+      FinishModel(builder, losses, writer.parameters(), {"ids", "labels"}, options, blocks);
   model.index_bounds = {{"ids", config.vocab}, {"labels", config.vocab}};
   return model;
 }

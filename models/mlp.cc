@@ -34,8 +34,10 @@ BuiltModel BuildMlp(const graph::OpRegistry& registry, const MlpConfig& config,
   PinData(builder, strategy, labels);
 
   std::vector<graph::TensorId> parameters;
+  std::vector<std::vector<graph::OpId>> layer_ops;
   graph::TensorId h = x;
   for (int64_t i = 0; i < layers; ++i) {
+    const auto first = static_cast<graph::OpId>(builder.graph().ops().size());
     builder.SetPlacement(
         strategy.StagePlacement(StageOf(i, layers, strategy.pp), options.devices));
     const int64_t in = config.widths[i], out = config.widths[i + 1];
@@ -53,11 +55,12 @@ BuiltModel BuildMlp(const graph::OpRegistry& registry, const MlpConfig& config,
     h = builder.Add1("bias_add", {builder.Add1("matmul", {h, w}, {}, name + "/matmul"), b}, {},
                      name + "/bias_add");
     if (i + 1 < layers) h = builder.Add1("relu", {h}, {}, name + "/relu");
+    layer_ops.push_back(LayerOps(builder, first));
   }
   const bool classes_split = !strategy.automatic && strategy.tp > 1 && (layers - 1) % 2 == 0;
   const graph::TensorId losses =
       ops::SparseSoftmaxCrossEntropy(builder, h, labels, classes_split);
-  BuiltModel model = FinishModel(builder, losses, parameters, {"x", "labels"}, options);
+  BuiltModel model = FinishModel(builder, losses, parameters, {"x", "labels"}, options, layer_ops);
   model.index_bounds["labels"] = config.widths.back();
   return model;
 }

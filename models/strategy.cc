@@ -30,7 +30,8 @@ const char* ScheduleName(Schedule schedule) {
 std::string Strategy::ToString() const {
   if (automatic) return "auto" + (hierarchy.rank() ? " " + hierarchy.ToString() : "");
   return "dp=" + std::to_string(dp) + ",tp=" + std::to_string(tp) + ",pp=" + std::to_string(pp) +
-         ",mb=" + std::to_string(micro_batches) + ",schedule=" + ScheduleName(schedule);
+         ",mb=" + std::to_string(micro_batches) + ",schedule=" + ScheduleName(schedule) +
+         (recompute ? ",recompute=full" : "");
 }
 
 void Strategy::CheckDevices(int64_t devices) const {
@@ -101,9 +102,15 @@ Strategy ParseStrategy(const std::string& text) {
         throw InvalidArgumentError("strategy field 'schedule' must be gpipe or 1f1b, got '" +
                                    value + "'");
       }
+    } else if (key == "recompute") {
+      if (value != "full" && value != "none") {
+        throw InvalidArgumentError("strategy field 'recompute' must be full or none, got '" +
+                                   value + "'");
+      }
+      strategy.recompute = value == "full";
     } else {
       throw InvalidArgumentError("unknown strategy field '" + key +
-                                 "' (expected dp, tp, pp, mb or schedule)");
+                                 "' (expected dp, tp, pp, mb, schedule or recompute)");
     }
     if (comma == std::string::npos) break;
     pos = comma + 1;

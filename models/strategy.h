@@ -6,6 +6,8 @@
 //   pp  pipeline stages: consecutive layers on consecutive groups of dp*tp devices
 //   mb  micro-batches per step (the pipeline schedule's unit)
 //   schedule  gpipe | 1f1b
+//   recompute none | full: full activation recomputation, each layer's forward run again in
+//             the backward pass instead of keeping its activations (graph/autograd.h)
 // "auto" leaves every layout to the SBP search on one placement (`hierarchy`).
 #include <cstdint>
 #include <string>
@@ -26,6 +28,7 @@ struct Strategy {
   int64_t pp = 1;
   int64_t micro_batches = 1;
   Schedule schedule = Schedule::kOneFOneB;
+  bool recompute = false;
   Shape hierarchy;  // automatic only; empty: 1-D over all devices
 
   int64_t devices() const { return dp * tp * pp; }

@@ -20,9 +20,22 @@ int64_t MicroBatch(int64_t batch, const Strategy& strategy) {
   return batch / strategy.micro_batches;
 }
 
+std::vector<graph::OpId> LayerOps(const graph::GraphBuilder& builder, graph::OpId first) {
+  std::vector<graph::OpId> ops;
+  const auto& all = builder.graph().ops();
+  for (auto id = first; id < static_cast<graph::OpId>(all.size()); ++id) {
+    if (!builder.registry().Find(all[id].type).is_source) ops.push_back(id);
+  }
+  return ops;
+}
+
 BuiltModel FinishModel(graph::GraphBuilder& builder, graph::TensorId losses,
                        std::vector<graph::TensorId> parameters, std::vector<std::string> feeds,
-                       const BuildOptions& options) {
+                       const BuildOptions& options,
+                       const std::vector<std::vector<graph::OpId>>& layers) {
+  if (options.strategy.recompute && options.training && layers.empty()) {
+    throw InvalidArgumentError("recompute=full needs a model with layers (gpt, mlp)");
+  }
   std::vector<int64_t> axes;
   for (int k = 0; k < builder.meta(losses).shape.rank(); ++k) axes.push_back(k);
   const int64_t micro_batches = options.strategy.micro_batches;
@@ -38,7 +51,9 @@ BuiltModel FinishModel(graph::GraphBuilder& builder, graph::TensorId losses,
                         Attrs{{"value", 1.0 / static_cast<double>(micro_batches)}}, "loss");
   }
   if (options.training) {
-    const auto gradients = graph::AddBackward(builder, loss, parameters);
+    const auto gradients = graph::AddBackward(
+        builder, loss, parameters,
+        options.strategy.recompute ? layers : std::vector<std::vector<graph::OpId>>{});
     graph::AddOptimizer(builder, options.optimizer, gradients);
   }
   BuiltModel model;

@@ -14,10 +14,17 @@ int64_t MicroBatch(int64_t batch, const Strategy& strategy);
 
 // Reduces the per-example `losses` to their mean (a scalar is taken as the mean already),
 // divided by the micro-batch count so that the micro-batches' losses add up to the step's;
-// appends backward and optimizer ops when options.training, and packages the model.
+// appends backward and optimizer ops when options.training, and packages the model. `layers`
+// holds each layer's forward ops (LayerOps): with strategy recompute=full the backward pass
+// recomputes them (InvalidArgumentError when the model gave none).
 BuiltModel FinishModel(graph::GraphBuilder& builder, graph::TensorId losses,
                        std::vector<graph::TensorId> parameters, std::vector<std::string> feeds,
-                       const BuildOptions& options);
+                       const BuildOptions& options,
+                       const std::vector<std::vector<graph::OpId>>& layers = {});
+
+// The ops added to `builder` from op id `first` on, its source ops (the layer's weights) left
+// out: one layer for activation recomputation.
+std::vector<graph::OpId> LayerOps(const graph::GraphBuilder& builder, graph::OpId first);
 
 // A variable initialised from N(0, std^2) (or zeros/ones), seeded per parameter.
 graph::TensorId Parameter(graph::GraphBuilder& builder, const std::string& name, Shape shape,

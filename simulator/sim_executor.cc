@@ -296,7 +296,7 @@ class Simulation {
     const Nanos end = start + ToNanos(timing_.ActSeconds(t, 0));
     device_free_[device] = end;
     if (end > start) compute_spans_[device].push_back({start, end});
-    if (t.kind() == plan::COMPUTE) flops_[device] += t.flops();
+    if (t.kind() == plan::COMPUTE && !t.recomputes()) flops_[device] += t.flops();
     Trace(t.id(), start, end, 0);
     Finish(t.id(), end);
   }
@@ -306,7 +306,7 @@ class Simulation {
   void RunOnCores(int device) {
     const plan::Task& t = plan_.tasks(static_cast<int>(acts_[device].front()));
     const Nanos start = queue_.now();
-    if (t.kind() == plan::COMPUTE) flops_[device] += t.flops();
+    if (t.kind() == plan::COMPUTE && !t.recomputes()) flops_[device] += t.flops();
     const double seconds = timing_.ActSeconds(t, Contention(device));
     cores_->Run(NodeOf(device), device, seconds, [this, device, start] {
       const int64_t task = acts_[device].front();

@@ -51,7 +51,7 @@ struct DeviceReport {
   double busy_s = 0;          // computing
   double exposed_comm_s = 0;  // communicating while not computing
   double bubble_s = 0;        // neither
-  double flops = 0;           // COMPUTE flops done
+  double flops = 0;           // COMPUTE flops done, recomputation left out (the model's)
   int64_t peak_bytes = 0;     // the memory plan's peak
   int64_t arena_bytes = 0;
   int64_t live_peak_bytes = 0;  // the most bytes of live slots the run reached (as the
@@ -75,7 +75,7 @@ struct SimResult {
   double total_s = 0;
   double step_s = 0;
   double flops_per_step = 0;  // over all devices
-  double mfu = 0;             // flops / (time x devices x peak)
+  double mfu = 0;             // model flops / (time x devices x peak), as Megatron counts it
   int64_t events = 0;
   std::vector<DeviceReport> devices;
   std::string trace_json;

@@ -138,7 +138,8 @@ void Lowerer::LowerOp(const graph::OpNode& op) {
                                                       : plan::COMPUTE;
   std::vector<std::vector<int64_t>> inputs;  // [input][parallel index]
   for (size_t i = 0; i < op.inputs.size(); ++i) {
-    inputs.push_back(RegstsFor(op.inputs[i], Layout{op.placement, sig.inputs[i]}, rates_[op.id]));
+    inputs.push_back(
+        RegstsFor(op.inputs[i], Layout{op.placement, sig.inputs[i]}, rates_[op.id], op.id));
   }
   current_rate_ = rates_[op.id];
   for (int64_t d = 0; d < op.placement.size(); ++d) {
@@ -203,6 +204,7 @@ void Lowerer::LowerOp(const graph::OpNode& op) {
           cost.bytes_written = static_cast<int64_t>(static_cast<double>(cost.bytes_written) * share);
         }
         task.set_flops(cost.flops);
+        task.set_recomputes(op.name.ends_with("/recompute"));
         task.set_bytes_moved(cost.bytes_read + cost.bytes_written);
       }
     }
@@ -219,7 +221,8 @@ void Lowerer::LowerOp(const graph::OpNode& op) {
   if (kind == plan::VARIABLE) AddBinding(*plan_.add_variables(), op.outputs[0], "");
 }
 
-std::vector<int64_t> Lowerer::RegstsFor(TensorId tensor, const Layout& layout, Rate rate) {
+std::vector<int64_t> Lowerer::RegstsFor(TensorId tensor, const Layout& layout, Rate rate,
+                                        graph::OpId consumer) {
   const graph::TensorNode& node = graph_.tensor(tensor);
   const Rate produced_rate = rates_[node.producer];
   const bool accumulate =
@@ -228,14 +231,16 @@ std::vector<int64_t> Lowerer::RegstsFor(TensorId tensor, const Layout& layout, R
       micro_batches_ > 1 && produced_rate == Rate::kStep && rate == Rate::kMicroBatch;
   const Layout produced = ProducedLayout(graph_, assignment_, tensor);
   const std::string key = std::to_string(tensor) + "|" + layout.ToString() + "|" +
-                          std::to_string(static_cast<int>(rate));
+                          std::to_string(static_cast<int>(rate)) +
+                          (repeat && graph_.IsBackward(consumer) ? "|backward" : "");
+  // (The key splits REPEATs by pass: forward and backward read a step value at their own pace.)
   const auto it = boxed_.find(key);
   if (it != boxed_.end()) return it->second;
   std::vector<int64_t> current = produced_.at(tensor);
   current_rate_ = produced_rate;
   if (accumulate) {
+    current_rate_ = Rate::kStep;  // the ACC's output: once per step
     current = RateChange(node, produced, current, plan::ACC);
-    current_rate_ = Rate::kStep;
   }
   if (!(produced == layout)) {
     const sbp::BoxingPlan boxing =
@@ -246,18 +251,21 @@ std::vector<int64_t> Lowerer::RegstsFor(TensorId tensor, const Layout& layout, R
   }
   if (repeat) {
     current_rate_ = Rate::kMicroBatch;
-    current = RateChange(node, layout, current, plan::REPEAT);
+    current = RateChange(node, layout, current, plan::REPEAT, graph_.IsBackward(consumer));
   }
   return boxed_[key] = current;
 }
 
 std::vector<int64_t> Lowerer::RateChange(const graph::TensorNode& node, const Layout& layout,
-                                         const std::vector<int64_t>& current, plan::TaskKind kind) {
+                                         const std::vector<int64_t>& current, plan::TaskKind kind,
+                                         bool for_backward) {
   std::vector<int64_t> next;
+  const std::string suffix = kind == plan::ACC ? "/acc@"
+                             : for_backward    ? "/repeat_backward@"
+                                               : "/repeat@";
   for (int64_t d = 0; d < layout.placement.size(); ++d) {
     plan::Task& task = NewTask(kind, DeviceOf(layout.placement.device(d)),
-                               node.name + (kind == plan::ACC ? "/acc@" : "/repeat@") +
-                                   std::to_string(layout.placement.device(d).index));
+                               node.name + suffix + std::to_string(layout.placement.device(d).index));
     if (kind == plan::ACC) task.set_acc_count(micro_batches_);
     if (kind == plan::REPEAT) task.set_repeat_count(micro_batches_);
     Consume(task, current[d]);
@@ -270,9 +278,14 @@ void Lowerer::SetSlots(const LowerOptions& options, int stages) {
   if (micro_batches_ == 1) return;
   for (plan::Regst& regst : *plan_.mutable_regsts()) {
     if (regst_rate_[regst.id()] != Rate::kMicroBatch) continue;
+    // An ACC takes each piece as soon as it is produced, on the same device: one slot.
+    bool only_acc = regst.consumers_size() > 0;
+    for (int64_t c : regst.consumers()) only_acc = only_acc && plan_.tasks(c).kind() == plan::ACC;
+    if (only_acc) continue;
     const int stage = device_stage_.at(plan_.tasks(regst.producer()).device());
-    const int64_t ahead =
+    int64_t ahead =
         options.one_f_one_b ? std::min<int64_t>(micro_batches_, stages - stage) : micro_batches_;
+    if (plan_.tasks(regst.producer()).kind() == plan::REPEAT) ahead = std::min<int64_t>(ahead, 2);
     regst.set_slots(static_cast<int32_t>(std::max<int64_t>(1, ahead)));
   }
 }

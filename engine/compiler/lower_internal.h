@@ -47,16 +47,22 @@ class Lowerer {
   // producer's own, or those of the boxing that converts them (lowered once per layout and
   // rate). Gradients for the optimizer are summed over micro-batches (ACC) before their
   // boxing, so it runs once per step; step values for micro-batch ops are boxed once per step,
-  // then repeated (REPEAT).
-  std::vector<int64_t> RegstsFor(TensorId tensor, const Layout& layout, Rate rate);
+  // then repeated (REPEAT), once for `consumer`'s pass (forward or backward): each pass reads
+  // its copies at its own pace.
+  std::vector<int64_t> RegstsFor(TensorId tensor, const Layout& layout, Rate rate,
+                                 graph::OpId consumer);
 
-  // One ACC (summing the step's micro-batches) or REPEAT (once per micro-batch) task per device
-  // of `layout`, copying the registers' tensors.
+  // One ACC (summing the step's micro-batches) or REPEAT (once per micro-batch; named
+  // ".../repeat_backward@d" for the backward pass's) task per device of `layout`, copying the
+  // registers' tensors.
   std::vector<int64_t> RateChange(const graph::TensorNode& node, const Layout& layout,
-                                  const std::vector<int64_t>& current, plan::TaskKind kind);
+                                  const std::vector<int64_t>& current, plan::TaskKind kind,
+                                  bool for_backward = false);
 
   // Slots of per-micro-batch registers follow the schedule: GPipe lets every micro-batch of a
-  // step run ahead, 1F1B lets stage s run (stages - s) ahead.
+  // step run ahead, 1F1B lets stage s run (stages - s) ahead. Registers whose consumers take
+  // each piece when it comes need fewer: one for what only an ACC reads, two for a REPEAT's
+  // (read by one pass).
   void SetSlots(const LowerOptions& options, int stages);
 
   // Every reader of a variable's register (an op, or the first step of a boxing that copies

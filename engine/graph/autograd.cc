@@ -5,6 +5,7 @@
 #include <string>
 
 #include "engine/core/error.h"
+#include "engine/graph/recompute.h"
 
 namespace twinflow::graph {
 namespace {
@@ -56,10 +57,13 @@ void CheckTensor(const LogicalGraph& graph, TensorId t, const std::string& what)
   }
 }
 
-}  // namespace
-
-std::map<TensorId, TensorId> AddBackward(GraphBuilder& builder, TensorId loss,
-                                         const std::vector<TensorId>& wrt) {
+// AddBackward's pass; with recomputation, only the recomputed ops in `keep` (all when null),
+// reporting those emitted in `emitted`.
+std::map<TensorId, TensorId> Backward(GraphBuilder& builder, TensorId loss,
+                                      const std::vector<TensorId>& wrt,
+                                      const std::vector<std::vector<OpId>>& recompute,
+                                      const std::set<std::string>* keep,
+                                      std::vector<OpId>* emitted) {
   const LogicalGraph& graph = builder.graph();
   CheckTensor(graph, loss, "loss");
   for (TensorId t : wrt) CheckTensor(graph, t, "wrt");
@@ -70,7 +74,9 @@ std::map<TensorId, TensorId> AddBackward(GraphBuilder& builder, TensorId loss,
                                loss_node.meta.ToString());
   }
 
+  const auto first_backward_op = static_cast<OpId>(graph.ops().size());
   const std::vector<OpId> order = graph.TopologicalOrder();  // forward ops only
+  Recomputation recomputation(builder, recompute, order, keep);
   const std::vector<bool> from_wrt = DependOnWrt(graph, order, wrt);
   const std::vector<bool> to_loss = LossDependsOn(graph, order, loss);
   const sbp::Placement saved = builder.placement();
@@ -103,7 +109,8 @@ std::map<TensorId, TensorId> AddBackward(GraphBuilder& builder, TensorId loss,
       throw InvalidArgumentError("autograd: op '" + op.name + "' (" + op.type +
                                  ") is not differentiable, but the loss needs its gradient");
     }
-    const std::vector<std::optional<TensorId>> dx = def.gradient(builder, op, dy);
+    const OpNode reads = recomputation.Reads(builder, op, dy);
+    const std::vector<std::optional<TensorId>> dx = def.gradient(builder, reads, dy);
     if (dx.size() != op.inputs.size()) {
       builder.SetPlacement(saved);
       throw InvalidArgumentError("autograd: the gradient of op '" + op.name + "' (" + op.type +
@@ -127,7 +134,24 @@ std::map<TensorId, TensorId> AddBackward(GraphBuilder& builder, TensorId loss,
     result[t] = grad ? *grad : builder.Add1("zeros_like", {t}, {}, node.name + "/zero_grad");
   }
   builder.SetPlacement(saved);
+  if (!builder.graph().IsBackward(first_backward_op)) builder.graph().MarkBackwardFrom(first_backward_op);
+  if (emitted) *emitted = recomputation.emitted();
   return result;
+}
+
+}  // namespace
+
+std::map<TensorId, TensorId> AddBackward(GraphBuilder& builder, TensorId loss,
+                                         const std::vector<TensorId>& wrt,
+                                         const std::vector<std::vector<OpId>>& recompute) {
+  if (recompute.empty()) return Backward(builder, loss, wrt, {}, nullptr, nullptr);
+  // A first pass on a copy finds which recomputed ops the gradients read (a segment's last
+  // ops often feed nothing the gradients need); the second emits only those.
+  GraphBuilder trial = builder;
+  std::vector<OpId> emitted;
+  Backward(trial, loss, wrt, recompute, nullptr, &emitted);
+  const std::set<std::string> keep = ReadRecomputations(trial.graph(), emitted);
+  return Backward(builder, loss, wrt, recompute, &keep, nullptr);
 }
 
 }  // namespace twinflow::graph

@@ -67,6 +67,11 @@ class LogicalGraph {
   // Ops consuming `tensor`, in op id order.
   std::vector<OpId> Consumers(TensorId tensor) const;
 
+  // Ops from `first` on belong to the backward pass (autograd marks it; -1: none). The lowering
+  // keeps what the two passes read apart, so that pipeline slots follow each pass's pace.
+  void MarkBackwardFrom(OpId first) { backward_begin_ = first; }
+  bool IsBackward(OpId op) const { return backward_begin_ >= 0 && op >= backward_begin_; }
+
   // Every op after the producers of its inputs; ties in id order. Throws InvalidArgumentError
   // naming an op on a cycle.
   std::vector<OpId> TopologicalOrder() const;
@@ -80,6 +85,7 @@ class LogicalGraph {
  private:
   std::vector<OpNode> ops_;
   std::vector<TensorNode> tensors_;
+  OpId backward_begin_ = -1;
   // Name lookups and consumer lists, kept as ops are added (graphs reach ~10^5 ops).
   std::map<std::string, OpId> op_index_;
   std::map<std::string, TensorId> tensor_index_;

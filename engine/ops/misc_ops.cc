@@ -1,5 +1,6 @@
 // The misc op family: source ops (input, variable), constants shaped like a tensor
-// (fill_like, zeros_like, ones_like, causal_mask), assign, and seeded dropout. The optimizer
+// (fill_like, zeros_like, ones_like, causal_mask), assign, seeded dropout, and recompute_gate
+// (activation recomputation's ordering). The optimizer
 // update ops are registered from here too (update_ops.cc) since they share this family's case.
 #include <optional>
 #include <string>
@@ -172,6 +173,38 @@ Grads DropoutGradient(GraphBuilder& b, const OpNode& op, const Grads& dy) {
   return {b.Add1("dropout", {*dy[0]}, attrs, op.name + "/grad")};
 }
 
+// ---- recompute_gate ---------------------------------------------------------------------
+
+// recompute_gate(x, after) = x, computed only once `after` exists. Activation recomputation
+// (graph/autograd.h) feeds a recomputed segment through it, gated on a gradient, so that the
+// actors run the recomputation in the backward pass instead of right away. `after` is only
+// waited for: any layout of it goes with any layout of x, the output taking x's.
+std::vector<TensorMeta> InferRecomputeGate(const OpContext& ctx) {
+  CheckInputCount(ctx, 2);
+  return {ctx.inputs[0]};
+}
+
+std::vector<SbpSignature> RecomputeGateSignatures(const OpContext& ctx, int64_t) {
+  auto layouts = [](const Shape& shape) {
+    std::vector<sbp::Sbp> all = {B()};
+    for (int k = 0; k < shape.rank(); ++k) all.push_back(S(k));
+    all.push_back(P());
+    return all;
+  };
+  std::vector<SbpSignature> sigs;
+  for (const sbp::Sbp& x : layouts(ctx.inputs[0].shape)) {
+    for (const sbp::Sbp& after : layouts(ctx.inputs[1].shape)) sigs.push_back(Sig({x, after}, {x}));
+  }
+  return sigs;
+}
+
+OpCost RecomputeGateCost(const OpContext& ctx) {  // a copy of x
+  OpCost cost;
+  cost.bytes_read = Bytes(ctx.inputs[0]);
+  cost.bytes_written = Bytes(ctx.inputs[0]);
+  return cost;
+}
+
 }  // namespace
 
 void RegisterMiscOps(graph::OpRegistry& registry) {
@@ -191,6 +224,8 @@ void RegisterMiscOps(graph::OpRegistry& registry) {
       OpDef{"dropout", 1, 1, 1, InferDropout, DropoutSignatures,
             [](const OpContext& ctx) { return ElementwiseCost(ctx, InferDropout(ctx), 2); },
             DropoutGradient});
+  registry.Register(OpDef{"recompute_gate", 2, 2, 1, InferRecomputeGate, RecomputeGateSignatures,
+                          RecomputeGateCost, nullptr});
   RegisterUpdateOps(registry);
 }
 

@@ -2,6 +2,7 @@
 // each physical element sits in the logical tensor (KernelContext regions), so every layout
 // of them, on any number of devices, computes the same logical values as one device.
 #include <cmath>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -107,6 +108,16 @@ void Dropout(const KernelContext& ctx) {
   }
 }
 
+// recompute_gate(x, after): x, once `after` exists (the runtime only launches it then).
+void RecomputeGate(const KernelContext& ctx) {
+  CheckArity(ctx, 2, 1, "recompute_gate");
+  const Tensor& x = *ctx.inputs[0];
+  Tensor& out = *ctx.outputs[0];
+  CheckDType(out, x.dtype(), "recompute_gate", "output");
+  CheckShape(out, x.shape(), "recompute_gate", "output");
+  if (x.nbytes() > 0) std::memcpy(out.raw(), x.raw(), x.nbytes());
+}
+
 }  // namespace
 
 void RegisterMiscKernels(KernelRegistry& registry) {
@@ -121,6 +132,7 @@ void RegisterMiscKernels(KernelRegistry& registry) {
   RegisterCpu(registry, "assign", all, [](const KernelContext&) {});
   registry.Register({"dropout", DeviceType::kCpu, DType::kF32}, Dropout<float>);
   registry.Register({"dropout", DeviceType::kCpu, DType::kF64}, Dropout<double>);
+  RegisterCpu(registry, "recompute_gate", all, RecomputeGate);
   RegisterUpdateKernels(registry);
 }
 

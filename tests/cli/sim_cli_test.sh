@@ -59,5 +59,19 @@ check "tune prints a ranked table" 0 "rank  strategy" out -- \
   tune "${gpt[@]}" --cluster cpu-local --nodes 2
 check "tune chooses strategies itself" 2 "--strategy" err -- \
   tune "${gpt[@]}" --strategy dp=2 --cluster dgx-h100
+# On a device of 60 MiB the long-sequence GPT fits only with recomputation: tune retries
+# what runs out of memory with recompute=full (mb=2: 106 MiB planned, 54 MiB recomputed).
+cat >"$work/small.pbtxt" <<'END'
+name: "small" devices_per_node: 1
+device { name: "S" peak_flops: 1e14 memory_bandwidth: 1e12 memory_bytes: 62914560
+         launch_overhead_s: 4e-6 flops_efficiency: 0.7 memory_efficiency: 0.85 }
+intra_node { bandwidth: 1e11 latency_s: 3e-6 efficiency: 0.8 }
+inter_node { bandwidth: 1e10 latency_s: 6e-6 efficiency: 0.9 }
+END
+long=(--model gpt --layers 4 --hidden 64 --heads 4 --sequence 256 --vocab 128 --batch 16)
+check "tune recomputes what does not fit" 0 "mb=2,recompute=full" out -- \
+  tune "${long[@]}" --cluster "$work/small.pbtxt" --max-micro-batches 2
+verify "and drops what does not fit even so" \
+  grep -q "dropped dp=1,tp=1,pp=1,mb=1: out of memory .* with recompute=full" "$work/out"
 
 finish

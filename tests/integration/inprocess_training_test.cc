@@ -136,7 +136,8 @@ INSTANTIATE_TEST_SUITE_P(Strategies, MlpTraining,
                          ::testing::Values("dp=4", "tp=4", "dp=2,tp=2", "auto",
                                            "dp=2,pp=2,mb=4,schedule=gpipe",
                                            "dp=2,pp=2,mb=4,schedule=1f1b",
-                                           "tp=2,pp=2,mb=4,schedule=1f1b"),
+                                           "tp=2,pp=2,mb=4,schedule=1f1b",
+                                           "tp=2,pp=2,mb=4,schedule=1f1b,recompute=full"),
                          [](const auto& info) {
                            std::string name = info.param;
                            for (char& c : name) {
@@ -163,7 +164,10 @@ TEST_P(GptTraining, TinyGptMatchesTheReference) {
 
 INSTANTIATE_TEST_SUITE_P(Strategies, GptTraining,
                          ::testing::Values("dp=2,tp=2", "dp=2,pp=2,mb=4,schedule=gpipe",
-                                           "dp=2,pp=2,mb=4,schedule=1f1b"),
+                                           "dp=2,pp=2,mb=4,schedule=1f1b",
+                                           "dp=2,tp=2,recompute=full",
+                                           "dp=2,pp=2,mb=4,schedule=gpipe,recompute=full",
+                                           "dp=2,pp=2,mb=4,schedule=1f1b,recompute=full"),
                          [](const auto& info) {
                            std::string name = info.param;
                            for (char& c : name) {

@@ -25,13 +25,16 @@ const graph::OpRegistry& Ops() {
   return registry;
 }
 
-plan::Plan CompileGpt(const std::string& strategy) {
-  const models::GptConfig config = testing::TinyGptConfig();
+models::BuiltModel BuildGpt(const std::string& strategy) {
   models::BuildOptions options;
   options.strategy = models::ParseStrategy(strategy);
   options.devices = 4;
   options.optimizer = graph::ParseOptimizer("adam:lr=0.01");
-  const models::BuiltModel model = models::BuildGpt(Ops(), config, options);
+  return models::BuildGpt(Ops(), testing::TinyGptConfig(), options);
+}
+
+plan::Plan CompileGpt(const std::string& strategy) {
+  const models::BuiltModel model = BuildGpt(strategy);
   compiler::CompileOptions compile;
   compile.lower.fetches = {model.loss};
   compile.lower.micro_batches = model.strategy.micro_batches;
@@ -48,8 +51,12 @@ int64_t UnsharedBytes(const plan::Plan& plan, int device) {
   return bytes;
 }
 
-const char* const kStrategies[] = {"dp=2,tp=2", "tp=4", "dp=2,pp=2,mb=4,schedule=gpipe",
-                                   "dp=2,pp=2,mb=4,schedule=1f1b", "tp=2,pp=2,mb=4,schedule=1f1b"};
+const char* const kStrategies[] = {"dp=2,tp=2",
+                                   "tp=4",
+                                   "dp=2,pp=2,mb=4,schedule=gpipe",
+                                   "dp=2,pp=2,mb=4,schedule=1f1b",
+                                   "tp=2,pp=2,mb=4,schedule=1f1b",
+                                   "dp=2,pp=2,mb=4,schedule=1f1b,recompute=full"};
 
 TEST(MemoryPlan, SharedBytesAreNeverOverwrittenUnderRandomDelivery) {
   for (const char* strategy : kStrategies) {
@@ -135,6 +142,95 @@ TEST(PipelineOrder, OneFOneBKeepsAtMostStagesMinusStageMicroBatchesInFlight) {
     }
   }
   EXPECT_GT(gpipe_most, 2) << "GPipe lets more micro-batches in, so the bound is 1F1B's doing";
+}
+
+// Full recomputation: a block's internal forward results (read by no later block) are read by
+// no backward op but the recomputation's gates; the backward pass reads recomputed copies.
+TEST(Recompute, NoBackwardOpReadsABlocksInternalResults) {
+  const models::BuiltModel model = BuildGpt("dp=2,pp=2,mb=4,schedule=1f1b,recompute=full");
+  const graph::LogicalGraph& g = model.graph;
+  auto block_of = [&](graph::OpId op) {  // "block1" for "block1/q/matmul"; "" elsewhere
+    const std::string& name = g.op(op).name;
+    return name.starts_with("block") ? name.substr(0, name.find('/')) : std::string();
+  };
+  int internal = 0, recomputed = 0;
+  for (const graph::OpNode& op : g.ops()) {
+    recomputed += op.name.ends_with("/recompute");
+    if (g.IsBackward(op.id) || block_of(op.id).empty() || op.type == "variable") continue;
+    for (graph::TensorId t : op.outputs) {
+      bool inside = true;
+      for (graph::OpId c : g.Consumers(t)) inside &= g.IsBackward(c) || block_of(c) == block_of(op.id);
+      if (!inside) continue;  // the block's output: the next block's input, kept
+      ++internal;
+      for (graph::OpId c : g.Consumers(t)) {
+        EXPECT_TRUE(!g.IsBackward(c) || g.op(c).type == "recompute_gate")
+            << g.op(c).name << " reads " << g.tensor(t).name;
+      }
+    }
+  }
+  EXPECT_GT(internal, 20);
+  EXPECT_GT(recomputed, 20);
+  // A block's last ops feed nothing the gradients read, so they are not recomputed.
+  EXPECT_FALSE(g.FindOp("block1/residual2/recompute").has_value());
+  EXPECT_TRUE(g.FindOp("block1/fc1/matmul/recompute").has_value());
+}
+
+// Recomputation trades time for memory: the first stage, which keeps the most micro-batches
+// between their forward and backward passes, plans a smaller peak (the last stage keeps one,
+// so there it only adds the recomputed buffers), the simulated step takes longer, and the
+// model's flops (what MFU counts) stay those of the plain run.
+TEST(Recompute, ShrinksThePeakCostsTimeAndLeavesTheModelFlops) {
+  const sim::Topology cluster(sim::Preset("dgx-h100", 1));
+  sim::SimOptions options;
+  options.steps = 2;
+  const plan::Plan plain = CompileGpt("dp=2,pp=2,mb=4,schedule=1f1b");
+  const plan::Plan recompute = CompileGpt("dp=2,pp=2,mb=4,schedule=1f1b,recompute=full");
+  for (int d = 0; d < plain.devices_size(); ++d) {
+    RecordProperty("device " + std::to_string(d), std::to_string(recompute.memory(d).peak_bytes()) +
+                                                     " of " + std::to_string(plain.memory(d).peak_bytes()));
+    if (plain.devices(d).index() < 2) {  // stage 0: cpu:0-1
+      EXPECT_LT(recompute.memory(d).peak_bytes(), plain.memory(d).peak_bytes()) << "device " << d;
+    }
+  }
+  const sim::SimResult a = sim::Simulate(plain, cluster, options);
+  const sim::SimResult b = sim::Simulate(recompute, cluster, options);
+  ASSERT_TRUE(a.finished && b.finished);
+  EXPECT_GT(b.step_s, a.step_s);
+  EXPECT_NEAR(b.flops_per_step, a.flops_per_step, 1e-9 * a.flops_per_step);
+  double recomputed_flops = 0;
+  for (const plan::Task& t : recompute.tasks()) recomputed_flops += t.recomputes() ? t.flops() : 0;
+  EXPECT_GT(recomputed_flops, 0);
+}
+
+// Slots follow what each register's readers need: what only an ACC reads has one; a step
+// value repeated per micro-batch is repeated once per pass (forward, backward), each copy read
+// by that pass alone and given at most two slots, while the activations the backward pass
+// keeps get the schedule's (stage 0 of 2 under 1F1B: 2).
+TEST(PipelineSlots, AccInputsHaveOneSlotAndEachPassItsOwnRepeat) {
+  const models::BuiltModel model = BuildGpt("dp=2,pp=2,mb=4,schedule=1f1b");
+  const plan::Plan plan = CompileGpt("dp=2,pp=2,mb=4,schedule=1f1b");
+  auto op_of = [&](const plan::Task& t) { return model.graph.FindOp(t.name().substr(0, t.name().rfind('@'))); };
+  int acc_inputs = 0, forward_repeats = 0, backward_repeats = 0;
+  for (const plan::Regst& r : plan.regsts()) {
+    const plan::Task& producer = plan.tasks(static_cast<int>(r.producer()));
+    bool only_acc = r.consumers_size() > 0;
+    for (int64_t c : r.consumers()) only_acc &= plan.tasks(static_cast<int>(c)).kind() == plan::ACC;
+    if (only_acc) {
+      ++acc_inputs;
+      EXPECT_EQ(r.slots(), 1) << producer.name();
+    }
+    if (producer.kind() != plan::REPEAT) continue;
+    EXPECT_LE(r.slots(), 2) << producer.name();
+    const bool backward = producer.name().find("/repeat_backward@") != std::string::npos;
+    (backward ? backward_repeats : forward_repeats) += 1;
+    for (int64_t c : r.consumers()) {
+      const auto op = op_of(plan.tasks(static_cast<int>(c)));
+      if (op) EXPECT_EQ(model.graph.IsBackward(*op), backward) << producer.name() << " -> " << plan.tasks(static_cast<int>(c)).name();
+    }
+  }
+  EXPECT_GT(acc_inputs, 0);
+  EXPECT_GT(forward_repeats, 0);
+  EXPECT_GT(backward_repeats, 0);
 }
 
 }  // namespace

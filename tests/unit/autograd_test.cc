@@ -92,6 +92,57 @@ TEST(Autograd, UnreachedTensorsGetZeros) {
   EXPECT_EQ(op.type, "zeros_like");
 }
 
+// Recomputing the ops between x and the loss gives bit-identical gradients; the gradient ops
+// read the recomputed tensors ("h/recompute"), reached through a gate on the loss's gradient.
+TEST(Autograd, RecomputedSegmentGivesTheSameGradients) {
+  Model plain, again;
+  const auto want = AddBackward(plain.builder, plain.loss, {plain.w, plain.x});
+  std::vector<OpId> segment;
+  for (const char* name : {"h", "t", "p"}) segment.push_back(*again.builder.graph().FindOp(name));
+  const auto got = AddBackward(again.builder, again.loss, {again.w, again.x}, {segment});
+  const LogicalGraph& g = again.builder.graph();
+  g.Validate(BuiltinRegistry());
+  ASSERT_TRUE(g.FindOp("h/recompute").has_value());
+  EXPECT_TRUE(g.FindOp("t/recompute").has_value());  // mul's gradient reads t
+  EXPECT_FALSE(g.FindOp("p/recompute").has_value()) << "nothing reads p in the backward pass";
+  const OpNode& h = g.op(*g.FindOp("h/recompute"));
+  EXPECT_EQ(g.op(g.tensor(h.inputs[0]).producer).type, "recompute_gate");
+  for (OpId reader : g.Consumers(g.op(*g.FindOp("t")).outputs[0])) {
+    EXPECT_FALSE(g.IsBackward(reader)) << g.op(reader).name << " reads the forward t";
+  }
+  const Tensor x = RandomTensor(Shape{2, 3}, 1);
+  interpreter::ReferenceInterpreter a(plain.builder.graph(), CpuRegistry());
+  interpreter::ReferenceInterpreter b(g, CpuRegistry());
+  const auto ga = a.Step({{"x", x}}, {want.at(plain.w), want.at(plain.x)});
+  const auto gb = b.Step({{"x", x}}, {got.at(again.w), got.at(again.x)});
+  for (const auto& [mine, theirs] : {std::pair{got.at(again.w), want.at(plain.w)},
+                                     std::pair{got.at(again.x), want.at(plain.x)}}) {
+    const Tensor& u = gb.at(mine);
+    const Tensor& v = ga.at(theirs);
+    for (int64_t i = 0; i < v.numel(); ++i) EXPECT_EQ(u.GetDouble(i), v.GetDouble(i));
+  }
+}
+
+TEST(Autograd, RecomputeSegmentsAreChecked) {
+  auto message = [](auto&& call) {
+    try {
+      call();
+    } catch (const InvalidArgumentError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  Model m;
+  const OpId h = *m.builder.graph().FindOp("h");
+  const OpId w = m.builder.graph().tensor(m.w).producer;
+  EXPECT_NE(message([&] { AddBackward(m.builder, m.loss, {m.w}, {{w}}); }).find("'w'"),
+            std::string::npos);
+  EXPECT_NE(message([&] { AddBackward(m.builder, m.loss, {m.w}, {{h}, {h}}); }).find("'h'"),
+            std::string::npos);
+  EXPECT_NE(message([&] { AddBackward(m.builder, m.loss, {m.w}, {{12345}}); }).find("12345"),
+            std::string::npos);
+}
+
 TEST(Autograd, ErrorsNameTheProblem) {
   GraphBuilder b(BuiltinRegistry(), Cpu0());
   const TensorId w = b.Variable("w", Shape{3}, DType::kF32, Normal(1));

@@ -83,6 +83,19 @@ TEST(StrategyParse, ToStringRoundTrips) {
             "dp=2,tp=2,pp=1,mb=4,schedule=1f1b");
 }
 
+TEST(StrategyParse, RecomputeIsFullOrNone) {
+  EXPECT_FALSE(ParseStrategy("dp=2").recompute);
+  EXPECT_FALSE(ParseStrategy("dp=2,recompute=none").recompute);
+  const Strategy s = ParseStrategy("pp=2,mb=4,recompute=full");
+  EXPECT_TRUE(s.recompute);
+  EXPECT_EQ(s.ToString(), "dp=1,tp=1,pp=2,mb=4,schedule=1f1b,recompute=full");
+  EXPECT_TRUE(ParseStrategy(s.ToString()).recompute);
+  EXPECT_EQ(ParseStrategy("dp=2,recompute=none").ToString(), "dp=2,tp=1,pp=1,mb=1,schedule=1f1b");
+  const std::string text = ParseError("recompute=some");
+  EXPECT_PRED2(Contains, text, "'recompute'");
+  EXPECT_PRED2(Contains, text, "'some'");
+}
+
 TEST(StrategyParse, AutoWithHierarchyPrintsIt) {
   Strategy s = ParseStrategy("auto");
   s.hierarchy = Shape{2, 4};
