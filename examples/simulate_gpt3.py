@@ -6,9 +6,10 @@
 Each strategy is simulated as one data-parallel replica (dp=1 on nodes/dp nodes) whose
 optimizer updates all-reduce their gradients over the dp replicas (BuiltinModel.simulate's
 replica=True), which keeps a 1,024-GPU step to seconds. fp32 training state without
-activation recomputation does not fit 80 GB at 8 micro-batches, and the table says so;
-`--micro-batches 64 --recompute` (full activation recomputation) makes dp=8,tp=8,pp=16 fit
-(about 56 GiB of the first stage's 80), at about 25 s a strategy.
+activation recomputation does not fit 80 GB at 8 micro-batches, and the table says so.
+`--micro-batches 48 --recompute` (full activation recomputation; 48 divides every replica's
+batch) makes dp=8,tp=8,pp=16 (60 GiB) and dp=4,tp=8,pp=32 (76 GiB) fit, at about 20 s a
+strategy.
 """
 import argparse
 import sys
@@ -43,11 +44,12 @@ def main():
     capacity = rows[0][1].memory_capacity
     print(f"\nGPT-3 175B, batch 1536 x 2048 tokens, on {args.cluster} x {args.nodes} nodes "
           f"({args.nodes * 8} GPUs), one step, ranked by step time:")
-    print(f"{'strategy':34} {'step time':>10} {'samples/s':>10} {'MFU':>6} {'busy':>6} "
+    width = max(len(r[0]) for r in rows) + 1
+    print(f"{'strategy':{width}} {'step time':>10} {'samples/s':>10} {'MFU':>6} {'busy':>6} "
           f"{'bubble':>7} {'peak memory':>12}  fits?")
     for full, r, busy, bubble, _ in rows:
         gib = r.peak_memory_bytes / 2**30
-        print(f"{full:34} {r.step_s:9.2f}s {r.samples_per_second:10.1f} {100 * r.mfu:5.1f}% "
+        print(f"{full:{width}} {r.step_s:9.2f}s {r.samples_per_second:10.1f} {100 * r.mfu:5.1f}% "
               f"{100 * busy:5.1f}% {100 * bubble:6.1f}% {gib:9.1f} GiB  "
               f"{'yes' if not r.out_of_memory else 'no (OOM on ' + str(len(r.out_of_memory)) + ' devices)'}")
 

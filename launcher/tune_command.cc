@@ -68,8 +68,9 @@ int RunTuneCommand(const std::vector<std::string>& args, std::ostream& out) {
   AddClusterFlags(parser);
   parser.Optional("max-micro-batches", "N", "the most micro-batches per step to try", "8")
       .Optional("top", "N", "rows of the ranked table", "20")
-      .Epilog("example:\n  twinflow tune --model gpt --layers 4 --hidden 1024 --heads 16 "
-              "--sequence 512 --batch 64 --cluster dgx-h100 --nodes 2\n");
+      .Epilog(
+          "example:\n  twinflow tune --model gpt --layers 4 --hidden 1024 --heads 16 "
+          "--sequence 512 --batch 64 --cluster dgx-h100 --nodes 2\n");
   const ParsedArgs parsed = parser.Parse(args);
   if (parsed.help()) {
     out << parser.Usage();
@@ -100,7 +101,8 @@ int RunTuneCommand(const std::vector<std::string>& args, std::ostream& out) {
       const models::BuiltModel model = BuildModelFromArgs(one, registry);
       const plan::Plan plan = CompileFromArgs(model, one, registry, 0, &cost).plan;
       const sim::SimResult r = sim::Simulate(plan, topology, sim::SimOptions{});
-      for (const sim::DeviceReport& d : r.devices) o.peak_bytes = std::max(o.peak_bytes, d.arena_bytes);
+      for (const sim::DeviceReport& d : r.devices)
+        o.peak_bytes = std::max(o.peak_bytes, d.arena_bytes);
       o.step_s = r.step_s;
       o.mfu = r.mfu;
       o.samples_per_s = static_cast<double>(SamplesPerStep(model)) / std::max(r.step_s, 1e-12);
@@ -131,9 +133,9 @@ int RunTuneCommand(const std::vector<std::string>& args, std::ostream& out) {
     }
     const double elapsed =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    std::cerr << "[" << i + 1 << "/" << candidates.size() << ", " << FormatSeconds(elapsed)
-              << "] " << o.candidate.Text() << ": "
-              << (o.ok ? "step " + FormatSeconds(o.step_s) : o.why) << "\n";
+    std::cerr << "[" << i + 1 << "/" << candidates.size() << ", " << FormatSeconds(elapsed) << "] "
+              << o.candidate.Text() << ": " << (o.ok ? "step " + FormatSeconds(o.step_s) : o.why)
+              << "\n";
     outcomes.push_back(o);
   }
   std::stable_sort(outcomes.begin(), outcomes.end(), [](const Outcome& a, const Outcome& b) {

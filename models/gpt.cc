@@ -31,20 +31,20 @@ class GptWriter {
   // x [tokens, in] @ w [in, out] + bias, named `name`.
   graph::TensorId Dense(graph::TensorId x, int64_t in, int64_t out, const std::string& name,
                         bool column) {
-    const graph::TensorId w = Weight(name + "/weight", Shape{in, out},
-                                     column ? WeightRole::kColumn : WeightRole::kRow);
-    const graph::TensorId bias = Weight(name + "/bias", Shape{out},
-                                        column ? WeightRole::kColumnBias : WeightRole::kReplicated,
-                                        "zeros");
+    const graph::TensorId w =
+        Weight(name + "/weight", Shape{in, out}, column ? WeightRole::kColumn : WeightRole::kRow);
+    const graph::TensorId bias =
+        Weight(name + "/bias", Shape{out},
+               column ? WeightRole::kColumnBias : WeightRole::kReplicated, "zeros");
     return b_.Add1("bias_add", {b_.Add1("matmul", {x, w}, {}, name + "/matmul"), bias}, {},
                    name + "/bias_add");
   }
 
   graph::TensorId LayerNorm(graph::TensorId x, const std::string& name) {
-    const graph::TensorId gamma = Weight(name + "/gamma", Shape{c_.hidden},
-                                         WeightRole::kReplicated, "ones");
-    const graph::TensorId beta = Weight(name + "/beta", Shape{c_.hidden},
-                                        WeightRole::kReplicated, "zeros");
+    const graph::TensorId gamma =
+        Weight(name + "/gamma", Shape{c_.hidden}, WeightRole::kReplicated, "ones");
+    const graph::TensorId beta =
+        Weight(name + "/beta", Shape{c_.hidden}, WeightRole::kReplicated, "zeros");
     return b_.Add1("layer_norm", {x, gamma, beta}, Attrs{{"epsilon", 1e-5}}, name);
   }
 
@@ -61,13 +61,12 @@ class GptWriter {
     graph::TensorId qkv[3];
     const char* names[3] = {"/q", "/k", "/v"};
     for (int i = 0; i < 3; ++i) {
-      qkv[i] = Reshape(Dense(a, hidden, hidden, p + names[i], true), full,
-                       p + names[i] + "_heads");
+      qkv[i] = Reshape(Dense(a, hidden, hidden, p + names[i], true), full, p + names[i] + "_heads");
     }
     const graph::TensorId att =
         ops::CausalSelfAttention(b_, qkv[0], qkv[1], qkv[2], c_.heads, p + "/attention");
-    const graph::TensorId proj = Dense(Reshape(att, flat, p + "/attention_flat"), hidden,
-                                       hidden, p + "/proj", false);
+    const graph::TensorId proj =
+        Dense(Reshape(att, flat, p + "/attention_flat"), hidden, hidden, p + "/proj", false);
     h = b_.Add1("add", {h, Reshape(proj, full, p + "/proj_out")}, {}, p + "/residual1");
     const graph::TensorId m = Reshape(LayerNorm(h, p + "/ln2"), flat, p + "/ln2_flat");
     const graph::TensorId up =
@@ -91,9 +90,12 @@ class GptWriter {
 };
 
 void CheckConfig(const GptConfig& c, const Strategy& s) {
-  for (const auto& [value, field] : {std::pair{c.layers, "layers"}, {c.hidden, "hidden"},
-                                     {c.heads, "heads"}, {c.sequence, "sequence"},
-                                     {c.vocab, "vocab"}, {c.batch, "batch"}}) {
+  for (const auto& [value, field] : {std::pair{c.layers, "layers"},
+                                     {c.hidden, "hidden"},
+                                     {c.heads, "heads"},
+                                     {c.sequence, "sequence"},
+                                     {c.vocab, "vocab"},
+                                     {c.batch, "batch"}}) {
     if (value < 1) throw InvalidArgumentError(std::string("gpt ") + field + " must be positive");
   }
   if (c.hidden % c.heads != 0) {
@@ -137,8 +139,8 @@ BuiltModel BuildGpt(const graph::OpRegistry& registry, const GptConfig& full_con
     blocks.push_back(LayerOps(builder, first));
   }
   const int64_t flat_tokens = config.batch * config.sequence;
-  const graph::TensorId normed = writer.Reshape(writer.LayerNorm(h, "ln_f"),
-                                                {flat_tokens, config.hidden}, "ln_f_flat");
+  const graph::TensorId normed =
+      writer.Reshape(writer.LayerNorm(h, "ln_f"), {flat_tokens, config.hidden}, "ln_f_flat");
   const graph::TensorId head =
       writer.Weight("lm_head", Shape{config.hidden, config.vocab}, WeightRole::kColumn);
   const graph::TensorId logits = builder.Add1("matmul", {normed, head}, {}, "logits");

@@ -38,13 +38,12 @@ BuiltModel BuildMlp(const graph::OpRegistry& registry, const MlpConfig& config,
   graph::TensorId h = x;
   for (int64_t i = 0; i < layers; ++i) {
     const auto first = static_cast<graph::OpId>(builder.graph().ops().size());
-    builder.SetPlacement(
-        strategy.StagePlacement(StageOf(i, layers, strategy.pp), options.devices));
+    builder.SetPlacement(strategy.StagePlacement(StageOf(i, layers, strategy.pp), options.devices));
     const int64_t in = config.widths[i], out = config.widths[i + 1];
     const std::string name = "layer" + std::to_string(i);
-    const graph::TensorId w = Parameter(builder, name + "/weight", Shape{in, out}, "normal",
-                                        std::sqrt(2.0 / static_cast<double>(in)),
-                                        options.seed * 1000 + 2 * i);
+    const graph::TensorId w =
+        Parameter(builder, name + "/weight", Shape{in, out}, "normal",
+                  std::sqrt(2.0 / static_cast<double>(in)), options.seed * 1000 + 2 * i);
     const graph::TensorId b =
         Parameter(builder, name + "/bias", Shape{out}, "zeros", 0, options.seed * 1000 + 2 * i + 1);
     const bool column = i % 2 == 0;
@@ -58,8 +57,7 @@ BuiltModel BuildMlp(const graph::OpRegistry& registry, const MlpConfig& config,
     layer_ops.push_back(LayerOps(builder, first));
   }
   const bool classes_split = !strategy.automatic && strategy.tp > 1 && (layers - 1) % 2 == 0;
-  const graph::TensorId losses =
-      ops::SparseSoftmaxCrossEntropy(builder, h, labels, classes_split);
+  const graph::TensorId losses = ops::SparseSoftmaxCrossEntropy(builder, h, labels, classes_split);
   BuiltModel model = FinishModel(builder, losses, parameters, {"x", "labels"}, options, layer_ops);
   model.index_bounds["labels"] = config.widths.back();
   return model;

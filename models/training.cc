@@ -7,15 +7,15 @@ namespace twinflow::models {
 
 graph::TensorId Parameter(graph::GraphBuilder& builder, const std::string& name, Shape shape,
                           const std::string& init, double std, uint64_t seed) {
-  return builder.Variable(name, std::move(shape), DType::kF32,
-                          Attrs{{"init", init}, {"std", std},
-                                {"seed", static_cast<int64_t>(seed)}});
+  return builder.Variable(
+      name, std::move(shape), DType::kF32,
+      Attrs{{"init", init}, {"std", std}, {"seed", static_cast<int64_t>(seed)}});
 }
 
 int64_t MicroBatch(int64_t batch, const Strategy& strategy) {
   if (strategy.micro_batches < 1 || batch % strategy.micro_batches != 0) {
-    throw InvalidArgumentError("batch " + std::to_string(batch) + " is not divisible by mb=" +
-                               std::to_string(strategy.micro_batches));
+    throw InvalidArgumentError("batch " + std::to_string(batch) +
+                               " is not divisible by mb=" + std::to_string(strategy.micro_batches));
   }
   return batch / strategy.micro_batches;
 }

@@ -28,8 +28,9 @@ double ActTiming::MemorySeconds(double bytes, double contention) const {
   if (d.contended_memory_bandwidth() <= 0 || contention == 0) {
     return bytes / (d.memory_bandwidth() * d.memory_efficiency());
   }
-  return bytes * ((1 - contention) / d.memory_bandwidth() +
-                  contention / d.contended_memory_bandwidth()) / d.memory_efficiency();
+  return bytes *
+         ((1 - contention) / d.memory_bandwidth() + contention / d.contended_memory_bandwidth()) /
+         d.memory_efficiency();
 }
 
 double ActTiming::ActSeconds(const plan::Task& t, double contention) {
@@ -80,7 +81,8 @@ double ActTiming::CopySeconds(const plan::Task& t, double contention) {
       seconds += MemorySeconds(2.0 * static_cast<double>(bytes), contention);
       continue;
     }
-    seconds += link->latency_s() + static_cast<double>(bytes) / (link->bandwidth() * link->efficiency());
+    seconds +=
+        link->latency_s() + static_cast<double>(bytes) / (link->bandwidth() * link->efficiency());
     (link == &topology_.spec().inter_node() ? inter_bytes_ : intra_bytes_)[source] +=
         static_cast<double>(bytes);  // the source sends them
   }

@@ -7,8 +7,8 @@
 #include <map>
 #include <memory>
 #include <tuple>
-#include <variant>
 #include <utility>
+#include <variant>
 
 #include "engine/core/error.h"
 #include "engine/plan/chrome_trace.h"
@@ -174,7 +174,8 @@ class Simulation {
           for (int64_t r : t.produced_regsts()) bytes = std::max(bytes, RegstBytes(r));
         }
         std::vector<int> members;
-        for (int64_t member : arrived) members.push_back(plan_.tasks(static_cast<int>(member)).device());
+        for (int64_t member : arrived)
+          members.push_back(plan_.tasks(static_cast<int>(member)).device());
         const PlanPtr collective =
             comm_.Collective(t.collective().group(), t.collective().kind(), devices, bytes);
         const std::string& kind = t.collective().kind();
@@ -198,7 +199,7 @@ class Simulation {
         if (arrived.size() < 2) return;
         const plan::Task& send = plan_.tasks(static_cast<int>(
             plan_.tasks(static_cast<int>(arrived[0])).kind() == plan::SEND ? arrived[0]
-                                                                          : arrived[1]));
+                                                                           : arrived[1]));
         const PlanPtr transfer = comm_.Transfer(cluster_device_[send.device()],
                                                 cluster_device_[send.peer()], send.bytes_moved());
         Communicate(transfer, {send.device(), static_cast<int>(send.peer())}, std::move(arrived),
@@ -222,8 +223,8 @@ class Simulation {
   // all-reduce or reduce-scatter) and, for an op between ranks, twice the op's `staged` bytes
   // (the transport packs them into a fresh buffer, or out of one), sharing the node's cores;
   // the tasks finish when the links and the copies are done.
-  void Communicate(const PlanPtr& plan, const std::vector<int>& devices,
-                   std::vector<int64_t> tasks, bool reduces = false, int64_t staged = 0) {
+  void Communicate(const PlanPtr& plan, const std::vector<int>& devices, std::vector<int64_t> tasks,
+                   bool reduces = false, int64_t staged = 0) {
     const Nanos now = queue_.now();
     // Between ranks the copies are the polling comm thread's: it copies instead of polling.
     const bool polls = polling_ && SpansRanks(plan_, plan_.tasks(static_cast<int>(tasks[0])));
@@ -244,8 +245,7 @@ class Simulation {
         const int rank = plan_.devices(d).rank();
         if (polls) polling_->BeginCopy(rank);
         cores_->Run(NodeOf(d), plan_.devices_size() + d,
-                    timing_.MemorySeconds(2 * copied, Contention(d)),
-                    [this, polls, rank, done] {
+                    timing_.MemorySeconds(2 * copied, Contention(d)), [this, polls, rank, done] {
                       if (polls) polling_->EndCopy(rank);
                       done();
                     });
@@ -260,7 +260,8 @@ class Simulation {
     for (int64_t task : tasks) {
       const plan::Task& t = plan_.tasks(static_cast<int>(task));
       const int rank = plan_.devices(t.device()).rank();
-      if (!SpansRanks(plan_, t) || std::find(ranks.begin(), ranks.end(), rank) != ranks.end()) continue;
+      if (!SpansRanks(plan_, t) || std::find(ranks.begin(), ranks.end(), rank) != ranks.end())
+        continue;
       ranks.push_back(rank);
       polling_->Complete(rank);
     }
@@ -370,7 +371,8 @@ class Simulation {
       r.plan_device = d;
       r.cluster_device = cluster_device_[d];
       r.name = plan_.devices(d).type() + ":" + std::to_string(plan_.devices(d).index());
-      for (const auto& [begin, end] : compute_spans_[d]) r.busy_s += static_cast<double>(end - begin) * 1e-9;
+      for (const auto& [begin, end] : compute_spans_[d])
+        r.busy_s += static_cast<double>(end - begin) * 1e-9;
       r.exposed_comm_s = UncoveredSeconds(comm_spans_[d], compute_spans_[d]);
       r.bubble_s = std::max(0.0, result.total_s - r.busy_s - r.exposed_comm_s);
       r.flops = flops_[d];
@@ -402,9 +404,8 @@ class Simulation {
                             model.peak_flops());
     }
     if (options_.trace) {
-      result.trace_json =
-          plan::ChromeTraceJson(plan_, spans_, "twinflow sim", memory_.samples(),
-                                comm_.LinkSamples(cluster_device_));
+      result.trace_json = plan::ChromeTraceJson(plan_, spans_, "twinflow sim", memory_.samples(),
+                                                comm_.LinkSamples(cluster_device_));
     }
     return result;
   }
@@ -413,20 +414,20 @@ class Simulation {
   const Topology& topology_;
   SimOptions options_;
   EventQueue queue_;
-  CommRunner comm_;  // after queue_, which it uses
+  CommRunner comm_;                  // after queue_, which it uses
   std::vector<int> cluster_device_;  // by plan device
   ActTiming timing_;
   LiveMemory memory_;
   std::vector<std::unique_ptr<runtime::Actor>> actors_;
-  std::vector<Nanos> device_free_;   // when each compute stream is next free
+  std::vector<Nanos> device_free_;  // when each compute stream is next free
   struct Waiting {
     int64_t task = 0;
     bool ready = false;
   };
   std::vector<std::deque<Waiting>> waiting_;  // per device, behind an update awaiting its sync
-  std::unique_ptr<CoreSharing> cores_;         // on a CPU host (cores_per_node set)
-  std::unique_ptr<CommPolling> polling_;       // on a CPU host: the ranks' polling comm threads
-  std::vector<std::deque<int64_t>> acts_;      // on a CPU host: per device, its queued acts
+  std::unique_ptr<CoreSharing> cores_;        // on a CPU host (cores_per_node set)
+  std::unique_ptr<CommPolling> polling_;      // on a CPU host: the ranks' polling comm threads
+  std::vector<std::deque<int64_t>> acts_;     // on a CPU host: per device, its queued acts
   std::vector<std::vector<std::pair<Nanos, Nanos>>> compute_spans_, comm_spans_;
   std::vector<double> flops_;
   std::map<std::tuple<int64_t, int64_t, int64_t>, std::vector<int64_t>> collectives_;

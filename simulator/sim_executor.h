@@ -56,7 +56,7 @@ struct DeviceReport {
   int64_t arena_bytes = 0;
   int64_t live_peak_bytes = 0;  // the most bytes of live slots the run reached (as the
                                 // runtime's arena counts them; variables live throughout)
-  bool out_of_memory = false;  // the arena exceeds the device's memory
+  bool out_of_memory = false;   // the arena exceeds the device's memory
   // Bytes the device sent over its intra-node fabric and its NIC (collectives, transfers and
   // replica syncs as their flows crossed its outgoing ports, plus COPY reads from it), their
   // utilisation (bytes over time x bandwidth: the average fraction of the port's capacity

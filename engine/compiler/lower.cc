@@ -5,8 +5,8 @@
 
 #include "engine/compiler/lower_internal.h"
 #include "engine/compiler/plan_memory.h"
-#include "engine/compiler/task_chains.h"
 #include "engine/compiler/rates.h"
+#include "engine/compiler/task_chains.h"
 #include "engine/core/error.h"
 #include "engine/plan/plan_io.h"
 #include "engine/sbp/boxing_planner.h"
@@ -201,7 +201,8 @@ void Lowerer::LowerOp(const graph::OpNode& op) {
           const double share = whole > 0 ? held / whole : 1.0;
           cost.flops *= share;
           cost.bytes_read = static_cast<int64_t>(static_cast<double>(cost.bytes_read) * share);
-          cost.bytes_written = static_cast<int64_t>(static_cast<double>(cost.bytes_written) * share);
+          cost.bytes_written =
+              static_cast<int64_t>(static_cast<double>(cost.bytes_written) * share);
         }
         task.set_flops(cost.flops);
         task.set_recomputes(op.name.ends_with("/recompute"));
@@ -264,8 +265,9 @@ std::vector<int64_t> Lowerer::RateChange(const graph::TensorNode& node, const La
                              : for_backward    ? "/repeat_backward@"
                                                : "/repeat@";
   for (int64_t d = 0; d < layout.placement.size(); ++d) {
-    plan::Task& task = NewTask(kind, DeviceOf(layout.placement.device(d)),
-                               node.name + suffix + std::to_string(layout.placement.device(d).index));
+    plan::Task& task =
+        NewTask(kind, DeviceOf(layout.placement.device(d)),
+                node.name + suffix + std::to_string(layout.placement.device(d).index));
     if (kind == plan::ACC) task.set_acc_count(micro_batches_);
     if (kind == plan::REPEAT) task.set_repeat_count(micro_batches_);
     Consume(task, current[d]);

@@ -11,8 +11,8 @@
 #include "engine/compiler/lower.h"
 #include "engine/compiler/rates.h"
 #include "engine/compiler/task_chains.h"
-#include "engine/graph/op_registry.h"
 #include "engine/core/region.h"
+#include "engine/graph/op_registry.h"
 #include "engine/sbp/boxing_plan.h"
 #include "engine/sbp/placement.h"
 

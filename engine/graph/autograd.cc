@@ -134,7 +134,8 @@ std::map<TensorId, TensorId> Backward(GraphBuilder& builder, TensorId loss,
     result[t] = grad ? *grad : builder.Add1("zeros_like", {t}, {}, node.name + "/zero_grad");
   }
   builder.SetPlacement(saved);
-  if (!builder.graph().IsBackward(first_backward_op)) builder.graph().MarkBackwardFrom(first_backward_op);
+  if (!builder.graph().IsBackward(first_backward_op))
+    builder.graph().MarkBackwardFrom(first_backward_op);
   if (emitted) *emitted = recomputation.emitted();
   return result;
 }

@@ -33,9 +33,9 @@ Recomputation::Recomputation(const GraphBuilder& builder,
       }
       const OpNode& op = graph.op(id);
       if (builder.registry().Find(op.type).is_source || segment_of_[id] >= 0) {
-        throw InvalidArgumentError("autograd: op '" + op.name + "' cannot be recomputed in segment " +
-                                   std::to_string(k) +
-                                   (segment_of_[id] >= 0 ? " (it is in another)" : " (a source op)"));
+        throw InvalidArgumentError(
+            "autograd: op '" + op.name + "' cannot be recomputed in segment " + std::to_string(k) +
+            (segment_of_[id] >= 0 ? " (it is in another)" : " (a source op)"));
       }
       segment_of_[id] = static_cast<int>(k);
     }
@@ -60,7 +60,8 @@ OpNode Recomputation::Reads(GraphBuilder& builder, const OpNode& op,
   OpNode reads = op;
   for (auto* ids : {&reads.inputs, &reads.outputs}) {
     for (TensorId& t : *ids) {
-      if (const auto found = recomputed_[k].find(t); found != recomputed_[k].end()) t = found->second;
+      if (const auto found = recomputed_[k].find(t); found != recomputed_[k].end())
+        t = found->second;
     }
   }
   return reads;
@@ -90,8 +91,9 @@ void Recomputation::Emit(GraphBuilder& builder, int segment, TensorId after) {
       } else {
         auto found = gated.find(t);
         if (found == gated.end()) {
-          const TensorId g = builder.Add1("recompute_gate", {t, after}, {},
-                                          op.name + "/recompute_gate" + std::to_string(gated.size()));
+          const TensorId g =
+              builder.Add1("recompute_gate", {t, after}, {},
+                           op.name + "/recompute_gate" + std::to_string(gated.size()));
           CopyPin(builder, t, g);
           found = gated.emplace(t, g).first;
         }

@@ -112,9 +112,8 @@ void RegisterActivationKernels(KernelRegistry& registry) {
   RegisterGrad(registry, "relu_grad",
                [](auto dy, auto y) { return InDouble(y) > 0 ? InDouble(dy) : 0.0; });
   RegisterGrad(registry, "gelu_grad", [](auto dy, auto x) { return dy * GeluSlope(x); });
-  RegisterGrad(registry, "tanh_grad", [](auto dy, auto y) {
-    return InDouble(dy) * (1.0 - InDouble(y) * InDouble(y));
-  });
+  RegisterGrad(registry, "tanh_grad",
+               [](auto dy, auto y) { return InDouble(dy) * (1.0 - InDouble(y) * InDouble(y)); });
 }
 
 }  // namespace twinflow::kernels

@@ -81,8 +81,10 @@ std::vector<double> DistributedLosses(const models::BuiltModel& model, int64_t s
   // The memory plan is what the run used: its highest slot was live at some point, and the
   // live bytes never exceeded the planned peak (shared bytes are checked by the arena).
   for (int d = 0; d < compiled.plan.devices_size(); ++d) {
-    EXPECT_EQ(result.arena_high_water.at(d), compiled.plan.memory(d).arena_bytes()) << "device " << d;
-    EXPECT_LE(result.peak_arena_bytes.at(d), compiled.plan.memory(d).peak_bytes()) << "device " << d;
+    EXPECT_EQ(result.arena_high_water.at(d), compiled.plan.memory(d).arena_bytes())
+        << "device " << d;
+    EXPECT_LE(result.peak_arena_bytes.at(d), compiled.plan.memory(d).peak_bytes())
+        << "device " << d;
   }
   const std::string name = model.graph.tensor(model.loss).name;
   std::vector<double> losses;
@@ -106,8 +108,7 @@ void ExpectSameLosses(const std::vector<double>& got, const std::vector<double>&
                       const std::string& what) {
   ASSERT_EQ(got.size(), want.size()) << what;
   for (size_t s = 0; s < want.size(); ++s) {
-    EXPECT_NEAR(got[s], want[s], 1e-5 * std::max(1.0, std::fabs(want[s])))
-        << what << " step " << s;
+    EXPECT_NEAR(got[s], want[s], 1e-5 * std::max(1.0, std::fabs(want[s]))) << what << " step " << s;
   }
 }
 
@@ -222,9 +223,9 @@ TEST(Lowering, AnOpMayReadOneTensorTwice) {
   graph::GraphBuilder builder(Ops(), sbp::Placement(DeviceType::kCpu, {0, 1}));
   const graph::TensorId x = builder.Input("x", Shape{4, 3});
   const graph::TensorId square = builder.Add1("mul", {x, x}, {}, "square");
-  const graph::TensorId loss = builder.Add1(
-      "reduce_sum", {square}, Attrs{{"axes", std::vector<int64_t>{0, 1}}, {"keepdims", false}},
-      "loss");
+  const graph::TensorId loss =
+      builder.Add1("reduce_sum", {square},
+                   Attrs{{"axes", std::vector<int64_t>{0, 1}}, {"keepdims", false}}, "loss");
   compiler::CompileOptions options;
   options.lower.fetches = {loss};
   const plan::Plan plan =
@@ -233,8 +234,11 @@ TEST(Lowering, AnOpMayReadOneTensorTwice) {
   Rng rng(3);
   const Tensor value = Tensor::Random(Shape{4, 3}, DType::kF32, rng);
   runtime::RunOptions run;
-  const runtime::RunResult result =
-      executor.Run([&](int64_t) { return std::map<std::string, Tensor>{{"x", value}}; }, run);
+  const runtime::RunResult result = executor.Run(
+      [&](int64_t) {
+        return std::map<std::string, Tensor>{{"x", value}};
+      },
+      run);
   double want = 0;
   for (int64_t i = 0; i < value.numel(); ++i) want += value.GetDouble(i) * value.GetDouble(i);
   EXPECT_NEAR(result.fetches[0].at("loss").GetDouble(0), want, 1e-5 * want);

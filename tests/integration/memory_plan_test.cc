@@ -106,8 +106,10 @@ std::map<int32_t, int64_t> MostInFlight(const plan::Plan& plan, uint64_t seed) {
   std::map<int32_t, int64_t> last_backward;
   for (const compiler::TaskChain& chain : compiler::FindTaskChains(plan)) {
     if (chain.acts_per_step != plan.pieces_per_step()) continue;
-    if (chain.forward) first_forward[chain.device] = chain.tasks.front();
-    else last_backward[chain.device] = chain.tasks.back();
+    if (chain.forward)
+      first_forward[chain.device] = chain.tasks.front();
+    else
+      last_backward[chain.device] = chain.tasks.back();
   }
   const runtime::TestRunResult r = runtime::RunWithRandomDelivery(plan, 2, seed);
   EXPECT_TRUE(r.finished) << r.report;
@@ -159,7 +161,8 @@ TEST(Recompute, NoBackwardOpReadsABlocksInternalResults) {
     if (g.IsBackward(op.id) || block_of(op.id).empty() || op.type == "variable") continue;
     for (graph::TensorId t : op.outputs) {
       bool inside = true;
-      for (graph::OpId c : g.Consumers(t)) inside &= g.IsBackward(c) || block_of(c) == block_of(op.id);
+      for (graph::OpId c : g.Consumers(t))
+        inside &= g.IsBackward(c) || block_of(c) == block_of(op.id);
       if (!inside) continue;  // the block's output: the next block's input, kept
       ++internal;
       for (graph::OpId c : g.Consumers(t)) {
@@ -187,7 +190,8 @@ TEST(Recompute, ShrinksThePeakCostsTimeAndLeavesTheModelFlops) {
   const plan::Plan recompute = CompileGpt("dp=2,pp=2,mb=4,schedule=1f1b,recompute=full");
   for (int d = 0; d < plain.devices_size(); ++d) {
     RecordProperty("device " + std::to_string(d), std::to_string(recompute.memory(d).peak_bytes()) +
-                                                     " of " + std::to_string(plain.memory(d).peak_bytes()));
+                                                      " of " +
+                                                      std::to_string(plain.memory(d).peak_bytes()));
     if (plain.devices(d).index() < 2) {  // stage 0: cpu:0-1
       EXPECT_LT(recompute.memory(d).peak_bytes(), plain.memory(d).peak_bytes()) << "device " << d;
     }
@@ -209,7 +213,9 @@ TEST(Recompute, ShrinksThePeakCostsTimeAndLeavesTheModelFlops) {
 TEST(PipelineSlots, AccInputsHaveOneSlotAndEachPassItsOwnRepeat) {
   const models::BuiltModel model = BuildGpt("dp=2,pp=2,mb=4,schedule=1f1b");
   const plan::Plan plan = CompileGpt("dp=2,pp=2,mb=4,schedule=1f1b");
-  auto op_of = [&](const plan::Task& t) { return model.graph.FindOp(t.name().substr(0, t.name().rfind('@'))); };
+  auto op_of = [&](const plan::Task& t) {
+    return model.graph.FindOp(t.name().substr(0, t.name().rfind('@')));
+  };
   int acc_inputs = 0, forward_repeats = 0, backward_repeats = 0;
   for (const plan::Regst& r : plan.regsts()) {
     const plan::Task& producer = plan.tasks(static_cast<int>(r.producer()));
@@ -225,7 +231,9 @@ TEST(PipelineSlots, AccInputsHaveOneSlotAndEachPassItsOwnRepeat) {
     (backward ? backward_repeats : forward_repeats) += 1;
     for (int64_t c : r.consumers()) {
       const auto op = op_of(plan.tasks(static_cast<int>(c)));
-      if (op) EXPECT_EQ(model.graph.IsBackward(*op), backward) << producer.name() << " -> " << plan.tasks(static_cast<int>(c)).name();
+      if (op)
+        EXPECT_EQ(model.graph.IsBackward(*op), backward)
+            << producer.name() << " -> " << plan.tasks(static_cast<int>(c)).name();
     }
   }
   EXPECT_GT(acc_inputs, 0);

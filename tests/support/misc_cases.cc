@@ -101,9 +101,11 @@ std::vector<OpCase> MiscCases() {
   cases.push_back({"step_increment", StepIncrement, false});
   cases.push_back({"recompute_gate",
                    [](Rng& rng) {
-                     return OpInstance{"recompute_gate", {},
+                     return OpInstance{"recompute_gate",
+                                       {},
                                        {F32(RandomDims(rng, 0, 3)), F32(RandomDims(rng, 0, 3))},
-                                       {}, {}};
+                                       {},
+                                       {}};
                    },
                    false});
   return cases;

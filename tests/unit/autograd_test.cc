@@ -137,7 +137,9 @@ TEST(Autograd, RecomputeSegmentsAreChecked) {
   const OpId w = m.builder.graph().tensor(m.w).producer;
   EXPECT_NE(message([&] { AddBackward(m.builder, m.loss, {m.w}, {{w}}); }).find("'w'"),
             std::string::npos);
-  EXPECT_NE(message([&] { AddBackward(m.builder, m.loss, {m.w}, {{h}, {h}}); }).find("'h'"),
+  EXPECT_NE(message([&] {
+              AddBackward(m.builder, m.loss, {m.w}, {{h}, {h}});
+            }).find("'h'"),
             std::string::npos);
   EXPECT_NE(message([&] { AddBackward(m.builder, m.loss, {m.w}, {{12345}}); }).find("12345"),
             std::string::npos);
