@@ -251,8 +251,10 @@ std::vector<int64_t> Lowerer::RegstsFor(TensorId tensor, const Layout& layout, R
     }
   }
   if (repeat) {
+    const bool backward = graph_.IsBackward(consumer);
+    if (backward) current = Snapshot(node, layout, current);
     current_rate_ = Rate::kMicroBatch;
-    current = RateChange(node, layout, current, plan::REPEAT, graph_.IsBackward(consumer));
+    current = RateChange(node, layout, current, plan::REPEAT, backward);
   }
   return boxed_[key] = current;
 }
@@ -272,6 +274,25 @@ std::vector<int64_t> Lowerer::RateChange(const graph::TensorNode& node, const La
     if (kind == plan::REPEAT) task.set_repeat_count(micro_batches_);
     Consume(task, current[d]);
     next.push_back(NewRegst(task, sbp::PhysicalShape(node.meta.shape, layout, d), node.meta.dtype));
+  }
+  return next;
+}
+
+std::vector<int64_t> Lowerer::Snapshot(const graph::TensorNode& node, const Layout& layout,
+                                       const std::vector<int64_t>& current) {
+  bool variable = true;
+  for (int64_t r : current)
+    variable &= plan_.tasks(plan_.regsts(r).producer()).kind() == plan::VARIABLE;
+  if (!variable) return current;
+  std::vector<int64_t> next;
+  for (int64_t d = 0; d < layout.placement.size(); ++d) {
+    plan::Task& task =
+        NewTask(plan::COPY, DeviceOf(layout.placement.device(d)),
+                node.name + "/snapshot@" + std::to_string(layout.placement.device(d).index));
+    Consume(task, current[d]);
+    const Region region = sbp::PhysicalRegion(node.meta.shape, layout, d);
+    AddTransfer(task, current[d], region, region, region, node.meta.dtype);
+    next.push_back(NewRegst(task, region.shape(), node.meta.dtype));
   }
   return next;
 }

@@ -59,6 +59,14 @@ class Lowerer {
                                   const std::vector<int64_t>& current, plan::TaskKind kind,
                                   bool for_backward = false);
 
+  // For the backward pass's REPEAT of a variable: a step-rate COPY of it, which the REPEAT
+  // reads instead. The ASSIGN updates a variable in place once the update has its gradient,
+  // which need not wait for the backward pass's last read of the weight (for the input's
+  // gradient); the COPY is a reader the ASSIGN waits for (AddControlEdgesToAssigns). Other
+  // registers (already boxed into their own memory) are returned as they are.
+  std::vector<int64_t> Snapshot(const graph::TensorNode& node, const Layout& layout,
+                                const std::vector<int64_t>& current);
+
   // Slots of per-micro-batch registers follow the schedule: GPipe lets every micro-batch of a
   // step run ahead, 1F1B lets stage s run (stages - s) ahead. Registers whose consumers take
   // each piece when it comes need fewer: one for what only an ACC reads, two for a REPEAT's

@@ -209,7 +209,8 @@ TEST(Recompute, ShrinksThePeakCostsTimeAndLeavesTheModelFlops) {
 // Slots follow what each register's readers need: what only an ACC reads has one; a step
 // value repeated per micro-batch is repeated once per pass (forward, backward), each copy read
 // by that pass alone and given at most two slots, while the activations the backward pass
-// keeps get the schedule's (stage 0 of 2 under 1F1B: 2).
+// keeps get the schedule's (stage 0 of 2 under 1F1B: 2). A weight's backward REPEAT reads a
+// snapshot that the in-place update waits for, never the variable itself.
 TEST(PipelineSlots, AccInputsHaveOneSlotAndEachPassItsOwnRepeat) {
   const models::BuiltModel model = BuildGpt("dp=2,pp=2,mb=4,schedule=1f1b");
   const plan::Plan plan = CompileGpt("dp=2,pp=2,mb=4,schedule=1f1b");
@@ -228,6 +229,20 @@ TEST(PipelineSlots, AccInputsHaveOneSlotAndEachPassItsOwnRepeat) {
     if (producer.kind() != plan::REPEAT) continue;
     EXPECT_LE(r.slots(), 2) << producer.name();
     const bool backward = producer.name().find("/repeat_backward@") != std::string::npos;
+    // The backward pass's copy of a weight is repeated from a snapshot taken before the
+    // in-place update may run (the snapshot is a reader the ASSIGN waits for).
+    const plan::Task& source = plan.tasks(
+        static_cast<int>(plan.regsts(static_cast<int>(producer.consumed_regsts(0))).producer()));
+    if (backward) EXPECT_NE(source.kind(), plan::VARIABLE) << producer.name();
+    if (source.name().find("/snapshot@") != std::string::npos) {
+      bool waited_for = false;
+      for (int64_t out : source.produced_regsts()) {
+        for (int64_t c : plan.regsts(static_cast<int>(out)).consumers()) {
+          waited_for |= plan.tasks(static_cast<int>(c)).kind() == plan::ASSIGN;
+        }
+      }
+      EXPECT_TRUE(waited_for) << source.name();
+    }
     (backward ? backward_repeats : forward_repeats) += 1;
     for (int64_t c : r.consumers()) {
       const auto op = op_of(plan.tasks(static_cast<int>(c)));

@@ -5,6 +5,7 @@
 # fastest of three runs of SIM_STEPS steps (default 30: the first step's MPI and allocation
 # warm-up, which the simulator does not model, weighs on a short run's mean). Prints the table;
 # fails when an error exceeds SIM_MAX_ERROR percent (default 25: a guard against regressions;
+# a judged job beyond it is measured three times more first, in case other load slowed it;
 # the goal is 10, docs/simulator.md has the figures). The GPT hybrid runs four device threads
 # on two cores, and its real time swings from run to run (24 to 40 ms for the same Plan), so it
 # is reported, not judged.
@@ -36,15 +37,18 @@ check() {  # check judge|report MODEL DEVICES STRATEGY FLAGS...
   local job=("$@" --devices "$devices" --strategy "$strategy")
   "$tf" calibrate "${job[@]}" --output "$work/cal.pbtxt" >/dev/null 2>"$work/err" ||
     { echo "FAIL - calibrate $name $strategy"; cat "$work/err"; failed=1; return; }
-  local real="" sim run
+  local real="" sim run error
   # The fastest of three real runs: the machine's other load only ever slows a run down.
-  for _ in 1 2 3; do
-    run=$(timeout 120 mpirun --oversubscribe --bind-to none -np 2 "$tf" run "${job[@]}" \
-      --steps "$steps" 2>"$work/err" | ms)
-    if [ -n "$run" ] && { [ -z "$real" ] || awk -v a="$run" -v b="$real" 'BEGIN { exit !(a < b) }'; }; then
-      real="$run"
-    fi
-  done
+  measure() {
+    for _ in 1 2 3; do
+      run=$(timeout 120 mpirun --oversubscribe --bind-to none -np 2 "$tf" run "${job[@]}" \
+        --steps "$steps" 2>"$work/err" | ms)
+      if [ -n "$run" ] && { [ -z "$real" ] || awk -v a="$run" -v b="$real" 'BEGIN { exit !(a < b) }'; }; then
+        real="$run"
+      fi
+    done
+  }
+  measure
   sim=$("$tf" sim "${job[@]}" --cluster "$work/cal.pbtxt" --ranks 2 --steps "$steps" \
     2>"$work/err" | ms)
   if [ -z "$real" ] || [ -z "$sim" ]; then
@@ -53,11 +57,15 @@ check() {  # check judge|report MODEL DEVICES STRATEGY FLAGS...
     failed=1
     return
   fi
-  local error
+  beyond() { awk -v e="$error" -v l="$limit" 'BEGIN { exit !(e > l || e < -l) }'; }
   error=$(awk -v r="$real" -v s="$sim" 'BEGIN { printf "%+.1f", 100 * (s - r) / r }')
+  if [ "$judge" = judge ] && beyond; then  # a burst of other load? three more real runs
+    measure
+    error=$(awk -v r="$real" -v s="$sim" 'BEGIN { printf "%+.1f", 100 * (s - r) / r }')
+  fi
   printf "%-4s %-22s %10s %10s %7s%%%s\n" "$name" "$strategy" "$real" "$sim" "$error" \
     "$([ "$judge" = report ] && echo "  (reported only)")"
-  if [ "$judge" = judge ] && awk -v e="$error" -v l="$limit" 'BEGIN { exit !(e > l || e < -l) }'; then
+  if [ "$judge" = judge ] && beyond; then
     echo "FAIL - $name $strategy: error $error% beyond $limit%"
     failed=1
   fi
