@@ -8,7 +8,7 @@ optimizer updates all-reduce their gradients over the dp replicas (BuiltinModel.
 replica=True), which keeps a 1,024-GPU step to seconds. fp32 training state without
 activation recomputation does not fit 80 GB at 8 micro-batches, and the table says so.
 `--micro-batches 48 --recompute` (full activation recomputation; 48 divides every replica's
-batch) makes dp=8,tp=8,pp=16 (60 GiB) and dp=4,tp=8,pp=32 (76 GiB) fit, at about 20 s a
+batch) makes dp=8,tp=8,pp=16 (65 GiB) and dp=4,tp=8,pp=32 (79 GiB) fit, at about 20 s a
 strategy.
 """
 import argparse
