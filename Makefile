@@ -47,14 +47,18 @@ demo: build
 	@echo; echo "== The same job on 2 MPI ranks of 2 devices each, checked against one device =="
 	OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun -np 2 --oversubscribe \
 	  --bind-to none $(BUILD_DIR)/bin/twinflow run --model mlp --devices 4 --strategy dp=2,tp=2 \
-	  --steps 3 --check
+	  --steps 10 --check >$(BUILD_DIR)/demo-mpirun.txt && cat $(BUILD_DIR)/demo-mpirun.txt
 	@echo; echo "== From Python: an MLP on scikit-learn's digits, dp=2,tp=2 (examples/mlp_digits.py) =="
 	PYTHONPATH=$(BUILD_DIR)/python /usr/bin/python3 examples/mlp_digits.py --epochs 10 --target 0.9
 	@echo; echo "== The simulator's prediction for the mpirun job (the same Plan), calibrated on this host =="
 	$(BUILD_DIR)/bin/twinflow calibrate --model mlp --devices 4 --strategy dp=2,tp=2 \
 	  --output $(BUILD_DIR)/cpu-local.pbtxt
-	$(BUILD_DIR)/bin/twinflow sim --model mlp --devices 4 --strategy dp=2,tp=2 --steps 3 \
-	  --ranks 2 --cluster $(BUILD_DIR)/cpu-local.pbtxt
+	$(BUILD_DIR)/bin/twinflow sim --model mlp --devices 4 --strategy dp=2,tp=2 --steps 10 \
+	  --ranks 2 --cluster $(BUILD_DIR)/cpu-local.pbtxt >$(BUILD_DIR)/demo-sim.txt && \
+	  cat $(BUILD_DIR)/demo-sim.txt
+	@awk '/^step time/ { v = $$3; if ($$4 == "s") v *= 1000; ms[FILENAME] = v } \
+	  END { r = ms[ARGV[1]]; s = ms[ARGV[2]]; printf "predicted %.1f ms a step against %.1f ms measured under mpirun: %+.1f%%\n", \
+	  s, r, 100 * (s - r) / r }' $(BUILD_DIR)/demo-mpirun.txt $(BUILD_DIR)/demo-sim.txt
 	@echo; echo "== GPT-3 175B on 1,024 devices, dp=8,tp=8,pp=16 =="
 	$(BUILD_DIR)/bin/twinflow explain --model gpt --preset gpt3-175b --devices 1024 \
 	  --strategy dp=8,tp=8,pp=16 --summary
