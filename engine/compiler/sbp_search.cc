@@ -31,40 +31,73 @@ class BoxingPricer {
 
   double Time(const graph::TensorMeta& meta, const sbp::Layout& src, const sbp::Layout& dst) {
     if (src == dst) return 0;
-    const int64_t shift = Shift(src, dst);
-    const sbp::Layout from = Shifted(src, shift), to = Shifted(dst, shift);
-    const std::string key = meta.ToString() + "|" + from.ToString() + "|" + to.placement.ToString();
+    const int64_t shift = Shift(src.placement, dst.placement);
+    return Lookup(
+        TimesFrom(meta, {Shifted(src.placement, shift), src.nd_sbp}, Shifted(dst.placement, shift)),
+        src, dst);
+  }
+
+  // Time() for every pair of `sources` x `targets` on one edge, row by row: the placements
+  // are shifted once and each distinct source layout priced once.
+  std::vector<double> Times(const graph::TensorMeta& meta, const sbp::Placement& from,
+                            const std::vector<const sbp::NdSbp*>& sources, const sbp::Placement& to,
+                            const std::vector<const sbp::NdSbp*>& targets) {
+    const int64_t shift = Shift(from, to);
+    const sbp::Placement shifted_from = Shifted(from, shift), shifted_to = Shifted(to, shift);
+    std::map<sbp::NdSbp, const std::map<sbp::NdSbp, double>*> rows;
+    std::vector<double> out;
+    out.reserve(sources.size() * targets.size());
+    for (const sbp::NdSbp* s : sources) {
+      auto row = rows.find(*s);
+      if (row == rows.end())
+        row = rows.emplace(*s, &TimesFrom(meta, {shifted_from, *s}, shifted_to)).first;
+      for (const sbp::NdSbp* t : targets) {
+        const sbp::Layout src{from, *s}, dst{to, *t};
+        out.push_back(from == to && *s == *t ? 0.0 : Lookup(*row->second, src, dst));
+      }
+    }
+    return out;
+  }
+
+ private:
+  // The times from `from` to every layout on placement `to`, cached.
+  const std::map<sbp::NdSbp, double>& TimesFrom(const graph::TensorMeta& meta,
+                                                const sbp::Layout& from, const sbp::Placement& to) {
+    const std::string key = meta.ToString() + "|" + from.ToString() + "|" + to.ToString();
     auto it = cache_.find(key);
     if (it == cache_.end()) {
-      it = cache_.emplace(key, sbp::BoxingTimesFrom(meta.shape, meta.dtype, from, to.placement,
-                                                    cost_model_)).first;
+      it = cache_.emplace(key, sbp::BoxingTimesFrom(meta.shape, meta.dtype, from, to, cost_model_))
+               .first;
     }
-    const auto time = it->second.find(to.nd_sbp);
-    if (time == it->second.end()) {
+    return it->second;
+  }
+
+  static double Lookup(const std::map<sbp::NdSbp, double>& times, const sbp::Layout& src,
+                       const sbp::Layout& dst) {
+    const auto time = times.find(dst.nd_sbp);
+    if (time == times.end()) {
       throw SbpError("boxing: no plan from " + src.ToString() + " to " + dst.ToString());
     }
     return time->second;
   }
 
- private:
-  // The largest multiple of the cost model's period that every device id of both layouts
+  // The largest multiple of the cost model's period that every device id of both placements
   // exceeds.
-  int64_t Shift(const sbp::Layout& src, const sbp::Layout& dst) const {
+  int64_t Shift(const sbp::Placement& a, const sbp::Placement& b) const {
     const int64_t period = cost_model_.TranslationPeriod();
     if (period <= 0) return 0;
-    int64_t lowest = src.placement.device_ids()[0];
-    for (const sbp::Layout* l : {&src, &dst}) {
-      for (int64_t id : l->placement.device_ids()) lowest = std::min(lowest, id);
+    int64_t lowest = a.device_ids()[0];
+    for (const sbp::Placement* p : {&a, &b}) {
+      for (int64_t id : p->device_ids()) lowest = std::min(lowest, id);
     }
     return lowest / period * period;
   }
 
-  static sbp::Layout Shifted(const sbp::Layout& layout, int64_t shift) {
-    if (shift == 0) return layout;
-    std::vector<int64_t> ids = layout.placement.device_ids();
+  static sbp::Placement Shifted(const sbp::Placement& placement, int64_t shift) {
+    if (shift == 0) return placement;
+    std::vector<int64_t> ids = placement.device_ids();
     for (int64_t& id : ids) id -= shift;
-    return {sbp::Placement(layout.placement.device_type(), ids, layout.placement.hierarchy()),
-            layout.nd_sbp};
+    return sbp::Placement(placement.device_type(), ids, placement.hierarchy());
   }
 
   const sbp::CostModel& cost_model_;
@@ -97,8 +130,8 @@ sbp::NdSbp OnMesh(sbp::NdSbp nd, const Shape& hierarchy) {
 }
 
 std::vector<NdSbpSignature> CandidatesOf(const graph::LogicalGraph& graph,
-                                         const graph::OpRegistry& registry,
-                                         const graph::OpNode& op, bool data_parallel_only) {
+                                         const graph::OpRegistry& registry, const graph::OpNode& op,
+                                         bool data_parallel_only) {
   std::vector<graph::TensorMeta> inputs;
   for (TensorId t : op.inputs) inputs.push_back(graph.tensor(t).meta);
   const graph::OpContext ctx{op.type, op.attrs, inputs};
@@ -156,7 +189,8 @@ SearchModel BuildUnary(const graph::LogicalGraph& graph, const graph::OpRegistry
                                    DTypeSize(meta.dtype));
       };
       double in_bytes = 0, out_bytes = 0;
-      for (size_t i = 0; i < op.inputs.size(); ++i) in_bytes += physical_bytes(op.inputs[i], sig.inputs[i]);
+      for (size_t i = 0; i < op.inputs.size(); ++i)
+        in_bytes += physical_bytes(op.inputs[i], sig.inputs[i]);
       for (size_t o = 0; o < op.outputs.size(); ++o) {
         out_bytes += physical_bytes(op.outputs[o], sig.outputs[o]);
       }
@@ -192,12 +226,22 @@ void AddPairwise(const graph::LogicalGraph& graph, BoxingPricer& pricer, SearchM
       const graph::TensorNode& tensor = graph.tensor(consumer.inputs[i]);
       const graph::OpNode& producer = graph.op(tensor.producer);
       MinSumProblem::Pairwise pair{producer.id, consumer.id, {}};
+      std::vector<const sbp::NdSbp*> sources, targets;
       for (const NdSbpSignature& ps : model.candidates[producer.id]) {
-        for (const NdSbpSignature& cs : model.candidates[consumer.id]) {
-          pair.cost.push_back(EdgeTime(pricer, tensor.meta,
-                                       {producer.placement, ps.outputs[tensor.output_index]},
-                                       consumer, i, {consumer.placement, cs.inputs[i]}));
+        sources.push_back(&ps.outputs[tensor.output_index]);
+      }
+      for (const NdSbpSignature& cs : model.candidates[consumer.id])
+        targets.push_back(&cs.inputs[i]);
+      if (consumer.type == "assign" && i == 0) {
+        for (const sbp::NdSbp* s : sources) {
+          for (const sbp::NdSbp* t : targets) {
+            pair.cost.push_back(EdgeTime(pricer, tensor.meta, {producer.placement, *s}, consumer, i,
+                                         {consumer.placement, *t}));
+          }
         }
+      } else {
+        pair.cost =
+            pricer.Times(tensor.meta, producer.placement, sources, consumer.placement, targets);
       }
       model.problem.pairwise.push_back(std::move(pair));
     }
@@ -226,9 +270,9 @@ std::vector<int> Propagate(const graph::LogicalGraph& graph, BoxingPricer& price
         const graph::TensorNode& tensor = graph.tensor(op.inputs[i]);
         const graph::OpNode& producer = graph.op(tensor.producer);
         const NdSbpSignature& chosen = model.candidates[producer.id][choice[producer.id]];
-        cost += EdgeTime(pricer, tensor.meta,
-                         {producer.placement, chosen.outputs[tensor.output_index]}, op, i,
-                         {op.placement, model.candidates[id][c].inputs[i]});
+        cost +=
+            EdgeTime(pricer, tensor.meta, {producer.placement, chosen.outputs[tensor.output_index]},
+                     op, i, {op.placement, model.candidates[id][c].inputs[i]});
       }
       if (cost < best) {
         best = cost;
@@ -260,8 +304,8 @@ std::string LargestTensors(const graph::LogicalGraph& graph, const SearchModel& 
   std::sort(least.rbegin(), least.rend());
   std::ostringstream out;
   for (size_t k = 0; k < std::min<size_t>(3, least.size()); ++k) {
-    out << (k ? ", " : "") << "'" << least[k].second << "' "
-        << static_cast<int64_t>(least[k].first) << " bytes";
+    out << (k ? ", " : "") << "'" << least[k].second << "' " << static_cast<int64_t>(least[k].first)
+        << " bytes";
   }
   return out.str();
 }
@@ -278,12 +322,12 @@ SbpAssignment SearchSbp(const graph::LogicalGraph& graph, const graph::OpRegistr
     solution.choice = Propagate(graph, pricer, model);
     solution.peak_memory = MinSumSolver::PeakMemory(model.problem, solution.choice);
     if (solution.peak_memory > options.memory_limit) {
-      throw OutOfMemoryError("the layouts propagated from the pins need " +
-                             std::to_string(static_cast<int64_t>(solution.peak_memory)) +
-                             " bytes on some device, over the limit of " +
-                             std::to_string(static_cast<int64_t>(options.memory_limit)) +
-                             "; the largest tensors at their leanest: " +
-                             LargestTensors(graph, model));
+      throw OutOfMemoryError(
+          "the layouts propagated from the pins need " +
+          std::to_string(static_cast<int64_t>(solution.peak_memory)) +
+          " bytes on some device, over the limit of " +
+          std::to_string(static_cast<int64_t>(options.memory_limit)) +
+          "; the largest tensors at their leanest: " + LargestTensors(graph, model));
     }
   } else {
     model = BuildModel(graph, registry, cost_model, pricer, options.data_parallel_only);
@@ -302,8 +346,8 @@ SbpAssignment SearchSbp(const graph::LogicalGraph& graph, const graph::OpRegistr
     try {
       solution = solver.Solve(model.problem);
     } catch (const OutOfMemoryError& e) {
-      throw OutOfMemoryError(e.message() + "; the largest tensors at their leanest: " +
-                             LargestTensors(graph, model));
+      throw OutOfMemoryError(
+          e.message() + "; the largest tensors at their leanest: " + LargestTensors(graph, model));
     }
   }
   SbpAssignment assignment;
@@ -320,8 +364,7 @@ SbpAssignment SearchSbp(const graph::LogicalGraph& graph, const graph::OpRegistr
       const sbp::Layout dst{consumer.placement, assignment.signatures[consumer.id].inputs[i]};
       if (src == dst) continue;
       BoxingEdge edge{tensor.id, consumer.id, static_cast<int>(i),
-                      sbp::PlanBoxing(tensor.meta.shape, tensor.meta.dtype, src, dst,
-                                      cost_model)};
+                      sbp::PlanBoxing(tensor.meta.shape, tensor.meta.dtype, src, dst, cost_model)};
       assignment.boxing_time += edge.plan.time();
       assignment.boxings.push_back(std::move(edge));
     }
