@@ -1,5 +1,7 @@
 #include "models/training.h"
 
+#include <algorithm>
+
 #include "engine/core/error.h"
 #include "engine/graph/autograd.h"
 
@@ -20,10 +22,13 @@ int64_t MicroBatch(int64_t batch, const Strategy& strategy) {
   return batch / strategy.micro_batches;
 }
 
-std::vector<graph::OpId> LayerOps(const graph::GraphBuilder& builder, graph::OpId first) {
+std::vector<graph::OpId> LayerOps(const graph::GraphBuilder& builder, graph::OpId first,
+                                  graph::OpId end) {
   std::vector<graph::OpId> ops;
   const auto& all = builder.graph().ops();
-  for (auto id = first; id < static_cast<graph::OpId>(all.size()); ++id) {
+  if (end < 0) end = static_cast<graph::OpId>(all.size());
+  for (auto id = std::max<graph::OpId>(first, 0); id < std::min<graph::OpId>(end, all.size());
+       ++id) {
     if (!builder.registry().Find(all[id].type).is_source) ops.push_back(id);
   }
   return ops;

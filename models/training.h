@@ -22,9 +22,10 @@ BuiltModel FinishModel(graph::GraphBuilder& builder, graph::TensorId losses,
                        const BuildOptions& options,
                        const std::vector<std::vector<graph::OpId>>& layers = {});
 
-// The ops added to `builder` from op id `first` on, its source ops (the layer's weights) left
-// out: one layer for activation recomputation.
-std::vector<graph::OpId> LayerOps(const graph::GraphBuilder& builder, graph::OpId first);
+// The ops of `builder` with ids in [first, end) (end -1: to the last), source ops (the layer's
+// weights) left out: one layer for activation recomputation.
+std::vector<graph::OpId> LayerOps(const graph::GraphBuilder& builder, graph::OpId first,
+                                  graph::OpId end = -1);
 
 // A variable initialised from N(0, std^2) (or zeros/ones), seeded per parameter.
 graph::TensorId Parameter(graph::GraphBuilder& builder, const std::string& name, Shape shape,

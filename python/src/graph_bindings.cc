@@ -56,7 +56,8 @@ class Builder {
   void SetPlacement(const std::string& text) { builder_.SetPlacement(sbp::ParsePlacement(text)); }
   std::string Placement() const { return builder_.placement().ToString(); }
 
-  int64_t Input(const std::string& name, const std::vector<int64_t>& shape, const std::string& dtype) {
+  int64_t Input(const std::string& name, const std::vector<int64_t>& shape,
+                const std::string& dtype) {
     return builder_.Input(name, Shape(shape), ParseDType(dtype));
   }
   int64_t Variable(const std::string& name, const std::vector<int64_t>& shape,
@@ -96,11 +97,15 @@ class Builder {
     return ops::CausalSelfAttention(builder_, q, k, v, heads, name);
   }
 
+  int64_t OpCount() const { return static_cast<int64_t>(builder_.graph().ops().size()); }
+
   // Training: the mean loss, autograd for `parameters` and the optimizer (FinishModel).
   // Otherwise the graph as written, fetching `outputs`.
+  // `recompute`: [first, end) op id ranges, one per module run with recomputation.
   Model Finish(const std::vector<int64_t>& outputs, const std::vector<int64_t>& parameters,
                const std::vector<std::string>& feeds, const std::string& optimizer,
-               int64_t micro_batches, const std::string& schedule) {
+               int64_t micro_batches, const std::string& schedule,
+               const std::vector<std::pair<int64_t, int64_t>>& recompute) {
     CheckTensors(outputs, "outputs");
     CheckTensors(parameters, "parameters");
     if (micro_batches < 1) throw InvalidArgumentError("micro_batches must be positive");
@@ -114,8 +119,14 @@ class Builder {
     if (options.training) {
       if (outputs.size() != 1) throw InvalidArgumentError("a training graph returns one loss");
       options.optimizer = graph::ParseOptimizer(optimizer);
-      model.built = models::FinishModel(builder_, outputs[0],
-                                        {parameters.begin(), parameters.end()}, feeds, options);
+      std::vector<std::vector<graph::OpId>> segments;
+      for (const auto& [first, end] : recompute) {
+        segments.push_back(models::LayerOps(builder_, first, end));
+        if (segments.back().empty()) segments.pop_back();
+      }
+      options.strategy.recompute = !segments.empty();
+      model.built = models::FinishModel(
+          builder_, outputs[0], {parameters.begin(), parameters.end()}, feeds, options, segments);
       model.fetches = {model.built.loss};
     } else {
       model.built.graph = builder_.graph();
@@ -147,7 +158,8 @@ class Builder {
 void BindGraph(py::module_& m) {
   py::class_<Model>(m, "Model")
       .def_property_readonly("training", [](const Model& model) { return model.training; })
-      .def_property_readonly("ops", [](const Model& model) { return model.built.graph.ops().size(); })
+      .def_property_readonly("ops",
+                             [](const Model& model) { return model.built.graph.ops().size(); })
       .def_property_readonly("feeds", [](const Model& model) { return model.built.feeds; })
       .def_property_readonly("fetch_names",
                              [](const Model& model) {
@@ -178,9 +190,10 @@ void BindGraph(py::module_& m) {
            py::arg("class_split"))
       .def("attention", &Builder::Attention, py::arg("q"), py::arg("k"), py::arg("v"),
            py::arg("heads"), py::arg("name"))
-      .def("finish", &Builder::Finish, py::arg("outputs"), py::arg("parameters"),
-           py::arg("feeds"), py::arg("optimizer"), py::arg("micro_batches"),
-           py::arg("schedule"));
+      .def("finish", &Builder::Finish, py::arg("outputs"), py::arg("parameters"), py::arg("feeds"),
+           py::arg("optimizer"), py::arg("micro_batches"), py::arg("schedule"),
+           py::arg("recompute") = std::vector<std::pair<int64_t, int64_t>>{})
+      .def_property_readonly("op_count", &Builder::OpCount);
 
   m.def(
       "builtin_model",
@@ -207,10 +220,12 @@ void BindGraph(py::module_& m) {
             }
             c = models::GptConfig::Gpt3_175B();
           }
-          for (const auto& [key, field] :
-               {std::pair<const char*, int64_t*>{"layers", &c.layers}, {"hidden", &c.hidden},
-                {"heads", &c.heads}, {"sequence", &c.sequence}, {"vocab", &c.vocab},
-                {"batch", &c.batch}}) {
+          for (const auto& [key, field] : {std::pair<const char*, int64_t*>{"layers", &c.layers},
+                                           {"hidden", &c.hidden},
+                                           {"heads", &c.heads},
+                                           {"sequence", &c.sequence},
+                                           {"vocab", &c.vocab},
+                                           {"batch", &c.batch}}) {
             get(key, *field);
           }
           model.built = models::BuildGpt(*model.registry, c, options);
@@ -229,7 +244,8 @@ void BindGraph(py::module_& m) {
       py::arg("name"), py::arg("config"), py::arg("strategy"), py::arg("devices"),
       py::arg("optimizer") = "sgd", py::arg("seed") = 1);
 
-  m.def("check_placement", [](const std::string& text) { return sbp::ParsePlacement(text).ToString(); });
+  m.def("check_placement",
+        [](const std::string& text) { return sbp::ParsePlacement(text).ToString(); });
   m.def("check_nd_sbp", [](const std::string& text) { return sbp::ParseNdSbp(text).ToString(); });
 }
 

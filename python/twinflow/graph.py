@@ -137,7 +137,7 @@ class Graph:
             raise _C.InvalidArgumentError("none of the optimizer's parameters is used in build()")
         model = builder.finish([t.id for t in outputs], trained, names,
                                self._optimizer.spec() if self.training else "", layout.mb,
-                               layout.schedule)
+                               layout.schedule, trace.recompute)
         ranks = distributed.world_size()
         if layout.devices % ranks:
             raise _C.InvalidArgumentError(f"{layout.devices} devices do not split over {ranks} ranks")

@@ -1,6 +1,7 @@
 """Symbolic tensors: what a tw.Graph's build() sees. Each operation adds an op to the graph
 being traced (the engine checks it at once, so errors name the op), and nothing runs until
 the graph is compiled and stepped."""
+import contextlib
 import itertools
 import math
 
@@ -26,6 +27,8 @@ class Trace:
         self.builder = builder
         self.layout = layout  # strategy.StrategyLayout: placements and default pins
         self.params = {}      # Parameter -> tensor id, in order of first use
+        self.recompute = []   # [first, end) op ids of modules run with recomputation
+        self._recomputing = False
         self._names = itertools.count()
 
     def unique_name(self, prefix):
@@ -37,6 +40,21 @@ class Trace:
 
     def __exit__(self, *exc):
         _current.pop()
+
+    @contextlib.contextmanager
+    def recomputed(self):
+        """The ops added inside are one segment the backward pass recomputes (Module.recompute);
+        nested segments belong to the outermost."""
+        if self._recomputing:
+            yield
+            return
+        self._recomputing = True
+        first = self.builder.op_count
+        try:
+            yield
+        finally:
+            self._recomputing = False
+        self.recompute.append((first, self.builder.op_count))
 
     def set_stage(self, stage, placement=None):
         self.builder.placement = str(placement or self.layout.stage_placement(stage))

@@ -27,6 +27,10 @@ class StrategyLayout:
             for field in text.split(","):
                 key, eq, value = field.partition("=")
                 key = key.strip()
+                if key == "recompute":
+                    raise _C.InvalidArgumentError(
+                        f"strategy {text!r}: in a tw.Graph, choose what to recompute with "
+                        "Module.recompute() (the recompute field is for tw.models' built-in models)")
                 if key not in _KEYS or not eq:
                     raise _C.InvalidArgumentError(
                         f"strategy {text!r}: unknown field {field!r} (expected {', '.join(_KEYS)} or 'auto')")

@@ -145,3 +145,24 @@ def test_builtin_models_refuse_unknown_sizes():
         tw.models.gpt(layer=4)
     with pytest.raises(tw.InvalidArgumentError, match="preset"):
         tw.models.gpt(preset="gpt5").explain()
+
+
+@pytest.mark.parametrize("strategy", ["auto", "dp=2,tp=2", "pp=2,mb=4,schedule=1f1b"])
+def test_recomputed_modules_give_the_same_losses(strategy):
+    reference, _, _ = train(strategy, steps=4)
+    tw.manual_seed(0)
+    model = Mlp()
+    model.body.recompute()  # the whole body, one segment: its forward runs again when needed
+    step = TrainStep(model, tw.optim.SGD(model.parameters(), lr=0.1, momentum=0.9))
+    step.compile(strategy=strategy)
+    losses = [step(x, y) for x, y in batches(4)]
+    np.testing.assert_allclose(losses, reference, rtol=1e-6)  # gradients unchanged
+    recomputed = [s["op"] for s in step.explain().signatures if s["op"].endswith("/recompute")]
+    assert any(op.startswith("matmul") for op in recomputed), recomputed
+    _, _, plain = train(strategy, steps=1)
+    assert not any(s["op"].endswith("/recompute") for s in plain.explain().signatures)
+
+
+def test_recompute_is_a_module_setting_not_a_strategy_field():
+    with pytest.raises(tw.InvalidArgumentError, match="Module.recompute"):
+        TrainStep(Mlp(), tw.optim.SGD(Mlp().parameters(), lr=0.1)).compile(strategy="dp=2,recompute=full")

@@ -62,6 +62,7 @@ class Module:
         object.__setattr__(self, "_modules", {})
         object.__setattr__(self, "training", True)
         object.__setattr__(self, "_stage", None)
+        object.__setattr__(self, "_recompute", False)
 
     def __setattr__(self, name, value):
         if "_parameters" not in self.__dict__:
@@ -80,7 +81,18 @@ class Module:
         trace = current_trace(type(self).__name__)
         if self._stage is not None:
             trace.set_stage(*self._stage)
-        return self.forward(*args, **kwargs)
+        if not self._recompute:
+            return self.forward(*args, **kwargs)
+        with trace.recomputed():
+            return self.forward(*args, **kwargs)
+
+    def recompute(self, enabled=True):
+        """Activation recomputation (checkpointing) for this module when training: its forward
+        ops run again in the backward pass instead of keeping their results, so only the
+        module's inputs stay in memory between the passes. Gradients are unchanged. A
+        recomputed module inside another is part of the outer one's recomputation."""
+        object.__setattr__(self, "_recompute", bool(enabled))
+        return self
 
     def named_parameters(self, prefix=""):
         seen = set()
