@@ -13,65 +13,12 @@
 #include "engine/ops/builtin_ops.h"
 #include "launcher/cluster_args.h"
 #include "launcher/model_args.h"
+#include "launcher/replica_args.h"
 #include "simulator/hardware/search_cost.h"
 #include "simulator/sim_executor.h"
 
 namespace twinflow::launcher {
 namespace {
-
-// `args` without the given flags (as "--flag value" or "--flag=value").
-std::vector<std::string> WithoutFlags(const std::vector<std::string>& args,
-                                      const std::vector<std::string>& flags) {
-  std::vector<std::string> kept;
-  for (size_t i = 0; i < args.size(); ++i) {
-    bool drop = false;
-    for (const std::string& f : flags) {
-      if (args[i] == "--" + f) {
-        drop = true;
-        ++i;  // and its value
-      } else if (args[i].rfind("--" + f + "=", 0) == 0) {
-        drop = true;
-      }
-    }
-    if (!drop) kept.push_back(args[i]);
-  }
-  return kept;
-}
-
-// --replica: the flags of one data-parallel replica of the job the flags describe (dp=1, the
-// batch, devices and nodes divided by dp), and dp.
-std::pair<std::vector<std::string>, int64_t> ReplicaArgs(const ArgParser& parser,
-                                                         const std::vector<std::string>& args,
-                                                         const sim::Topology& topology,
-                                                         const graph::OpRegistry& registry) {
-  std::vector<std::string> full = args;
-  if (!parser.Parse(args).Given("devices")) {
-    full.push_back("--devices");
-    full.push_back(std::to_string(topology.devices()));
-  }
-  const ParsedArgs parsed = parser.Parse(full);
-  models::Strategy strategy = models::ParseStrategy(parsed.Get("strategy"));
-  if (strategy.automatic) throw InvalidArgumentError("--replica needs dp=,tp=,pp= degrees");
-  const int64_t dp = strategy.dp;
-  const int64_t samples = SamplesPerStep(BuildModelFromArgs(parsed, registry));
-  const int nodes = topology.spec().nodes();
-  if (samples % dp != 0 || nodes % dp != 0) {
-    throw InvalidArgumentError("--replica: dp=" + std::to_string(dp) + " must divide the batch (" +
-                               std::to_string(samples) + ") and the nodes (" +
-                               std::to_string(nodes) + ")");
-  }
-  strategy.dp = 1;
-  std::vector<std::string> replica =
-      WithoutFlags(args, {"strategy", "batch", "devices", "nodes", "replica"});
-  for (const std::string& s :
-       {std::string("--strategy"), strategy.ToString(), std::string("--batch"),
-        std::to_string(samples / dp), std::string("--devices"),
-        std::to_string(strategy.devices()), std::string("--nodes"),
-        std::to_string(nodes / dp)}) {
-    replica.push_back(s);
-  }
-  return {replica, dp};
-}
 
 std::string Json(const sim::SimResult& r, const models::BuiltModel& model,
                  const sim::ClusterSpec& spec, int64_t samples) {
@@ -81,17 +28,20 @@ std::string Json(const sim::SimResult& r, const models::BuiltModel& model,
       << model.strategy.ToString() << "\",\n  \"finished\": " << (r.finished ? "true" : "false")
       << ",\n  \"step_s\": " << FormatFixed(r.step_s, 9) << ", \"samples_per_s\": "
       << FormatFixed(static_cast<double>(samples) / std::max(r.step_s, 1e-12), 3)
-      << ", \"mfu\": " << FormatFixed(r.mfu, 6) << ", \"events\": " << r.events << ",\n  \"devices_report\": [";
+      << ", \"mfu\": " << FormatFixed(r.mfu, 6) << ", \"events\": " << r.events
+      << ",\n  \"devices_report\": [";
   for (size_t i = 0; i < r.devices.size(); ++i) {
     const sim::DeviceReport& d = r.devices[i];
-    out << (i ? "," : "") << "\n    {\"device\": \"" << d.name << "\", \"busy_s\": "
-        << FormatFixed(d.busy_s, 9) << ", \"exposed_comm_s\": " << FormatFixed(d.exposed_comm_s, 9)
-        << ", \"bubble_s\": " << FormatFixed(d.bubble_s, 9) << ", \"intra_bytes\": "
-        << FormatFixed(d.intra_bytes, 0) << ", \"inter_bytes\": " << FormatFixed(d.inter_bytes, 0)
+    out << (i ? "," : "") << "\n    {\"device\": \"" << d.name
+        << "\", \"busy_s\": " << FormatFixed(d.busy_s, 9)
+        << ", \"exposed_comm_s\": " << FormatFixed(d.exposed_comm_s, 9)
+        << ", \"bubble_s\": " << FormatFixed(d.bubble_s, 9)
+        << ", \"intra_bytes\": " << FormatFixed(d.intra_bytes, 0)
+        << ", \"inter_bytes\": " << FormatFixed(d.inter_bytes, 0)
         << ", \"intra_utilisation\": " << FormatFixed(d.intra_utilisation, 6)
         << ", \"inter_utilisation\": " << FormatFixed(d.inter_utilisation, 6)
-        << ", \"peak_bytes\": " << d.peak_bytes
-        << ", \"arena_bytes\": " << d.arena_bytes << ", \"live_peak_bytes\": " << d.live_peak_bytes
+        << ", \"peak_bytes\": " << d.peak_bytes << ", \"arena_bytes\": " << d.arena_bytes
+        << ", \"live_peak_bytes\": " << d.live_peak_bytes
         << ", \"out_of_memory\": " << (d.out_of_memory ? "true" : "false") << "}";
   }
   out << "\n  ]\n}\n";
@@ -118,8 +68,8 @@ int Simulated(const ArgParser& parser, const std::vector<std::string>& args, int
   const int64_t ranks = parsed.GetInt("ranks", 1, 1 << 20);
   const int64_t devices = parsed.GetInt("devices", 1, 1 << 20);
   if (devices % ranks != 0) {
-    throw InvalidArgumentError("--ranks: " + std::to_string(devices) + " devices do not split over " +
-                               std::to_string(ranks) + " ranks");
+    throw InvalidArgumentError("--ranks: " + std::to_string(devices) +
+                               " devices do not split over " + std::to_string(ranks) + " ranks");
   }
   const plan::Plan plan =
       CompileFromArgs(model, parsed, registry, ranks > 1 ? devices / ranks : 0, &cost).plan;
@@ -135,8 +85,8 @@ int Simulated(const ArgParser& parser, const std::vector<std::string>& args, int
     const double wall =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - sim_start).count();
     if (wall < 2) return;
-    std::cerr << "  ... " << events / 1000000 << " M events, simulated " << FormatSeconds(simulated_s)
-              << ", " << FormatSeconds(wall) << " so far\n";
+    std::cerr << "  ... " << events / 1000000 << " M events, simulated "
+              << FormatSeconds(simulated_s) << ", " << FormatSeconds(wall) << " so far\n";
   };
   const sim::SimResult r = sim::Simulate(plan, topology, options);
   const double total_s =
@@ -177,7 +127,8 @@ int Simulated(const ArgParser& parser, const std::vector<std::string>& args, int
                    (d.out_of_memory ? " OOM" : "")});
   }
   table.Print(out);
-  if (shown < r.devices.size()) out << "(" << r.devices.size() - shown << " more devices in --json)\n";
+  if (shown < r.devices.size())
+    out << "(" << r.devices.size() - shown << " more devices in --json)\n";
   if (fullest && fullest->out_of_memory) {
     out << "OUT OF MEMORY: " << fullest->name << " needs " << FormatBytes(fullest->arena_bytes)
         << " (planned peak " << FormatBytes(fullest->peak_bytes) << ", live peak in the run "
@@ -215,14 +166,18 @@ int RunSimCommand(const std::vector<std::string>& args, std::ostream& out) {
   AddModelFlags(parser);
   AddClusterFlags(parser);
   parser.Optional("steps", "N", "training steps to simulate", "1")
-      .Optional("ranks", "N", "simulate the Plan `mpirun -np N twinflow run` runs (devices split "
-                "evenly over N ranks, SEND/RECV between them)", "1")
+      .Optional("ranks", "N",
+                "simulate the Plan `mpirun -np N twinflow run` runs (devices split "
+                "evenly over N ranks, SEND/RECV between them)",
+                "1")
       .Optional("trace", "FILE", "write a Chrome trace (opens in Perfetto)")
       .Optional("json", "FILE", "write the summary as JSON")
-      .Switch("replica", "simulate one data-parallel replica (dp=1, batch, devices and nodes "
+      .Switch("replica",
+              "simulate one data-parallel replica (dp=1, batch, devices and nodes "
               "divided by dp) and all-reduce each gradient over the dp replicas: for large dp")
-      .Epilog("example:\n  twinflow sim --model gpt --layers 4 --strategy dp=2,tp=4,pp=2,mb=8 "
-              "--cluster dgx-h100 --nodes 2 --trace sim.json\n");
+      .Epilog(
+          "example:\n  twinflow sim --model gpt --layers 4 --strategy dp=2,tp=4,pp=2,mb=8 "
+          "--cluster dgx-h100 --nodes 2 --trace sim.json\n");
   const ParsedArgs parsed = parser.Parse(args);
   if (parsed.help()) {
     out << parser.Usage();

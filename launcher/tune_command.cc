@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdio>
 #include <iostream>
+#include <tuple>
 
 #include "engine/core/error.h"
 #include "engine/core/file_io.h"
@@ -11,6 +12,7 @@
 #include "engine/ops/builtin_ops.h"
 #include "launcher/cluster_args.h"
 #include "launcher/model_args.h"
+#include "launcher/replica_args.h"
 #include "simulator/hardware/search_cost.h"
 #include "simulator/sim_executor.h"
 
@@ -68,9 +70,14 @@ int RunTuneCommand(const std::vector<std::string>& args, std::ostream& out) {
   AddClusterFlags(parser);
   parser.Optional("max-micro-batches", "N", "the most micro-batches per step to try", "8")
       .Optional("top", "N", "rows of the ranked table", "20")
+      .Switch("replica",
+              "simulate each strategy as one data-parallel replica (as sim --replica "
+              "does): for large clusters; strategies whose dp does not divide the nodes drop")
       .Epilog(
           "example:\n  twinflow tune --model gpt --layers 4 --hidden 1024 --heads 16 "
-          "--sequence 512 --batch 64 --cluster dgx-h100 --nodes 2\n");
+          "--sequence 512 --batch 64 --cluster dgx-h100 --nodes 2\n"
+          "  twinflow tune --model gpt --preset gpt3-175b --cluster dgx-h100 --nodes 128 "
+          "--max-micro-batches 64 --replica\n");
   const ParsedArgs parsed = parser.Parse(args);
   if (parsed.help()) {
     out << parser.Usage();
@@ -86,6 +93,7 @@ int RunTuneCommand(const std::vector<std::string>& args, std::ostream& out) {
       Enumerate(devices, topology.spec().devices_per_node(), max_mb);
   const graph::OpRegistry registry = ops::BuiltinOps();
   const sbp::AlphaBetaConfig cost = sim::SearchCostConfig(topology.spec());
+  const bool replica = parsed.Given("replica");
   const auto start = std::chrono::steady_clock::now();
   // Compiles and simulates one candidate.
   const auto evaluate = [&](const Candidate& candidate) {
@@ -97,15 +105,21 @@ int RunTuneCommand(const std::vector<std::string>& args, std::ostream& out) {
       with.push_back(flag);
     }
     try {
+      int64_t replicas = 1;
+      if (replica) std::tie(with, replicas) = ReplicaArgs(parser, with, topology, registry);
       const ParsedArgs one = parser.Parse(with);
+      const sim::Topology cluster(ClusterFromArgs(one));  // a replica's nodes with --replica
       const models::BuiltModel model = BuildModelFromArgs(one, registry);
       const plan::Plan plan = CompileFromArgs(model, one, registry, 0, &cost).plan;
-      const sim::SimResult r = sim::Simulate(plan, topology, sim::SimOptions{});
+      sim::SimOptions options;
+      options.data_parallel_replicas = static_cast<int>(replicas);
+      const sim::SimResult r = sim::Simulate(plan, cluster, options);
       for (const sim::DeviceReport& d : r.devices)
         o.peak_bytes = std::max(o.peak_bytes, d.arena_bytes);
       o.step_s = r.step_s;
       o.mfu = r.mfu;
-      o.samples_per_s = static_cast<double>(SamplesPerStep(model)) / std::max(r.step_s, 1e-12);
+      o.samples_per_s =
+          static_cast<double>(SamplesPerStep(model) * replicas) / std::max(r.step_s, 1e-12);
       if (!r.finished) {
         o.why = "deadlocks";
       } else if (o.peak_bytes > topology.spec().device().memory_bytes()) {
@@ -152,6 +166,10 @@ int RunTuneCommand(const std::vector<std::string>& args, std::ostream& out) {
       << " strategies fit, " << FormatSeconds(seconds) << " ("
       << FormatFixed(60.0 * static_cast<double>(outcomes.size()) / std::max(seconds, 1e-9), 1)
       << " configurations per minute)\n";
+  if (replica) {
+    out << "each strategy simulated as one data-parallel replica, its gradients all-reduced over "
+           "the dp replicas\n";
+  }
   TextTable table({"rank", "strategy", "step time", "samples/s", "MFU", "peak memory"});
   const int64_t top = parsed.GetInt("top", 1, 1 << 20);
   int64_t rank = 0;

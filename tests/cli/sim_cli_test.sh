@@ -59,6 +59,12 @@ check "tune prints a ranked table" 0 "rank  strategy" out -- \
   tune "${gpt[@]}" --cluster cpu-local --nodes 2
 check "tune chooses strategies itself" 2 "--strategy" err -- \
   tune "${gpt[@]}" --strategy dp=2 --cluster dgx-h100
+check "tune --replica simulates one replica per strategy" 0 "one data-parallel replica" out -- \
+  tune "${gpt[@]}" --cluster dgx-h100 --nodes 2 --max-micro-batches 2 --replica
+verify "and ranks strategies whose dp divides the nodes" grep -q "^  1     dp=[12],tp=" "$work/out"
+check "sim --replica may come before other flags" 0 "one of 2 data-parallel replicas" out -- \
+  sim --replica "${gpt[@]}" --strategy dp=2,tp=8 --cluster dgx-h100 --nodes 2
+
 # On a device of 60 MiB the long-sequence GPT fits only with recomputation: tune retries
 # what runs out of memory with recompute=full (mb=2: 106 MiB planned, 54 MiB recomputed).
 cat >"$work/small.pbtxt" <<'END'
