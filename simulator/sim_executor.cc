@@ -161,7 +161,8 @@ class Simulation {
         const auto key = std::make_tuple(t.collective().group(), t.issue_order(), launch.piece);
         std::vector<int64_t>& arrived = collectives_[key];
         arrived.push_back(t.id());
-        if (polling_ && SpansRanks(plan_, t) && LastOfItsRank(plan_, arrived)) {
+        const bool spans_ranks = SpansRanks(plan_, t);
+        if (polling_ && spans_ranks && LastOfItsRank(plan_, arrived)) {
           polling_->Post(plan_.devices(device).rank());
         }
         const plan::CommGroup& group = plan_.groups(static_cast<int>(t.collective().group()));
@@ -180,10 +181,6 @@ class Simulation {
             comm_.Collective(t.collective().group(), t.collective().kind(), devices, bytes);
         const std::string& kind = t.collective().kind();
         const bool staged = kind != "all_reduce";  // the MPI transport packs all but these
-        bool spans_ranks = false;
-        for (int32_t d : group.devices()) {
-          spans_ranks |= plan_.devices(d).rank() != plan_.devices(group.devices(0)).rank();
-        }
         Communicate(collective, members, std::move(arrived),
                     kind == "all_reduce" || kind == "reduce_scatter",
                     spans_ranks && staged ? bytes : 0);
@@ -296,8 +293,18 @@ class Simulation {
     const Nanos start = std::max(queue_.now(), device_free_[device]);
     const Nanos end = start + ToNanos(timing_.ActSeconds(t, 0));
     device_free_[device] = end;
-    if (end > start) compute_spans_[device].push_back({start, end});
-    if (t.kind() == plan::COMPUTE && !t.recomputes()) flops_[device] += t.flops();
+    CountFlops(t);
+    EndAct(t, start, end);
+  }
+
+  // The model's flops (MFU's), recomputation left out.
+  void CountFlops(const plan::Task& t) {
+    if (t.kind() == plan::COMPUTE && !t.recomputes()) flops_[t.device()] += t.flops();
+  }
+
+  // A compute-stream act of `t` over [start, end]: its span, its trace, its Done at `end`.
+  void EndAct(const plan::Task& t, Nanos start, Nanos end) {
+    if (end > start) compute_spans_[t.device()].push_back({start, end});
     Trace(t.id(), start, end, 0);
     Finish(t.id(), end);
   }
@@ -307,14 +314,10 @@ class Simulation {
   void RunOnCores(int device) {
     const plan::Task& t = plan_.tasks(static_cast<int>(acts_[device].front()));
     const Nanos start = queue_.now();
-    if (t.kind() == plan::COMPUTE && !t.recomputes()) flops_[device] += t.flops();
+    CountFlops(t);
     const double seconds = timing_.ActSeconds(t, Contention(device));
     cores_->Run(NodeOf(device), device, seconds, [this, device, start] {
-      const int64_t task = acts_[device].front();
-      const Nanos end = queue_.now();
-      if (end > start) compute_spans_[device].push_back({start, end});
-      Trace(task, start, end, 0);
-      Finish(task, end);
+      EndAct(plan_.tasks(static_cast<int>(acts_[device].front())), start, queue_.now());
       acts_[device].pop_front();
       if (!acts_[device].empty()) RunOnCores(device);
     });

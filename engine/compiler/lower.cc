@@ -230,11 +230,12 @@ std::vector<int64_t> Lowerer::RegstsFor(TensorId tensor, const Layout& layout, R
       micro_batches_ > 1 && produced_rate == Rate::kMicroBatch && rate == Rate::kStep;
   const bool repeat =
       micro_batches_ > 1 && produced_rate == Rate::kStep && rate == Rate::kMicroBatch;
+  // Forward and backward passes read a repeated step value at their own pace: a REPEAT each.
+  const bool backward_repeat = repeat && graph_.IsBackward(consumer);
   const Layout produced = ProducedLayout(graph_, assignment_, tensor);
   const std::string key = std::to_string(tensor) + "|" + layout.ToString() + "|" +
                           std::to_string(static_cast<int>(rate)) +
-                          (repeat && graph_.IsBackward(consumer) ? "|backward" : "");
-  // (The key splits REPEATs by pass: forward and backward read a step value at their own pace.)
+                          (backward_repeat ? "|backward" : "");
   const auto it = boxed_.find(key);
   if (it != boxed_.end()) return it->second;
   std::vector<int64_t> current = produced_.at(tensor);
@@ -251,10 +252,9 @@ std::vector<int64_t> Lowerer::RegstsFor(TensorId tensor, const Layout& layout, R
     }
   }
   if (repeat) {
-    const bool backward = graph_.IsBackward(consumer);
-    if (backward) current = Snapshot(node, layout, current);
+    if (backward_repeat) current = Snapshot(node, layout, current);
     current_rate_ = Rate::kMicroBatch;
-    current = RateChange(node, layout, current, plan::REPEAT, backward);
+    current = RateChange(node, layout, current, plan::REPEAT, backward_repeat);
   }
   return boxed_[key] = current;
 }
