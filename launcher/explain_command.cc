@@ -6,6 +6,7 @@
 #include <map>
 #include <sstream>
 
+#include "engine/compiler/parallelism.h"
 #include "engine/compiler/sbp_search.h"
 #include "engine/core/error.h"
 #include "engine/ops/builtin_ops.h"
@@ -141,13 +142,17 @@ int RunExplainCommand(const std::vector<std::string>& args, std::ostream& out) {
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
-  out << "model " << parsed.Get("model") << " on " << parsed.Get("devices") << " devices, strategy "
+  out << "model " << parsed.Get("model") << " on " << model.devices << " devices, strategy "
       << model.strategy.ToString() << ": " << model.graph.ops().size() << " ops, "
       << model.graph.tensors().size() << " tensors\n";
   if (!parsed.Given("summary")) {
     PrintSignatures(model.graph, assignment, out);
     PrintBoxings(model.graph, assignment, out);
   }
+  out << "parallelism of the forward ops, by mesh axis"
+      << (model.strategy.automatic ? "" : " (0: dp, 1: tp)") << ":\n"
+      << compiler::ParallelismTable(
+             compiler::ParallelismByFamily(model.graph, registry, assignment));
   PrintMemory(model.graph, assignment, out);
   out << "search: " << (options.method == compiler::SbpSearchOptions::Method::kExact
                             ? (assignment.exact ? "exact (optimal)" : "exact search, fell back")

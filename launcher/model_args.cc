@@ -23,8 +23,12 @@ auto FromFlag(const std::string& flag, Fn parse) {
 
 void AddModelFlags(ArgParser& parser) {
   parser.Required("model", "NAME", "mlp or gpt")
-      .Optional("devices", "N", "number of devices", "1")
-      .Optional("strategy", "TEXT", "dp=2,tp=2,pp=1,mb=4,schedule=1f1b or auto", "auto")
+      .Optional("devices", "N",
+                "number of devices (default: the product of the strategy's degrees; a missing "
+                "dp is inferred from the devices)")
+      .Optional("strategy", "TEXT",
+                "dp=2,tp=2,pp=1,mb=4,schedule=1f1b, a degree written auto (tp=auto), or auto",
+                "auto")
       .Optional("hierarchy", "DIMS", "mesh shape for --strategy auto, e.g. 2,4")
       .Optional("layers", "N", "gpt: transformer blocks", "2")
       .Optional("hidden", "N", "gpt: hidden size", "64")
@@ -32,6 +36,10 @@ void AddModelFlags(ArgParser& parser) {
       .Optional("sequence", "N", "gpt: tokens per sample", "32")
       .Optional("vocab", "N", "gpt: vocabulary size", "128")
       .Optional("batch", "N", "samples per step (mlp default 512, gpt default 8)")
+      .Optional("global-batch-size", "N", "Megatron's name for --batch: samples per step")
+      .Optional("micro-batch-size", "N",
+                "samples per micro-batch on each data-parallel replica (Megatron's meaning): "
+                "sets mb = batch / (micro-batch-size * dp)")
       .Optional("widths", "LIST", "mlp: input,hidden...,classes", "784,4096,4096,10")
       .Optional("preset", "NAME", "gpt: gpt3-175b sets the GPT-3 175B sizes")
       .Optional("optimizer", "SPEC", "sgd, sgd:lr=0.1,momentum=0.9, adam:lr=1e-3 or adamw", "sgd")
@@ -43,50 +51,120 @@ void AddModelFlags(ArgParser& parser) {
       .Switch("inference", "the forward graph only: no autograd, no optimizer");
 }
 
-models::BuiltModel BuildModelFromArgs(const ParsedArgs& args, const graph::OpRegistry& registry,
-                                      bool whole_batch) {
-  models::BuildOptions options;
-  options.devices = args.GetInt("devices", 1, 1 << 20);
-  options.strategy = FromFlag("strategy", [&] { return models::ParseStrategy(args.Get("strategy")); });
+int64_t DevicesFromArgs(const ParsedArgs& args, const models::Strategy& strategy,
+                        int64_t fallback) {
+  if (args.Given("devices")) return args.GetInt("devices", 1, 1 << 20);
+  const bool open = strategy.automatic ? strategy.hierarchy.rank() == 0 : strategy.InfersDegree();
+  return open && fallback > 0 ? fallback : strategy.DefaultDevices();
+}
+
+models::Strategy StrategyFromArgs(const ParsedArgs& args, int64_t fallback_devices) {
+  models::Strategy strategy =
+      FromFlag("strategy", [&] { return models::ParseStrategy(args.Get("strategy")); });
   if (args.Given("hierarchy")) {
-    if (!options.strategy.automatic) {
+    if (!strategy.automatic) {
       throw InvalidArgumentError("--hierarchy applies to --strategy auto only");
     }
-    options.strategy.hierarchy = FromFlag("hierarchy", [&] { return ParseShape(args.Get("hierarchy")); });
+    strategy.hierarchy = FromFlag("hierarchy", [&] { return ParseShape(args.Get("hierarchy")); });
   }
+  const int64_t devices = DevicesFromArgs(args, strategy, fallback_devices);
+  const std::string source = args.Given("devices") ? " (--devices " + std::to_string(devices) + ")"
+                                                   : " (" + std::to_string(devices) + " devices)";
+  try {
+    strategy.Resolve(devices);
+  } catch (const Error& e) {
+    throw InvalidArgumentError("--strategy " + args.Get("strategy") + source + ": " + e.message());
+  }
+  return strategy;
+}
+
+namespace {
+
+// --batch or --global-batch-size (the same thing; both given must agree); 0: the model's default.
+int64_t GlobalBatchFromArgs(const ParsedArgs& args) {
+  const int64_t batch = args.Given("batch") ? args.GetInt("batch", 1, kMaxExtent) : 0;
+  if (!args.Given("global-batch-size")) return batch;
+  const int64_t global = args.GetInt("global-batch-size", 1, kMaxExtent);
+  if (batch && batch != global) {
+    throw InvalidArgumentError("--global-batch-size " + std::to_string(global) +
+                               " disagrees with --batch " + std::to_string(batch) +
+                               " (they name the same thing; give one)");
+  }
+  return global;
+}
+
+// --micro-batch-size M: mb = batch / (M * dp), as Megatron counts micro-batches.
+void ApplyMicroBatchSize(const ParsedArgs& args, int64_t batch, models::Strategy& strategy) {
+  if (!args.Given("micro-batch-size")) return;
+  const int64_t size = args.GetInt("micro-batch-size", 1, kMaxExtent);
+  if (strategy.automatic) {
+    throw InvalidArgumentError("--micro-batch-size needs a dp/tp/pp strategy (it counts per "
+                               "data-parallel replica); with auto give mb= in --strategy");
+  }
+  const int64_t replica = size * strategy.dp;
+  if (batch % replica != 0) {
+    throw InvalidArgumentError("--micro-batch-size " + std::to_string(size) + ": the batch of " +
+                               std::to_string(batch) + " is not a multiple of micro-batch-size * dp = " +
+                               std::to_string(replica));
+  }
+  if (strategy.micro_batches_given && strategy.micro_batches != batch / replica) {
+    throw InvalidArgumentError("--micro-batch-size " + std::to_string(size) + " makes mb=" +
+                               std::to_string(batch / replica) + " but --strategy says mb=" +
+                               std::to_string(strategy.micro_batches));
+  }
+  strategy.micro_batches = batch / replica;
+}
+
+models::BuiltModel BuildGptFromArgs(const ParsedArgs& args, const graph::OpRegistry& registry,
+                                    models::BuildOptions& options, int64_t batch,
+                                    bool whole_batch) {
+  models::GptConfig config;
+  if (args.Given("preset")) {
+    if (args.Get("preset") != "gpt3-175b") {
+      throw InvalidArgumentError("--preset: unknown preset '" + args.Get("preset") +
+                                 "' (expected gpt3-175b)");
+    }
+    config = models::GptConfig::Gpt3_175B();
+  }
+  const auto size = [&](const char* flag, int64_t& field) {
+    if (!args.Given(flag) && args.Given("preset")) return;
+    field = args.GetInt(flag, 1, kMaxExtent);
+  };
+  size("layers", config.layers);
+  size("hidden", config.hidden);
+  size("heads", config.heads);
+  size("sequence", config.sequence);
+  size("vocab", config.vocab);
+  if (batch) config.batch = batch;
+  ApplyMicroBatchSize(args, config.batch, options.strategy);
   if (whole_batch) options.strategy.micro_batches = 1;
+  return FromFlag("model", [&] { return models::BuildGpt(registry, config, options); });
+}
+
+}  // namespace
+
+models::BuiltModel BuildModelFromArgs(const ParsedArgs& args, const graph::OpRegistry& registry,
+                                      bool whole_batch, int64_t fallback_devices) {
+  models::BuildOptions options;
+  options.strategy = StrategyFromArgs(args, fallback_devices);
+  options.devices = options.strategy.automatic
+                        ? DevicesFromArgs(args, options.strategy, fallback_devices)
+                        : options.strategy.devices();
   options.training = !args.Given("inference");
   options.optimizer =
       FromFlag("optimizer", [&] { return graph::ParseOptimizer(args.Get("optimizer")); });
   options.seed = static_cast<uint64_t>(args.GetInt("seed", 0, kMaxExtent));
+  const int64_t batch = GlobalBatchFromArgs(args);
   const std::string& model = args.Get("model");
   if (model == "mlp") {
     models::MlpConfig config;
     config.widths = FromFlag("widths", [&] { return ParseShape(args.Get("widths")).dims(); });
-    if (args.Given("batch")) config.batch = args.GetInt("batch", 1, kMaxExtent);
+    if (batch) config.batch = batch;
+    ApplyMicroBatchSize(args, config.batch, options.strategy);
+    if (whole_batch) options.strategy.micro_batches = 1;
     return FromFlag("model", [&] { return models::BuildMlp(registry, config, options); });
   }
-  if (model == "gpt") {
-    models::GptConfig config;
-    if (args.Given("preset")) {
-      if (args.Get("preset") != "gpt3-175b") {
-        throw InvalidArgumentError("--preset: unknown preset '" + args.Get("preset") +
-                                   "' (expected gpt3-175b)");
-      }
-      config = models::GptConfig::Gpt3_175B();
-    }
-    const auto size = [&](const char* flag, int64_t& field) {
-      if (!args.Given(flag) && args.Given("preset")) return;
-      field = args.GetInt(flag, 1, kMaxExtent);
-    };
-    size("layers", config.layers);
-    size("hidden", config.hidden);
-    size("heads", config.heads);
-    size("sequence", config.sequence);
-    size("vocab", config.vocab);
-    if (args.Given("batch")) config.batch = args.GetInt("batch", 1, kMaxExtent);
-    return FromFlag("model", [&] { return models::BuildGpt(registry, config, options); });
-  }
+  if (model == "gpt") return BuildGptFromArgs(args, registry, options, batch, whole_batch);
   throw InvalidArgumentError("--model: unknown model '" + model + "' (expected mlp or gpt)");
 }
 

@@ -11,15 +11,26 @@
 
 namespace twinflow::launcher {
 
-// Adds --model, --layers, --hidden, --heads, --sequence, --vocab, --batch, --widths, --devices,
-// --strategy, --hierarchy, --optimizer, --seed, --inference and --devices-per-node.
+// Adds --model, --layers, --hidden, --heads, --sequence, --vocab, --batch, --global-batch-size,
+// --micro-batch-size, --widths, --preset, --devices, --strategy, --hierarchy, --optimizer, --seed,
+// --inference, --devices-per-node and --cost-model.
 void AddModelFlags(ArgParser& parser);
+
+// The device count: --devices; else, when the strategy leaves a degree to infer (or is auto
+// without a hierarchy), `fallback` if positive (what the command knows: ranks x devices per
+// rank under mpirun, the cluster's devices in sim and tune); else the product of the degrees.
+int64_t DevicesFromArgs(const ParsedArgs& args, const models::Strategy& strategy,
+                        int64_t fallback = 0);
+
+// --strategy (and --hierarchy) parsed and resolved for DevicesFromArgs' count: the missing
+// degree inferred. InvalidArgumentError names --strategy, its text and the device count.
+models::Strategy StrategyFromArgs(const ParsedArgs& args, int64_t fallback_devices = 0);
 
 // Builds the model the flags describe; InvalidArgumentError names the flag at fault. With
 // `whole_batch`, micro-batches are ignored (the graph holds the whole batch): the single-device
-// reference a micro-batched run is checked against.
+// reference a micro-batched run is checked against. `fallback_devices` as in DevicesFromArgs.
 models::BuiltModel BuildModelFromArgs(const ParsedArgs& args, const graph::OpRegistry& registry,
-                                      bool whole_batch = false);
+                                      bool whole_batch = false, int64_t fallback_devices = 0);
 
 // The --cost-model preset (default `fallback`) with --devices-per-node applied.
 sbp::AlphaBetaConfig CostConfigFromArgs(const ParsedArgs& args, const std::string& fallback);

@@ -36,16 +36,14 @@ std::pair<std::vector<std::string>, int64_t> ReplicaArgs(const ArgParser& parser
                                                          const std::vector<std::string>& args,
                                                          const sim::Topology& topology,
                                                          const graph::OpRegistry& registry) {
-  std::vector<std::string> full = args;
-  if (!parser.Parse(args).Given("devices")) {
-    full.push_back("--devices");
-    full.push_back(std::to_string(topology.devices()));
+  const ParsedArgs parsed = parser.Parse(args);
+  if (models::ParseStrategy(parsed.Get("strategy")).automatic) {
+    throw InvalidArgumentError("--replica needs dp=,tp=,pp= degrees");
   }
-  const ParsedArgs parsed = parser.Parse(full);
-  models::Strategy strategy = models::ParseStrategy(parsed.Get("strategy"));
-  if (strategy.automatic) throw InvalidArgumentError("--replica needs dp=,tp=,pp= degrees");
+  const models::BuiltModel whole = BuildModelFromArgs(parsed, registry, false, topology.devices());
+  models::Strategy strategy = whole.strategy;  // resolved, micro-batches counted
   const int64_t dp = strategy.dp;
-  const int64_t samples = SamplesPerStep(BuildModelFromArgs(parsed, registry));
+  const int64_t samples = SamplesPerStep(whole);
   const int nodes = topology.spec().nodes();
   if (samples % dp != 0 || nodes % dp != 0) {
     throw InvalidArgumentError("--replica: dp=" + std::to_string(dp) + " must divide the batch (" +
@@ -54,7 +52,9 @@ std::pair<std::vector<std::string>, int64_t> ReplicaArgs(const ArgParser& parser
   }
   strategy.dp = 1;
   std::vector<std::string> replica =
-      WithoutFlags(args, {"strategy", "batch", "devices", "nodes"}, {"replica"});
+      WithoutFlags(args,
+                   {"strategy", "batch", "global-batch-size", "micro-batch-size", "devices", "nodes"},
+                   {"replica"});
   for (const std::string& s :
        {std::string("--strategy"), strategy.ToString(), std::string("--batch"),
         std::to_string(samples / dp), std::string("--devices"), std::to_string(strategy.devices()),

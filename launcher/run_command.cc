@@ -130,8 +130,11 @@ int RunRunCommand(const std::vector<std::string>& args, std::ostream& out) {
   try {
     steps = parsed.GetInt("steps", 1, 1 << 20);
     data_seed = static_cast<uint64_t>(parsed.GetInt("data-seed", 0, 1LL << 40));
-    model = BuildModelFromArgs(parsed, registry);
-    const int64_t devices = parsed.GetInt("devices", 1, 1 << 20);
+    // Under mpirun without --devices, an inferred degree takes ranks x devices per rank.
+    const int64_t given_per_rank =
+        parsed.Given("devices-per-rank") ? parsed.GetInt("devices-per-rank", 1, 1 << 20) : 1;
+    model = BuildModelFromArgs(parsed, registry, false, ranks > 1 ? ranks * given_per_rank : 0);
+    const int64_t devices = model.devices;
     int64_t per_rank = 0;  // one rank: every device in this process
     if (ranks > 1) {
       per_rank = parsed.Given("devices-per-rank") ? parsed.GetInt("devices-per-rank", 1, 1 << 20)
@@ -204,7 +207,8 @@ int RunRunCommand(const std::vector<std::string>& args, std::ostream& out) {
     std::vector<double> reference;
     if (parsed.Given("check")) {
       // One device, the whole batch at once: the ground truth for any strategy.
-      const models::BuiltModel whole = BuildModelFromArgs(parsed, registry, /*whole_batch=*/true);
+      const models::BuiltModel whole =
+          BuildModelFromArgs(parsed, registry, /*whole_batch=*/true, model.devices);
       interpreter::ReferenceInterpreter interp(whole.graph, kernels);
       for (const auto& [name, value] : loaded.tensors) interp.set_variable(name, value);
       for (int64_t s = 0; s < steps; ++s) {

@@ -7,6 +7,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "engine/compiler/parallelism.h"
 #include "engine/core/error.h"
 #include "engine/core/file_io.h"
 #include "engine/core/text_format.h"
@@ -52,27 +53,25 @@ std::string Json(const sim::SimResult& r, const models::BuiltModel& model,
 // data-parallel replicas (ReplicaArgs).
 int Simulated(const ArgParser& parser, const std::vector<std::string>& args, int64_t replicas,
               std::ostream& out) {
-  ParsedArgs parsed = parser.Parse(args);
+  const ParsedArgs parsed = parser.Parse(args);
   const sim::Topology topology(ClusterFromArgs(parsed));
-  if (!parsed.Given("devices")) {  // the whole cluster, unless told otherwise
-    std::vector<std::string> with = args;
-    with.push_back("--devices");
-    with.push_back(std::to_string(topology.devices()));
-    parsed = parser.Parse(with);
-  }
   const int64_t steps = parsed.GetInt("steps", 1, 1 << 16);
   const graph::OpRegistry registry = ops::BuiltinOps();
   const auto start = std::chrono::steady_clock::now();
-  const models::BuiltModel model = BuildModelFromArgs(parsed, registry);
+  // Without --devices: the product of the degrees, or the whole cluster when a degree is
+  // inferred (tp=2 on an 8-GPU node runs dp=4, as Megatron would).
+  const models::BuiltModel model =
+      BuildModelFromArgs(parsed, registry, false, topology.devices());
   const sbp::AlphaBetaConfig cost = sim::SearchCostConfig(topology.spec());
   const int64_t ranks = parsed.GetInt("ranks", 1, 1 << 20);
-  const int64_t devices = parsed.GetInt("devices", 1, 1 << 20);
+  const int64_t devices = model.devices;
   if (devices % ranks != 0) {
     throw InvalidArgumentError("--ranks: " + std::to_string(devices) +
                                " devices do not split over " + std::to_string(ranks) + " ranks");
   }
-  const plan::Plan plan =
-      CompileFromArgs(model, parsed, registry, ranks > 1 ? devices / ranks : 0, &cost).plan;
+  const compiler::Compiled compiled =
+      CompileFromArgs(model, parsed, registry, ranks > 1 ? devices / ranks : 0, &cost);
+  const plan::Plan& plan = compiled.plan;
   const double compile_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   sim::SimOptions options;
@@ -101,6 +100,10 @@ int Simulated(const ArgParser& parser, const std::vector<std::string>& args, int
       << ", on " << spec.name() << " x " << spec.nodes() << " nodes (" << plan.devices_size()
       << " of " << topology.devices() << " " << spec.device().name() << " devices), " << steps
       << " step" << (steps == 1 ? "" : "s") << "\n";
+  out << "parallelism of the forward ops, by mesh axis"
+      << (model.strategy.automatic ? "" : " (0: dp, 1: tp)") << ":\n"
+      << compiler::ParallelismTable(
+             compiler::ParallelismByFamily(model.graph, registry, compiled.assignment));
   if (replicas > 1) {
     out << "one of " << replicas << " data-parallel replicas (" << replicas * spec.nodes()
         << " nodes, " << replicas * plan.devices_size() << " devices in all); each optimizer "

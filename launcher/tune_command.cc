@@ -6,6 +6,7 @@
 #include <iostream>
 #include <tuple>
 
+#include "engine/compiler/parallelism.h"
 #include "engine/core/error.h"
 #include "engine/core/file_io.h"
 #include "engine/core/text_format.h"
@@ -37,6 +38,7 @@ struct Outcome {
   std::string why;  // when not ok
   double step_s = 0, samples_per_s = 0, mfu = 0;
   int64_t peak_bytes = 0;
+  std::string parallelism;  // ParallelismTable of what the strategy really ran
 };
 
 // Every (dp, tp, pp) whose product is the device count, tensor parallelism inside a node,
@@ -110,7 +112,10 @@ int RunTuneCommand(const std::vector<std::string>& args, std::ostream& out) {
       const ParsedArgs one = parser.Parse(with);
       const sim::Topology cluster(ClusterFromArgs(one));  // a replica's nodes with --replica
       const models::BuiltModel model = BuildModelFromArgs(one, registry);
-      const plan::Plan plan = CompileFromArgs(model, one, registry, 0, &cost).plan;
+      const compiler::Compiled compiled = CompileFromArgs(model, one, registry, 0, &cost);
+      const plan::Plan& plan = compiled.plan;
+      o.parallelism = compiler::ParallelismTable(
+          compiler::ParallelismByFamily(model.graph, registry, compiled.assignment));
       sim::SimOptions options;
       options.data_parallel_replicas = static_cast<int>(replicas);
       const sim::SimResult r = sim::Simulate(plan, cluster, options);
@@ -181,6 +186,11 @@ int RunTuneCommand(const std::vector<std::string>& args, std::ostream& out) {
                FormatBytes(o.peak_bytes)});
   }
   table.Print(out);
+  if (feasible > 0) {
+    out << "parallelism of the forward ops of " << outcomes[0].candidate.Text()
+        << ", by mesh axis (0: dp, 1: tp):\n"
+        << outcomes[0].parallelism;
+  }
   for (const Outcome& o : outcomes) {
     if (!o.ok) out << "dropped " << o.candidate.Text() << ": " << o.why << "\n";
   }

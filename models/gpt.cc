@@ -68,11 +68,14 @@ class GptWriter {
     const graph::TensorId proj =
         Dense(Reshape(att, flat, p + "/attention_flat"), hidden, hidden, p + "/proj", false);
     h = b_.Add1("add", {h, Reshape(proj, full, p + "/proj_out")}, {}, p + "/residual1");
+    PinActivation(b_, s_, h);
     const graph::TensorId m = Reshape(LayerNorm(h, p + "/ln2"), flat, p + "/ln2_flat");
     const graph::TensorId up =
         b_.Add1("gelu", {Dense(m, hidden, 4 * hidden, p + "/fc1", true)}, {}, p + "/gelu");
     const graph::TensorId down = Dense(up, 4 * hidden, hidden, p + "/fc2", false);
-    return b_.Add1("add", {h, Reshape(down, full, p + "/fc2_out")}, {}, p + "/residual2");
+    h = b_.Add1("add", {h, Reshape(down, full, p + "/fc2_out")}, {}, p + "/residual2");
+    PinActivation(b_, s_, h);
+    return h;
   }
 
   void Stage(int64_t stage) { b_.SetPlacement(s_.StagePlacement(stage, o_.devices)); }
@@ -111,9 +114,10 @@ void CheckConfig(const GptConfig& c, const Strategy& s) {
 }  // namespace
 
 BuiltModel BuildGpt(const graph::OpRegistry& registry, const GptConfig& full_config,
-                    const BuildOptions& options) {
+                    const BuildOptions& given) {
+  BuildOptions options = given;  // the strategy with its inferred degree
+  options.strategy.Resolve(options.devices);
   const Strategy& strategy = options.strategy;
-  strategy.CheckDevices(options.devices);
   CheckConfig(full_config, strategy);
   GptConfig config = full_config;  // the graph is written for one micro-batch
   config.batch = MicroBatch(full_config.batch, strategy);
@@ -131,6 +135,7 @@ BuiltModel BuildGpt(const graph::OpRegistry& registry, const GptConfig& full_con
       writer.Weight("wpe", Shape{config.sequence, config.hidden}, WeightRole::kReplicated);
   graph::TensorId h = builder.Add1(
       "add", {builder.Add1("embedding", {wte, ids}, {}, "token_embedding"), wpe}, {}, "embed");
+  PinActivation(builder, strategy, h);
   std::vector<std::vector<graph::OpId>> blocks;
   for (int64_t layer = 0; layer < config.layers; ++layer) {
     writer.Stage(StageOf(layer, config.layers, strategy.pp));
@@ -146,6 +151,7 @@ BuiltModel BuildGpt(const graph::OpRegistry& registry, const GptConfig& full_con
   const graph::TensorId logits = builder.Add1("matmul", {normed, head}, {}, "logits");
   const graph::TensorId flat_labels = writer.Reshape(labels, {flat_tokens}, "labels_flat");
   const bool classes_split = !strategy.automatic && strategy.tp > 1;
+  if (classes_split) PinClassSplitLogits(builder, strategy, logits);
   const graph::TensorId losses =
       ops::SparseSoftmaxCrossEntropy(builder, logits, flat_labels, classes_split);
   BuiltModel model =

@@ -13,9 +13,10 @@
 namespace twinflow::models {
 
 BuiltModel BuildMlp(const graph::OpRegistry& registry, const MlpConfig& config,
-                    const BuildOptions& options) {
+                    const BuildOptions& given) {
+  BuildOptions options = given;  // the strategy with its inferred degree
+  options.strategy.Resolve(options.devices);
   const Strategy& strategy = options.strategy;
-  strategy.CheckDevices(options.devices);
   const int64_t layers = static_cast<int64_t>(config.widths.size()) - 1;
   if (layers < 1) throw InvalidArgumentError("mlp needs at least an input and an output width");
   for (int64_t w : config.widths) {
@@ -53,10 +54,12 @@ BuiltModel BuildMlp(const graph::OpRegistry& registry, const MlpConfig& config,
     parameters.push_back(b);
     h = builder.Add1("bias_add", {builder.Add1("matmul", {h, w}, {}, name + "/matmul"), b}, {},
                      name + "/bias_add");
+    if (!column) PinActivation(builder, strategy, h);  // a column/row pair ends whole
     if (i + 1 < layers) h = builder.Add1("relu", {h}, {}, name + "/relu");
     layer_ops.push_back(LayerOps(builder, first));
   }
   const bool classes_split = !strategy.automatic && strategy.tp > 1 && (layers - 1) % 2 == 0;
+  if (classes_split) PinClassSplitLogits(builder, strategy, h);
   const graph::TensorId losses = ops::SparseSoftmaxCrossEntropy(builder, h, labels, classes_split);
   BuiltModel model = FinishModel(builder, losses, parameters, {"x", "labels"}, options, layer_ops);
   model.index_bounds["labels"] = config.widths.back();

@@ -22,7 +22,8 @@ struct BuiltModel {
   std::vector<graph::TensorId> parameters;  // the model's variables (not optimizer state)
   std::vector<std::string> feeds;           // input op names, e.g. "x", "labels"
   std::map<std::string, int64_t> index_bounds;  // integer feeds: values lie in [0, bound)
-  Strategy strategy;
+  Strategy strategy;  // resolved: every degree known
+  int64_t devices = 1;  // the devices its placements span
 };
 
 // A deterministic synthetic batch for `step` (all micro-batches of the step, stacked on axis 0):

@@ -1,8 +1,14 @@
 #pragma once
 // The layouts a Megatron-style strategy pins, on a stage placement with hierarchy [dp, tp]:
 // data split on the batch over dp; column-parallel weights split on their output features
-// over tp, row-parallel ones on their input features; everything else replicated. Under
-// "auto" nothing is pinned.
+// over tp, row-parallel ones on their input features; everything else replicated; and the
+// residual stream between blocks whole on every tp member, split on the batch over dp. A
+// pinned weight or batch is read as pinned by every consumer (graph/logical_graph.h), so
+// tensor parallelism never gathers a weight, and each column/row pair costs the one
+// all-reduce Megatron pays. Under "auto" nothing is pinned; a degree written `auto` leaves
+// its mesh axis unpinned (Strategy::SearchedAxes).
+#include <string>
+
 #include "engine/graph/graph_builder.h"
 #include "models/strategy.h"
 
@@ -16,7 +22,22 @@ enum class WeightRole {
   kVocabulary,     // an embedding table [vocab, hidden] split on the vocabulary
 };
 
+// The layout of a weight of `role` on a [dp, tp] stage: replicated over dp; over tp split as
+// the role says. The one table of Megatron's weight layouts (Python's nn layers use it too).
+sbp::NdSbp WeightLayout(WeightRole role);
+// "column", "column_bias", "row", "vocabulary" (also "vocab"), "replicated"; InvalidArgumentError
+// otherwise.
+WeightRole ParseWeightRole(const std::string& name);
+
 void PinData(graph::GraphBuilder& builder, const Strategy& strategy, graph::TensorId data);
+// An activation of the residual stream (a block's output, the embedding's, a row-parallel
+// pair's output): (S(0),B), as Megatron keeps it without sequence parallelism.
+void PinActivation(graph::GraphBuilder& builder, const Strategy& strategy, graph::TensorId x);
+// Logits [tokens, classes] of a column-parallel head: (S(0),S(1)), read so by every consumer,
+// so the class-split loss reduces over tp (Megatron's vocabulary-parallel cross entropy)
+// instead of gathering the logits.
+void PinClassSplitLogits(graph::GraphBuilder& builder, const Strategy& strategy,
+                         graph::TensorId logits);
 void PinWeight(graph::GraphBuilder& builder, const Strategy& strategy, graph::TensorId weight,
                WeightRole role);
 

@@ -21,6 +21,59 @@ int64_t ParsePositive(const std::string& key, const std::string& value) {
   return number;
 }
 
+// A degree field: a number, or `auto` where the field allows it.
+void ParseDegree(const std::string& key, const std::string& value, int64_t& degree,
+                 DegreeSource& source) {
+  if (value == "auto") {
+    if (key == "pp") {
+      throw InvalidArgumentError(
+          "strategy field 'pp' cannot be auto: the SBP search does not place pipeline stages; "
+          "give pp=N");
+    }
+    source = DegreeSource::kSearched;
+    return;
+  }
+  degree = ParsePositive(key, value);
+  source = DegreeSource::kGiven;
+}
+
+void ParseField(const std::string& key, const std::string& value, Strategy& strategy) {
+  if (key == "dp") {
+    ParseDegree(key, value, strategy.dp, strategy.dp_source);
+  } else if (key == "tp") {
+    ParseDegree(key, value, strategy.tp, strategy.tp_source);
+  } else if (key == "pp") {
+    ParseDegree(key, value, strategy.pp, strategy.pp_source);
+  } else if (key == "mb") {
+    strategy.micro_batches = ParsePositive(key, value);
+    strategy.micro_batches_given = true;
+  } else if (key == "schedule") {
+    if (value == "gpipe") {
+      strategy.schedule = Schedule::kGPipe;
+    } else if (value == "1f1b") {
+      strategy.schedule = Schedule::kOneFOneB;
+    } else {
+      throw InvalidArgumentError("strategy field 'schedule' must be gpipe or 1f1b, got '" + value +
+                                 "'");
+    }
+  } else if (key == "recompute") {
+    if (value != "full" && value != "none") {
+      throw InvalidArgumentError("strategy field 'recompute' must be full or none, got '" + value +
+                                 "'");
+    }
+    strategy.recompute = value == "full";
+  } else {
+    throw InvalidArgumentError("unknown strategy field '" + key +
+                               "' (expected dp, tp, pp, mb, schedule or recompute)");
+  }
+}
+
+bool Searched(DegreeSource source) { return source == DegreeSource::kSearched; }
+
+std::string DegreeText(const char* key, int64_t degree, DegreeSource source) {
+  return std::string(key) + "=" + (Searched(source) ? "auto" : std::to_string(degree));
+}
+
 }  // namespace
 
 const char* ScheduleName(Schedule schedule) {
@@ -29,13 +82,60 @@ const char* ScheduleName(Schedule schedule) {
 
 std::string Strategy::ToString() const {
   if (automatic) return "auto" + (hierarchy.rank() ? " " + hierarchy.ToString() : "");
-  return "dp=" + std::to_string(dp) + ",tp=" + std::to_string(tp) + ",pp=" + std::to_string(pp) +
-         ",mb=" + std::to_string(micro_batches) + ",schedule=" + ScheduleName(schedule) +
-         (recompute ? ",recompute=full" : "");
+  return DegreeText("dp", dp, dp_source) + "," + DegreeText("tp", tp, tp_source) + "," +
+         DegreeText("pp", pp, pp_source) + ",mb=" + std::to_string(micro_batches) +
+         ",schedule=" + ScheduleName(schedule) + (recompute ? ",recompute=full" : "");
+}
+
+bool Strategy::InfersDegree() const {
+  return !automatic && (dp_source != DegreeSource::kGiven || Searched(tp_source));
+}
+
+int64_t Strategy::DefaultDevices() const {
+  if (automatic) return hierarchy.rank() ? hierarchy.numel() : 1;
+  const int64_t known_dp = dp_source == DegreeSource::kGiven ? dp : 1;
+  const int64_t known_tp = Searched(tp_source) ? 1 : tp;
+  return known_dp * known_tp * pp;
+}
+
+void Strategy::Resolve(int64_t devices) {
+  if (devices < 1) throw InvalidArgumentError("the number of devices must be positive");
+  if (automatic) return CheckDevices(devices);
+  // The one degree to infer: a dp not given, else a tp written auto (with dp omitted and tp
+  // auto, dp is 1 and tp takes the devices).
+  const bool dp_open = dp_source != DegreeSource::kGiven;
+  const bool tp_open = Searched(tp_source);
+  if (dp_open && tp_open) dp = 1;
+  int64_t& open = tp_open ? tp : dp;
+  const char* name = tp_open ? "tp" : "dp";
+  if (dp_open || tp_open) {
+    const int64_t rest = (tp_open ? dp : tp) * pp;
+    if (devices % rest != 0) {
+      throw InvalidArgumentError("cannot infer " + std::string(name) + ": " +
+                                 std::to_string(devices) + " devices do not divide by " +
+                                 (tp_open ? "dp*pp" : "tp*pp") + " = " + std::to_string(rest));
+    }
+    open = devices / rest;
+  }
+  CheckDevices(devices);
+}
+
+Strategy Strategy::Resolved(int64_t devices) const {
+  Strategy copy = *this;
+  copy.Resolve(devices);
+  return copy;
+}
+
+std::vector<int> Strategy::SearchedAxes() const {
+  std::vector<int> axes;
+  if (automatic) return axes;
+  if (Searched(dp_source)) axes.push_back(0);
+  if (Searched(tp_source)) axes.push_back(1);
+  return axes;
 }
 
 void Strategy::CheckDevices(int64_t devices) const {
-  if (devices < 1) throw InvalidArgumentError("--devices must be positive");
+  if (devices < 1) throw InvalidArgumentError("the number of devices must be positive");
   if (automatic) {
     if (hierarchy.rank() && hierarchy.numel() != devices) {
       throw InvalidArgumentError("hierarchy " + hierarchy.ToString() + " has " +
@@ -45,9 +145,9 @@ void Strategy::CheckDevices(int64_t devices) const {
     return;
   }
   if (this->devices() != devices) {
-    throw InvalidArgumentError("strategy " + ToString() +
-                               " needs dp*tp*pp = " + std::to_string(this->devices()) +
-                               " devices but there are " + std::to_string(devices));
+    throw InvalidArgumentError("strategy " + ToString() + " needs dp*tp*pp = " +
+                               std::to_string(this->devices()) + " devices but there are " +
+                               std::to_string(devices));
   }
 }
 
@@ -85,35 +185,13 @@ Strategy ParseStrategy(const std::string& text) {
     if (!seen.insert(key).second) {
       throw InvalidArgumentError("strategy field '" + key + "' is given twice");
     }
-    if (key == "dp") {
-      strategy.dp = ParsePositive(key, value);
-    } else if (key == "tp") {
-      strategy.tp = ParsePositive(key, value);
-    } else if (key == "pp") {
-      strategy.pp = ParsePositive(key, value);
-    } else if (key == "mb") {
-      strategy.micro_batches = ParsePositive(key, value);
-    } else if (key == "schedule") {
-      if (value == "gpipe") {
-        strategy.schedule = Schedule::kGPipe;
-      } else if (value == "1f1b") {
-        strategy.schedule = Schedule::kOneFOneB;
-      } else {
-        throw InvalidArgumentError("strategy field 'schedule' must be gpipe or 1f1b, got '" +
-                                   value + "'");
-      }
-    } else if (key == "recompute") {
-      if (value != "full" && value != "none") {
-        throw InvalidArgumentError("strategy field 'recompute' must be full or none, got '" +
-                                   value + "'");
-      }
-      strategy.recompute = value == "full";
-    } else {
-      throw InvalidArgumentError("unknown strategy field '" + key +
-                                 "' (expected dp, tp, pp, mb, schedule or recompute)");
-    }
+    ParseField(key, value, strategy);
     if (comma == std::string::npos) break;
     pos = comma + 1;
+  }
+  if (Searched(strategy.dp_source) && Searched(strategy.tp_source)) {
+    throw InvalidArgumentError(
+        "strategy fields dp and tp are both auto: give one of them, or use strategy auto");
   }
   return strategy;
 }

@@ -9,6 +9,11 @@
 //   recompute none | full: full activation recomputation, each layer's forward run again in
 //             the backward pass instead of keeping its activations (graph/autograd.h)
 // "auto" leaves every layout to the SBP search on one placement (`hierarchy`).
+//
+// Degrees are Megatron's: dp, tp and pp pin the layouts of the ops they govern (models/pins.h).
+// A degree may be omitted (dp: inferred from the devices, `Resolve`; tp and pp: 1) or written
+// `auto` (dp and tp: inferred the same way, and that mesh axis's layouts are left to the SBP
+// search, everything else stays pinned). pp=auto is refused: the search does not place stages.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -21,17 +26,39 @@ namespace twinflow::models {
 enum class Schedule { kGPipe, kOneFOneB };
 const char* ScheduleName(Schedule schedule);  // "gpipe", "1f1b"
 
+// How a strategy gave a degree.
+enum class DegreeSource {
+  kOmitted,   // not written: dp is inferred from the devices, tp and pp are 1
+  kGiven,     // a number
+  kSearched,  // `auto`: inferred like an omitted dp, its mesh axis left to the search
+};
+
 struct Strategy {
   bool automatic = false;
-  int64_t dp = 1;
+  int64_t dp = 1;  // the degrees as resolved (Resolve); 1 until then where not given
   int64_t tp = 1;
   int64_t pp = 1;
+  DegreeSource dp_source = DegreeSource::kOmitted;
+  DegreeSource tp_source = DegreeSource::kOmitted;
+  DegreeSource pp_source = DegreeSource::kOmitted;
   int64_t micro_batches = 1;
+  bool micro_batches_given = false;  // mb= was written (a --micro-batch-size must agree)
   Schedule schedule = Schedule::kOneFOneB;
   bool recompute = false;
   Shape hierarchy;  // automatic only; empty: 1-D over all devices
 
   int64_t devices() const { return dp * tp * pp; }
+  // The device count when none is given: the product of the degrees, an inferred one taken
+  // as 1 (so `tp=2` alone means 2 devices).
+  int64_t DefaultDevices() const;
+  // Whether dp (or, written auto, tp) is still to be inferred from the device count.
+  bool InfersDegree() const;
+  // Infers the missing degree from `devices` and checks the product. Idempotent. Throws
+  // InvalidArgumentError naming the degree and the device count when they do not fit.
+  void Resolve(int64_t devices);
+  // Mesh axes of a stage placement ([dp, tp]) whose layouts the search chooses (fields
+  // written `auto`); empty for a fully pinned strategy.
+  std::vector<int> SearchedAxes() const;
   std::string ToString() const;
   // The placement of pipeline stage `stage` (automatic: the one placement) on `devices`
   // devices of `type`: [dp, tp] over a contiguous range of ids.
@@ -40,10 +67,12 @@ struct Strategy {
   // Throws InvalidArgumentError naming the field when the degrees do not multiply to
   // `devices` or the automatic hierarchy does not.
   void CheckDevices(int64_t devices) const;
+  // The same strategy resolved for `devices` (Resolve on a copy).
+  Strategy Resolved(int64_t devices) const;
 };
 
 // Throws InvalidArgumentError naming the bad field: unknown keys, non-positive or malformed
-// numbers, an unknown schedule, a repeated key.
+// numbers, an unknown schedule, a repeated key, pp=auto, dp and tp both auto.
 Strategy ParseStrategy(const std::string& text);
 
 }  // namespace twinflow::models

@@ -67,6 +67,7 @@ BuiltModel FinishModel(graph::GraphBuilder& builder, graph::TensorId losses,
   model.parameters = std::move(parameters);
   model.feeds = std::move(feeds);
   model.strategy = options.strategy;
+  model.devices = options.devices;
   return model;
 }
 

@@ -120,13 +120,41 @@ struct SearchModel {
   MinSumProblem problem;
 };
 
-// On a mesh axis of one device every Sbp names the same data, and NdSignatures lists only B
-// there; a pin is compared in that form.
-sbp::NdSbp OnMesh(sbp::NdSbp nd, const Shape& hierarchy) {
-  for (int a = 0; a < nd.size() && a < hierarchy.rank(); ++a) {
-    if (hierarchy[a] == 1) nd[a] = sbp::Sbp::Broadcast();
+// A pinned source (an input or a variable), or a pin that binds its consumers, is read as
+// pinned by every consumer on its placement: the strategy's weights and batch are never
+// re-laid-out (logical_graph.h).
+const graph::TensorPin* ReadPin(const graph::LogicalGraph& graph, const graph::OpRegistry& registry,
+                                const graph::OpNode& consumer, TensorId tensor) {
+  const graph::TensorNode& node = graph.tensor(tensor);
+  if (!node.pin) return nullptr;
+  const graph::OpNode& producer = graph.op(node.producer);
+  const bool binds = node.pin->binds_consumers || registry.Find(producer.type).is_source;
+  if (!binds || !(producer.placement == consumer.placement)) {
+    return nullptr;
   }
-  return nd;
+  return &*node.pin;
+}
+
+// Why no candidate is left, for the error: the first pin that removed one.
+std::string PinConflict(const graph::LogicalGraph& graph, const graph::OpRegistry& registry,
+                        const graph::OpNode& op, const std::vector<NdSbpSignature>& all) {
+  const Shape& mesh = op.placement.hierarchy();
+  for (size_t o = 0; o < op.outputs.size(); ++o) {
+    const auto& pin = graph.tensor(op.outputs[o]).pin;
+    if (pin && std::none_of(all.begin(), all.end(), [&](const NdSbpSignature& sig) {
+          return pin->Allows(sig.outputs[o], mesh);
+        })) {
+      return " produces the pinned layout " + pin->ToString() + " of tensor '" +
+             graph.tensor(op.outputs[o]).name + "'";
+    }
+  }
+  for (size_t i = 0; i < op.inputs.size(); ++i) {
+    if (const graph::TensorPin* pin = ReadPin(graph, registry, op, op.inputs[i])) {
+      return " reads input '" + graph.tensor(op.inputs[i]).name + "' in its pinned layout " +
+             pin->ToString() + " together with the other pins";
+    }
+  }
+  return " fits its shapes";
 }
 
 std::vector<NdSbpSignature> CandidatesOf(const graph::LogicalGraph& graph,
@@ -135,18 +163,18 @@ std::vector<NdSbpSignature> CandidatesOf(const graph::LogicalGraph& graph,
   std::vector<graph::TensorMeta> inputs;
   for (TensorId t : op.inputs) inputs.push_back(graph.tensor(t).meta);
   const graph::OpContext ctx{op.type, op.attrs, inputs};
-  std::vector<NdSbpSignature> all =
-      graph::NdSignatures(registry.Find(op.type), ctx, op.placement.hierarchy());
+  const Shape& mesh = op.placement.hierarchy();
+  std::vector<NdSbpSignature> all = graph::NdSignatures(registry.Find(op.type), ctx, mesh);
   std::vector<NdSbpSignature> kept;
-  std::string pin_text;
   for (const NdSbpSignature& sig : all) {
     bool ok = true;
     for (size_t o = 0; o < op.outputs.size(); ++o) {
       const auto& pin = graph.tensor(op.outputs[o]).pin;
-      if (pin && !(sig.outputs[o] == OnMesh(*pin, op.placement.hierarchy()))) {
-        ok = false;
-        pin_text = pin->ToString() + " of tensor '" + graph.tensor(op.outputs[o]).name + "'";
-      }
+      ok = ok && (!pin || pin->Allows(sig.outputs[o], mesh));
+    }
+    for (size_t i = 0; i < op.inputs.size(); ++i) {
+      const graph::TensorPin* pin = ReadPin(graph, registry, op, op.inputs[i]);
+      ok = ok && (!pin || pin->Allows(sig.inputs[i], mesh));
     }
     if (ok && data_parallel_only && !op.outputs.empty()) {
       if (op.type == "variable") ok = AllAxes(sig.outputs[0], sbp::Sbp::Broadcast());
@@ -155,10 +183,10 @@ std::vector<NdSbpSignature> CandidatesOf(const graph::LogicalGraph& graph,
     if (ok) kept.push_back(sig);
   }
   if (kept.empty()) {
+    const bool pinned_away = !all.empty() && !data_parallel_only;
     throw SbpError("op '" + op.name + "' (" + op.type + "): no SBP signature on " +
                    op.placement.ToString() +
-                   (pin_text.empty() ? std::string(" fits its shapes")
-                                     : " produces the pinned layout " + pin_text) +
+                   (pinned_away ? PinConflict(graph, registry, op, all) : " fits its shapes") +
                    (data_parallel_only ? " under pure data parallelism" : ""));
   }
   return kept;

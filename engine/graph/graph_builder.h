@@ -32,7 +32,13 @@ class GraphBuilder {
   TensorId Add1(const std::string& type, std::vector<TensorId> inputs, Attrs attrs = {},
                 std::string name = "");
 
-  void Pin(TensorId tensor, sbp::NdSbp nd_sbp) { graph_.Pin(tensor, std::move(nd_sbp)); }
+  void Pin(TensorId tensor, sbp::NdSbp nd_sbp, std::vector<int> free_axes = {},
+           bool binds_consumers = false) {
+    graph_.Pin(tensor, std::move(nd_sbp), std::move(free_axes), binds_consumers);
+  }
+  void Pin(TensorId tensor, const TensorPin& pin) {
+    Pin(tensor, pin.layout, pin.free_axes, pin.binds_consumers);
+  }
   const TensorMeta& meta(TensorId tensor) const { return graph_.tensor(tensor).meta; }
   const OpRegistry& registry() const { return registry_; }
   LogicalGraph& graph() { return graph_; }

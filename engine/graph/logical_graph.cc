@@ -47,16 +47,51 @@ OpId LogicalGraph::AddOp(std::string name, std::string type, Attrs attrs,
   return id;
 }
 
-void LogicalGraph::Pin(TensorId tensor, sbp::NdSbp nd_sbp) {
+bool TensorPin::IsFree(int axis) const {
+  return std::find(free_axes.begin(), free_axes.end(), axis) != free_axes.end();
+}
+
+bool TensorPin::Allows(const sbp::NdSbp& nd, const Shape& hierarchy) const {
+  if (nd.size() != layout.size()) return false;
+  for (int a = 0; a < nd.size(); ++a) {
+    if (IsFree(a)) continue;
+    const bool single = a < hierarchy.rank() && hierarchy[a] == 1;
+    const sbp::Sbp want = single ? sbp::Sbp::Broadcast() : layout[a];
+    const sbp::Sbp have = single ? sbp::Sbp::Broadcast() : nd[a];
+    if (!(want == have)) return false;
+  }
+  return true;
+}
+
+std::string TensorPin::ToString() const {
+  if (free_axes.empty()) return layout.ToString();
+  std::string text = "(";
+  for (int a = 0; a < layout.size(); ++a) {
+    text += (a ? "," : "") + (IsFree(a) ? std::string("*") : layout[a].ToString());
+  }
+  return text + ")";
+}
+
+void LogicalGraph::Pin(TensorId tensor, sbp::NdSbp nd_sbp, std::vector<int> free_axes,
+                       bool binds_consumers) {
   const TensorNode& node = this->tensor(tensor);
   const OpNode& producer = op(node.producer);
+  const int mesh_rank = producer.placement.hierarchy().rank();
   try {
-    nd_sbp.Validate(node.meta.shape.rank(), producer.placement.hierarchy().rank());
+    nd_sbp.Validate(node.meta.shape.rank(), mesh_rank);
+    for (int a : free_axes) {
+      if (a < 0 || a >= mesh_rank) {
+        throw SbpError("free mesh axis " + std::to_string(a) + " is out of range for " +
+                       std::to_string(mesh_rank) + " mesh axes");
+      }
+    }
   } catch (const Error& e) {
     RethrowPrefixed(e, "pin of tensor '" + node.name + "' (produced by op '" + producer.name +
                            "' on " + producer.placement.ToString() + "): ");
   }
-  tensors_[tensor].pin = std::move(nd_sbp);
+  std::sort(free_axes.begin(), free_axes.end());
+  free_axes.erase(std::unique(free_axes.begin(), free_axes.end()), free_axes.end());
+  tensors_[tensor].pin = TensorPin{std::move(nd_sbp), std::move(free_axes), binds_consumers};
 }
 
 const OpNode& LogicalGraph::op(OpId id) const {
@@ -228,7 +263,7 @@ void LogicalGraph::Validate(const OpRegistry& registry) const {
     if (!t.pin) continue;
     const OpNode& p = ops_[t.producer];
     try {
-      t.pin->Validate(t.meta.shape.rank(), p.placement.hierarchy().rank());
+      t.pin->layout.Validate(t.meta.shape.rank(), p.placement.hierarchy().rank());
     } catch (const Error& e) {
       RethrowPrefixed(e, "pin of tensor '" + t.name + "' (produced by " + OpLabel(p) + " on " +
                              p.placement.ToString() + "): ");

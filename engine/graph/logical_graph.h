@@ -29,13 +29,31 @@ struct TensorMeta {
   std::string ToString() const;  // "f32[8,16]"
 };
 
+// A layout the user (or a strategy) insists on for a tensor. Mesh axes listed in `free_axes`
+// are left to the search (a strategy field written `auto`); on every other axis the producer
+// writes `layout`. When the producer is a source (an input or a variable), or `binds_consumers`
+// is set, every consumer on the same placement also reads it so: a pinned weight or batch is
+// never re-laid-out, so a tensor-parallel weight is never gathered (sbp_search.h).
+struct TensorPin {
+  sbp::NdSbp layout;
+  std::vector<int> free_axes;  // ascending mesh axes
+  bool binds_consumers = false;
+
+  bool IsFree(int axis) const;
+  // Whether `nd` honours the pin: equal to the layout on every axis that is not free, an axis
+  // of one device (where every Sbp names the same data) read as B.
+  bool Allows(const sbp::NdSbp& nd, const Shape& hierarchy) const;
+  std::string ToString() const;  // "(S(0),B)", a free axis as "*": "(S(0),*)"
+  bool operator==(const TensorPin& other) const = default;
+};
+
 struct TensorNode {
   TensorId id = -1;
   std::string name;
   TensorMeta meta;
   OpId producer = -1;
   int output_index = 0;
-  std::optional<sbp::NdSbp> pin;  // a layout the user insists on
+  std::optional<TensorPin> pin;
 };
 
 struct OpNode {
@@ -56,7 +74,10 @@ class LogicalGraph {
   // unique (InvalidArgumentError otherwise). Used by GraphBuilder.
   OpId AddOp(std::string name, std::string type, Attrs attrs, std::vector<TensorId> inputs,
              const std::vector<TensorMeta>& outputs, sbp::Placement placement);
-  void Pin(TensorId tensor, sbp::NdSbp nd_sbp);
+  // Throws SbpError (prefixed with the tensor and its producer) when the layout does not fit the
+  // tensor's rank or the producer's hierarchy, or a free axis is out of range.
+  void Pin(TensorId tensor, sbp::NdSbp nd_sbp, std::vector<int> free_axes = {},
+           bool binds_consumers = false);
 
   const std::vector<OpNode>& ops() const { return ops_; }
   const std::vector<TensorNode>& tensors() const { return tensors_; }

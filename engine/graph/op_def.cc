@@ -118,4 +118,12 @@ std::vector<NdSbpSignature> NdSignatures(const OpDef& def, const OpContext& ctx,
   return result;
 }
 
+std::string ParallelismName(const OpDef& def, const OpContext& ctx, const SbpSignature& sig) {
+  if (def.parallelism) return def.parallelism(ctx, sig);
+  const std::vector<sbp::Sbp>& side = sig.outputs.empty() ? sig.inputs : sig.outputs;
+  if (side.empty() || side[0].is_broadcast()) return "replicated";
+  if (side[0].is_partial()) return "partial";
+  return "split " + side[0].ToString();
+}
+
 }  // namespace twinflow::graph

@@ -67,7 +67,15 @@ struct OpDef {
   // for ops whose split rules hold only when every nested split stays aligned (reshape
   // across merged axes), dividing by the total device count keeps every level exact.
   bool signatures_need_whole_mesh = false;
+  // How a Megatron user names the op's parallelism on one mesh axis, given its 1-D signature
+  // there: "column", "row", "vocabulary"... Empty: the generic name from its first output
+  // (ParallelismName).
+  std::function<std::string(const OpContext&, const SbpSignature&)> parallelism;
 };
+
+// The op's parallelism on one mesh axis: `def.parallelism` when set, else "replicated",
+// "partial" or "split S(k)" after its first output (inputs' when it has none).
+std::string ParallelismName(const OpDef& def, const OpContext& ctx, const SbpSignature& sig);
 
 // The N-D signatures of an op on a mesh: products of 1-D signatures, axis by axis, dropping
 // those that split a tensor axis into more parts than it has elements. Stable order.

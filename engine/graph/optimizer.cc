@@ -109,7 +109,7 @@ void AddOptimizer(GraphBuilder& builder, const OptimizerConfig& config,
     }
     const OpNode var_op = graph.op(graph.tensor(var).producer);
     const TensorMeta meta = graph.tensor(var).meta;
-    const std::optional<sbp::NdSbp> pin = graph.tensor(var).pin;
+    const std::optional<TensorPin> pin = graph.tensor(var).pin;
     if (grad < 0 || grad >= static_cast<TensorId>(graph.tensors().size()) ||
         !(graph.tensor(grad).meta == meta)) {
       builder.SetPlacement(saved);

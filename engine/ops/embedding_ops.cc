@@ -39,6 +39,12 @@ OpDef MakeEmbedding() {
     sigs.push_back(Sig({B(), B()}, {B()}));
     return sigs;
   };
+  // A vocabulary-split table is Megatron's vocabulary-parallel embedding.
+  def.parallelism = [](const OpContext&, const SbpSignature& sig) -> std::string {
+    if (sig.inputs[0].is_split()) return sig.inputs[0].axis == 0 ? "vocabulary" : "hidden";
+    if (sig.inputs[1].is_split()) return "rows";
+    return sig.outputs[0].is_partial() ? "partial" : "replicated";
+  };
   def.cost = [](const OpContext& ctx) {
     const TensorMeta out{WithLast(ctx.inputs[1].shape, ctx.inputs[0].shape[1]),
                          ctx.inputs[0].dtype};

@@ -110,6 +110,19 @@ std::vector<std::optional<TensorId>> Gradient(GraphBuilder& builder, const OpNod
   return {da, db};
 }
 
+// Megatron's names, read off the output [..., m, n]: n split is a column-parallel linear, a
+// partial sum (k split) a row-parallel one, m split divides the rows (tokens: data or
+// sequence), a leading axis the batch (attention's heads).
+std::string Parallelism(const OpContext& ctx, const graph::SbpSignature& sig) {
+  const sbp::Sbp& out = sig.outputs[0];
+  if (out.is_partial()) return "row";
+  if (out.is_broadcast()) return "replicated";
+  const int rank = ctx.inputs[0].shape.rank();
+  if (out.axis == rank - 1) return "column";
+  if (out.axis == rank - 2) return "rows";
+  return "batch S(" + std::to_string(out.axis) + ")";
+}
+
 graph::OpDef MakeDef(const std::string& type, bool batched) {
   graph::OpDef def;
   def.type = type;
@@ -119,6 +132,7 @@ graph::OpDef MakeDef(const std::string& type, bool batched) {
   def.signatures = [batched](const OpContext& ctx, int64_t) { return Signatures(ctx, batched); };
   def.cost = [batched](const OpContext& ctx) { return Cost(ctx, batched); };
   def.gradient = Gradient;
+  def.parallelism = Parallelism;
   return def;
 }
 

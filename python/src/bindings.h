@@ -35,5 +35,6 @@ void BindGraph(py::module_& m);
 void BindProgram(py::module_& m);
 void BindRunner(py::module_& m);
 void BindSimulate(py::module_& m);
+void BindStrategy(py::module_& m);
 
 }  // namespace twinflow::python

@@ -72,9 +72,10 @@ class Builder {
         builder_.Add(type, ids, ToAttrs(attrs, name.empty() ? type : name), name);
     return {out.begin(), out.end()};
   }
-  void Pin(int64_t tensor, const std::string& nd_sbp) {
+  // `free_axes`: mesh axes left to the search (a strategy degree written auto).
+  void Pin(int64_t tensor, const std::string& nd_sbp, const std::vector<int>& free_axes) {
     CheckTensors({tensor}, "pin");
-    builder_.Pin(tensor, sbp::ParseNdSbp(nd_sbp));
+    builder_.Pin(tensor, sbp::ParseNdSbp(nd_sbp), free_axes);
   }
   std::vector<int64_t> ShapeOf(int64_t tensor) const {
     CheckTensors({tensor}, "shape");
@@ -182,7 +183,8 @@ void BindGraph(py::module_& m) {
            py::arg("init"))
       .def("add", &Builder::Add, py::arg("type"), py::arg("inputs"), py::arg("attrs") = py::dict(),
            py::arg("name") = "")
-      .def("pin", &Builder::Pin, py::arg("tensor"), py::arg("nd_sbp"))
+      .def("pin", &Builder::Pin, py::arg("tensor"), py::arg("nd_sbp"),
+           py::arg("free_axes") = std::vector<int>{})
       .def("shape", &Builder::ShapeOf)
       .def("dtype", &Builder::DTypeOf)
       .def("name", &Builder::NameOf)

@@ -9,4 +9,5 @@ PYBIND11_MODULE(_C, m) {
   twinflow::python::BindProgram(m);
   twinflow::python::BindRunner(m);
   twinflow::python::BindSimulate(m);
+  twinflow::python::BindStrategy(m);
 }

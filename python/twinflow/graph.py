@@ -119,9 +119,10 @@ class Graph:
                 builder.placement = str(placement)
                 id = builder.input(name, shape, spec.dtype)
                 builder.placement = str(layout.placement)
-                sbp = spec.sbp if spec.sbp is not None else layout.default_input_sbp()
-                if sbp is not None:
-                    builder.pin(id, tw_sbp.nd_text(sbp, placement.ndim, f"input '{name}'"))
+                pin = ((tw_sbp.nd_text(spec.sbp, placement.ndim, f"input '{name}'"), [])
+                       if spec.sbp is not None else layout.default_input_pin())
+                if pin is not None:
+                    builder.pin(id, *pin)
                 inputs.append(LazyTensor(trace, id))
             out = self.build(*inputs)
         outputs = list(out) if isinstance(out, (tuple, list)) else [out]

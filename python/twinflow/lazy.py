@@ -79,10 +79,13 @@ class Trace:
             param._name = f"param{next(_unnamed)}"
         name = param._name
         id = self.builder.variable(name, list(param.shape), param.dtype, {"init": "zeros"})
-        sbp = param._sbp if param._sbp is not None else self.layout.default_param_sbp(param)
-        if sbp is not None:
-            self.builder.pin(id, sbp_module.nd_text(sbp, self.current_placement().ndim,
-                                                    f"parameter '{name}'"))
+        if param._sbp is not None:
+            pin = (sbp_module.nd_text(param._sbp, self.current_placement().ndim,
+                                      f"parameter '{name}'"), [])
+        else:
+            pin = self.layout.default_param_pin(param)
+        if pin is not None:
+            self.builder.pin(id, *pin)
         self.params[param] = id
         return LazyTensor(self, id)
 

@@ -40,11 +40,11 @@ class BuiltinModel:
         if not replica:
             data = _C.simulate(self._program((cluster, nodes)), cluster, nodes, steps, 1, trace)
             return SimulationReport(data, batch, self.strategy)
-        dp = _degree(self.strategy, "dp")
+        dp = _resolved(self.strategy, self.devices).dp
         if batch % dp or nodes % dp:
             raise _C.InvalidArgumentError(f"replica: dp={dp} must divide the batch ({batch}) and "
                                           f"the nodes ({nodes})")
-        one = re.sub(r"\bdp=\d+", "dp=1", self.strategy) if "dp=" in self.strategy else self.strategy
+        one = re.sub(r"\bdp=(\d+|auto)", "dp=1", self.strategy) if "dp=" in self.strategy else self.strategy
         config = dict(self.config, batch=batch // dp)
         program = self._program((cluster, nodes // dp), one, config)
         data = _C.simulate(program, cluster, nodes // dp, steps, dp, trace)
@@ -58,15 +58,16 @@ def _default_batch(name, config):
     return 512
 
 
-def _degree(strategy, key):
-    match = re.search(rf"\b{key}=(\d+)", strategy)
-    return int(match.group(1)) if match else 1
+def _resolved(strategy, devices):
+    """The strategy as the C++ side reads it, its missing degree inferred for `devices`."""
+    core = _C.parse_strategy(strategy)
+    core.resolve(devices)
+    return core
 
 
 def _devices_of(strategy):
-    if strategy == "auto":
-        return 1
-    return _degree(strategy, "dp") * _degree(strategy, "tp") * _degree(strategy, "pp")
+    """The devices a strategy needs when none are given: the product of its degrees."""
+    return _C.parse_strategy(strategy).default_devices
 
 
 def gpt(strategy="auto", devices=None, preset=None, **sizes):

@@ -1,11 +1,10 @@
-"""A strategy string ("dp=2,tp=2,pp=2,mb=4,schedule=1f1b" or "auto") as placements and the
-layouts it pins, for graphs written in Python (the same rules as the C++ models'
-models/strategy.h and models/pins.h)."""
+"""A strategy string ("dp=2,tp=2,pp=2,mb=4,schedule=1f1b", "tp=auto" or "auto") as placements
+and the layouts it pins, for graphs written in Python. Parsing, degree inference, stage
+placement and Megatron's weight layouts are the C++ models' own (models/strategy.h and
+models/pins.h, through twinflow._C), so the rules and the errors are the CLI's."""
 from . import _C
-from . import sbp as tw_sbp
+from . import distributed
 from .placement import placement as Placement
-
-_KEYS = ("dp", "tp", "pp", "mb", "schedule")
 
 
 class StrategyLayout:
@@ -19,59 +18,49 @@ class StrategyLayout:
         if placement is not None and not text == "auto":
             raise _C.InvalidArgumentError("placement= goes with strategy 'auto'; a dp/tp/pp strategy places stages itself")
         self.text = text
-        self.automatic = text == "auto"
-        self.dp = self.tp = self.pp = self.mb = 1
-        self.schedule = "1f1b"
+        try:
+            core = _C.parse_strategy(text)
+        except _C.InvalidArgumentError as e:
+            raise _C.InvalidArgumentError(f"strategy {text!r}: {e}") from None
+        if core.recompute:
+            raise _C.InvalidArgumentError(
+                f"strategy {text!r}: in a tw.Graph, choose what to recompute with "
+                "Module.recompute() (the recompute field is for tw.models' built-in models)")
+        self._core = core
+        self.automatic = core.automatic
         if not self.automatic:
-            seen = set()
-            for field in text.split(","):
-                key, eq, value = field.partition("=")
-                key = key.strip()
-                if key == "recompute":
-                    raise _C.InvalidArgumentError(
-                        f"strategy {text!r}: in a tw.Graph, choose what to recompute with "
-                        "Module.recompute() (the recompute field is for tw.models' built-in models)")
-                if key not in _KEYS or not eq:
-                    raise _C.InvalidArgumentError(
-                        f"strategy {text!r}: unknown field {field!r} (expected {', '.join(_KEYS)} or 'auto')")
-                if key in seen:
-                    raise _C.InvalidArgumentError(f"strategy {text!r}: {key} given twice")
-                seen.add(key)
-                if key == "schedule":
-                    if value not in ("1f1b", "gpipe"):
-                        raise _C.InvalidArgumentError(f"strategy {text!r}: schedule must be 1f1b or gpipe")
-                    self.schedule = value
-                    continue
-                if not value.isdigit() or int(value) < 1:
-                    raise _C.InvalidArgumentError(f"strategy {text!r}: {key} must be a positive integer")
-                setattr(self, key, int(value))
-            need = self.dp * self.tp * self.pp
-            if devices is not None and devices != need:
-                raise _C.InvalidArgumentError(
-                    f"strategy {text!r} needs dp*tp*pp = {need} devices, got devices={devices}")
-            self.devices = need
+            # As the CLI: without devices=, an inferred degree takes one device per rank under
+            # mpirun, else the degrees' product.
+            if devices is None:
+                ranks = distributed.world_size()
+                devices = ranks if core.infers_degree and ranks > 1 else core.default_devices
+            try:
+                core.resolve(devices)
+            except _C.InvalidArgumentError as e:
+                raise _C.InvalidArgumentError(f"strategy {text!r} on {devices} devices: {e}") from None
+            self.devices = core.devices
             self.placement = self.stage_placement(0)
         else:
             if placement is None:
                 placement = Placement("cpu", devices or 1)
             self.placement = placement
             self.devices = len(placement)
+        self.dp, self.tp, self.pp, self.mb = core.dp, core.tp, core.pp, core.mb
+        self.schedule = core.schedule
 
     def stage_placement(self, stage):
         if self.automatic:
             return self.placement
-        if stage >= self.pp:
-            raise _C.InvalidArgumentError(f"stage {stage} is beyond the strategy's pp={self.pp} stages")
-        group = self.dp * self.tp
-        return Placement("cpu", range(stage * group, (stage + 1) * group), [self.dp, self.tp])
+        return Placement._from_text(self._core.stage_placement(stage, self.devices))
 
-    def default_input_sbp(self):
-        """Data split on the batch over dp (replicated over tp); "auto": left to the search."""
-        return None if self.automatic else (tw_sbp.split(0), tw_sbp.broadcast)
+    def default_input_pin(self):
+        """(layout text, free mesh axes): data split on the batch over dp (replicated over tp);
+        "auto": None, left to the search."""
+        return None if self.automatic else ("(S(0),B)", list(self._core.searched_axes))
 
-    def default_param_sbp(self, param):
+    def default_param_pin(self, param):
+        """(layout text, free mesh axes) for a parameter of the given Megatron role."""
         if self.automatic:
             return None
-        B = tw_sbp.broadcast
-        return {"column": (B, tw_sbp.split(1)), "column_bias": (B, tw_sbp.split(0)),
-                "row": (B, tw_sbp.split(0)), "vocab": (B, tw_sbp.split(0))}.get(param.role, (B, B))
+        role = getattr(param, "role", None) or "replicated"
+        return _C.weight_layout(role), list(self._core.searched_axes)

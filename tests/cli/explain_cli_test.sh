@@ -77,4 +77,42 @@ check "impossible memory limit exits 1" 1 "memory limit" err -- \
 check "impossible memory limit under auto exits 1" 1 "memory limit" err -- \
   "${small[@]}" --devices 4 --strategy auto --memory-limit 0.000001
 
+# Strategies mean what they say: Megatron's layouts under tp, degrees inferred.
+megatron=(explain --model gpt --layers 2 --hidden 256 --heads 8 --devices 4 --strategy tp=4)
+# The boxings table's second column is the tensor; no parameter may be boxed (gathered).
+no_parameter_boxed() {
+  "$tf" "${megatron[@]}" >"$work/megatron" 2>&1 || return 1
+  grep -q "^boxings" "$work/megatron" || return 1
+  ! awk '/^boxings/ { on = 1; next } /^parallelism/ { on = 0 }
+         on && $2 ~ /^(wte|wpe|lm_head)$|\/(weight|bias|gamma|beta)$/ { print; bad = 1 }
+         END { exit bad ? 0 : 1 }' "$work/megatron"
+}
+verify "tp=4 boxes (all-gathers) no parameter" no_parameter_boxed
+check "tp=4 prints the parallelism per op family" 0 "9 column, 4 row" out -- "${megatron[@]}"
+check "tp=4 embedding is vocabulary-parallel" 0 "1 vocabulary" out -- "${megatron[@]}"
+check "dp inferred from --devices" 0 "strategy dp=4,tp=2" out -- \
+  explain --model gpt --layers 2 --devices 8 --strategy tp=2 --summary
+check "devices default to the product of the degrees" 0 "on 4 devices" out -- \
+  explain --model mlp --widths 8,16,4 --batch 16 --strategy dp=2,tp=2 --summary
+check "tp=auto is inferred and searched" 0 "tp=auto" out -- \
+  explain --model gpt --layers 2 --devices 8 --strategy dp=2,tp=auto --summary
+check "--micro-batch-size counts per replica" 0 "mb=2" out -- \
+  explain --model gpt --layers 2 --devices 8 --strategy dp=2,tp=4 --batch 8 \
+  --micro-batch-size 2 --summary
+check "--global-batch-size is --batch" 0 "mb=4" out -- \
+  explain --model gpt --layers 2 --devices 8 --strategy dp=2,tp=4 --global-batch-size 16 \
+  --micro-batch-size 2 --summary
+check "uninferable dp names --strategy and the devices" 2 "cannot infer dp" err -- \
+  explain --model gpt --layers 2 --devices 8 --strategy tp=3
+check "degree errors name --strategy, not --model" 2 "--strategy dp=2,tp=2 (--devices 8)" err -- \
+  "${gpt[@]}" --strategy dp=2,tp=2
+check "pp=auto is refused" 2 "'pp' cannot be auto" err -- "${gpt[@]}" --strategy pp=auto
+check "--micro-batch-size must divide the batch per replica" 2 "--micro-batch-size 3" err -- \
+  explain --model gpt --layers 2 --devices 8 --strategy dp=2,tp=4 --batch 8 --micro-batch-size 3
+check "--micro-batch-size must agree with mb" 2 "mb=1" err -- \
+  explain --model gpt --layers 2 --devices 8 --strategy dp=2,tp=4,mb=1 --batch 8 \
+  --micro-batch-size 2
+check "--global-batch-size must agree with --batch" 2 "--global-batch-size" err -- \
+  explain --model gpt --layers 2 --devices 8 --strategy dp=2,tp=4 --batch 8 --global-batch-size 16
+
 finish

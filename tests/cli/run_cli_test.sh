@@ -22,6 +22,8 @@ check "compile into a missing folder fails naming it" 2 "$work/no/such/dir" err 
 check "run --check matches the reference" 0 "largest relative difference" out -- \
   run "${mlp[@]}" --strategy dp=2,tp=2 --steps 3 --check
 check "run prints a step time" 0 "step time" out -- run "${mlp[@]}" --strategy tp=4 --steps 2
+check "run infers dp=2 from 4 devices and tp=2" 0 "strategy dp=2,tp=2" out -- \
+  run "${mlp[@]}" --strategy tp=2 --steps 1 --check
 check "run a pipeline with micro-batches" 0 "largest relative difference" out -- \
   run "${mlp[@]}" --strategy dp=2,pp=2,mb=4,schedule=gpipe --steps 2 --check
 check "run --steps 0 is refused" 2 "--steps" err -- run "${mlp[@]}" --strategy dp=4 --steps 0

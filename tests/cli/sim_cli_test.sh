@@ -10,6 +10,10 @@ gpt=(--model gpt --layers 2 --hidden 64 --heads 4 --sequence 16 --vocab 128 --ba
 
 check "sim reports step time and MFU" 0 "MFU" out -- \
   sim "${gpt[@]}" --strategy dp=2,tp=2,pp=2,mb=4 --cluster dgx-h100
+check "sim infers dp=4 for tp=2 on an 8-GPU node" 0 "strategy dp=4,tp=2" out -- \
+  sim "${gpt[@]}" --strategy tp=2 --cluster dgx-h100
+check "sim prints the parallelism each op family got" 0 "column" out -- \
+  sim "${gpt[@]}" --strategy tp=2 --cluster dgx-h100
 check "sim reports per-device bubble" 0 "bubble" out -- \
   sim "${gpt[@]}" --strategy dp=4,tp=2,pp=2,mb=4 --cluster dgx-a100 --nodes 2
 check "sim writes a trace and a summary" 0 "step time" out -- \

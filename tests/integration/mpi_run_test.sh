@@ -69,6 +69,7 @@ run_case() {
 
 # Two ranks: sums of two values do not depend on the order, so every case is exact.
 run_case "mlp dp=2" 2 1 "${mlp[@]}" --devices 2 --strategy dp=2
+run_case "mlp dp=2, the devices from the degrees" 2 1 "${mlp[@]}" --strategy dp=2
 run_case "mlp tp=2" 2 1 "${mlp[@]}" --devices 2 --strategy tp=2
 run_case "mlp dp=2,tp=2 (2 devices per rank)" 2 1 "${mlp[@]}" --devices 4 --strategy dp=2,tp=2
 run_case "mlp pp=2 mb=4 1f1b" 2 1 "${mlp[@]}" --devices 2 --strategy pp=2,mb=4,schedule=1f1b

@@ -53,11 +53,12 @@ def batches(steps, batch=8, features=12, classes=5, seed=3):
 
 
 def train(strategy, steps=4, optimizer=lambda p: tw.optim.SGD(p, lr=0.1, momentum=0.9), seed=0,
-          **model_args):
+          devices=None, **model_args):
     """Losses of `steps` steps of the small MLP under `strategy`, and the model."""
     tw.manual_seed(seed)
     model = Mlp(**model_args)
-    step = TrainStep(model, optimizer(model.parameters())).compile(strategy=strategy)
+    step = TrainStep(model, optimizer(model.parameters())).compile(strategy=strategy,
+                                                                   devices=devices)
     return [step(x, y) for x, y in batches(steps)], model, step
 
 

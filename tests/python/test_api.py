@@ -153,6 +153,29 @@ def test_bad_compile_options(options, match):
         Forward(Mlp()).compile(**options)
 
 
+def test_strategies_use_the_cpp_parser_and_its_rules():
+    from twinflow.strategy import StrategyLayout
+    layout = StrategyLayout("tp=2", devices=4)  # dp inferred, as the CLI does
+    assert (layout.dp, layout.tp, layout.devices) == (2, 2, 4)
+    assert str(layout.placement) == "cpu:0-3 [2,2]"
+    assert StrategyLayout("dp=2,tp=2").devices == 4  # devices from the degrees
+    auto_tp = StrategyLayout("dp=2,tp=auto", devices=8)
+    assert auto_tp.tp == 4 and auto_tp.default_input_pin() == ("(S(0),B)", [1])
+    for text, message in [("pp=auto", "'pp' cannot be auto"), ("dp=auto,tp=auto", "both auto"),
+                          ("tq=2", "unknown strategy field 'tq'")]:
+        with pytest.raises(tw.InvalidArgumentError, match=message):
+            StrategyLayout(text)
+    with pytest.raises(tw.InvalidArgumentError, match="cannot infer dp"):
+        StrategyLayout("tp=3", devices=8)
+
+
+def test_tp_auto_trains_to_the_single_device_losses():
+    from conftest import train
+    reference, _, _ = train("auto", steps=3)
+    losses, _, _ = train("dp=2,tp=auto", steps=3, devices=4)
+    np.testing.assert_allclose(losses, reference, rtol=1e-5)
+
+
 def test_batch_must_split_into_micro_batches():
     graph = Forward(Mlp()).compile(strategy="pp=1,mb=3")
     with pytest.raises(tw.InvalidArgumentError, match="mb=3"):

@@ -191,6 +191,59 @@ TEST(StrategyDevices, NonPositiveDeviceCount) {
                "devices");
 }
 
+TEST(StrategyDegrees, AMissingDpIsInferredFromTheDevices) {
+  Strategy s = ParseStrategy("tp=2");
+  EXPECT_TRUE(s.InfersDegree());
+  EXPECT_EQ(s.DefaultDevices(), 2);
+  s.Resolve(8);
+  EXPECT_EQ(s.dp, 4);
+  EXPECT_EQ(s.tp, 2);
+  EXPECT_EQ(s.devices(), 8);
+  s.Resolve(8);  // idempotent
+  EXPECT_EQ(s.dp, 4);
+  EXPECT_EQ(ParseStrategy("pp=2,tp=2").Resolved(12).dp, 3);
+  EXPECT_EQ(ParseStrategy("mb=4").Resolved(3).dp, 3);
+}
+
+TEST(StrategyDegrees, GivenDegreesAreChecked) {
+  Strategy s = ParseStrategy("dp=2,tp=2");
+  EXPECT_FALSE(s.InfersDegree());
+  EXPECT_EQ(s.DefaultDevices(), 4);
+  const std::string text = InvalidArgumentText([&] { s.Resolve(8); });
+  EXPECT_PRED2(Contains, text, "dp*tp*pp = 4");
+  EXPECT_PRED2(Contains, text, "there are 8");
+}
+
+TEST(StrategyDegrees, AnUninferableDegreeNamesWhy) {
+  const std::string text = InvalidArgumentText([] { ParseStrategy("tp=3").Resolve(8); });
+  EXPECT_PRED2(Contains, text, "cannot infer dp");
+  EXPECT_PRED2(Contains, text, "8 devices");
+  EXPECT_PRED2(Contains, text, "tp*pp = 3");
+}
+
+TEST(StrategyDegrees, AutoDegreesAreInferredAndLeaveTheirAxisToTheSearch) {
+  Strategy tp = ParseStrategy("dp=2,tp=auto");
+  EXPECT_TRUE(tp.InfersDegree());
+  tp.Resolve(8);
+  EXPECT_EQ(tp.tp, 4);
+  EXPECT_EQ(tp.SearchedAxes(), std::vector<int>{1});
+  EXPECT_EQ(tp.ToString(), "dp=2,tp=auto,pp=1,mb=1,schedule=1f1b");
+  Strategy dp = ParseStrategy("dp=auto,tp=2");
+  dp.Resolve(8);
+  EXPECT_EQ(dp.dp, 4);
+  EXPECT_EQ(dp.SearchedAxes(), std::vector<int>{0});
+  Strategy alone = ParseStrategy("tp=auto");  // dp omitted: 1, tp takes the devices
+  alone.Resolve(4);
+  EXPECT_EQ(alone.dp, 1);
+  EXPECT_EQ(alone.tp, 4);
+  EXPECT_TRUE(ParseStrategy("dp=2,tp=2").SearchedAxes().empty());
+}
+
+TEST(StrategyDegrees, PpAutoAndTwoAutoDegreesAreRefused) {
+  EXPECT_PRED2(Contains, ParseError("pp=auto"), "'pp' cannot be auto");
+  EXPECT_PRED2(Contains, ParseError("dp=auto,tp=auto"), "both auto");
+}
+
 TEST(StrategyPlacement, PipelineStagesTakeConsecutiveGroups) {
   const Strategy s = ParseStrategy("dp=2,tp=2,pp=3");
   for (int64_t stage = 0; stage < 3; ++stage) {
