@@ -1,9 +1,10 @@
 """Run by test_examples.py, in one process and under mpirun -np 2: a small MLP trained for 3
 steps under dp=2 with feed="local" (each rank passes its own rows, from feed_rows(), as a
 DistributedSampler user would) and with feed="global" (every rank passes the whole batch).
-Prints this rank's feed shapes, both runs' losses exactly, and what passing the whole batch
-under feed="local" raises."""
-import numpy as np
+Writes this rank's feed shapes, both runs' losses exactly, and what passing the whole batch
+under feed="local" raises, to DIR/rank<r>.txt (stdout without DIR)."""
+import os
+import sys
 
 import twinflow as tw
 from conftest import Mlp, TrainStep, batches
@@ -27,16 +28,22 @@ def main():
     data = batches(3)
     step, local = train("local", data)
     _, whole = train("global", data)
-    print("rank", tw.distributed.rank(), "shapes", sorted(step.feed_shapes().items()), flush=True)
-    if tw.distributed.is_main():
-        print("local", " ".join(repr(v) for v in local))
-        print("global", " ".join(repr(v) for v in whole))
+    lines = [f"shapes {sorted(step.feed_shapes().items())}",
+             "local " + " ".join(repr(v) for v in local),
+             "global " + " ".join(repr(v) for v in whole)]
     if tw.distributed.world_size() > 1:
         try:
             step(*data[0])  # the whole batch, where this rank's rows are expected
-            print("not refused")
+            lines.append("not refused")
         except ValueError as e:
-            print(f"refused {type(e).__name__}: {e}", flush=True)
+            lines.append(f"refused {type(e).__name__}: {e}")
+    # One file per rank (the ranks' stdout may interleave), else stdout.
+    report = "\n".join(lines) + "\n"
+    if len(sys.argv) > 1:
+        with open(os.path.join(sys.argv[1], f"rank{tw.distributed.rank()}.txt"), "w") as f:
+            f.write(report)
+    else:
+        print(report, end="")
 
 
 if __name__ == "__main__":
