@@ -37,6 +37,14 @@ def main():
             lines.append("not refused")
         except ValueError as e:
             lines.append(f"refused {type(e).__name__}: {e}")
+        # Traced at its first step from a shard: the shard would be taken for the batch.
+        model = Mlp()
+        fresh = TrainStep(model, tw.optim.SGD(model.parameters(), lr=0.1)).compile(strategy="dp=2")
+        try:
+            fresh(data[0][0][:4], data[0][1][:4])
+            lines.append("first step from a shard not refused")
+        except ValueError as e:
+            lines.append(f"first step from a shard refused {type(e).__name__}: {e}")
     # One file per rank (the ranks' stdout may interleave), else stdout.
     report = "\n".join(lines) + "\n"
     if len(sys.argv) > 1:

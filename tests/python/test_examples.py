@@ -73,6 +73,9 @@ def test_local_shards_and_the_global_batch_give_the_in_process_losses(tmp_path):
         assert "shapes [('labels', (4,)), ('x', (4, 12))]" in out, out
         assert (f"refused ShapeError: feed 'x' is f32[8,12], feed=local expects f32[4,12] on rank "
                 f"{rank} (rows {4 * rank}:{4 * rank + 4} of the batch of 8)") in out, out
+        assert ("first step from a shard refused InvalidArgumentError: feed='local' under mpirun: "
+                "input 'x' of shape [4, 12] was taken as the whole batch, but this rank passes "
+                "[2, 12] of it") in out, out
 
 
 def test_torchrun_environment_without_mpirun_is_refused():
