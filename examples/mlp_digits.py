@@ -66,13 +66,17 @@ def main():
     tw.manual_seed(0)
     model = Mlp()
     step = TrainStep(model, tw.optim.SGD(model.parameters(), lr=args.lr, momentum=0.9))
-    step.compile(strategy=args.strategy)
-    predict = Predict(model).compile(strategy=args.strategy)
+    # Compiled for the whole (global) batch. Under mpirun each rank then feeds only its own rows
+    # of every batch (feed="local", as with DistributedSampler); in one process, all of them.
+    step.compile(x[:args.batch], y[:args.batch], strategy=args.strategy)
+    rows = {name: slice(*r) for name, r in step.feed_rows().items()}
+    # Prediction takes the whole held-out set on every rank (feed="global").
+    predict = Predict(model).compile(strategy=args.strategy, feed="global")
 
     rng = np.random.default_rng(1)
     for epoch in range(args.epochs):
         batches = rng.permutation(train).reshape(-1, args.batch)
-        losses = [step(x[b], y[b]) for b in batches]
+        losses = [step(x[b[rows["x"]]], y[b[rows["labels"]]]) for b in batches]
         if tw.distributed.is_main():
             print(f"epoch {epoch:3d}  loss {np.mean(losses):.4f}", flush=True)
     model.eval()  # traced at its first call: no dropout, were there any

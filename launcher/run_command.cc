@@ -10,6 +10,7 @@
 #include <iostream>
 #include <memory>
 
+#include "engine/comm/launch_environment.h"
 #include "engine/comm/mpi_session.h"
 #include "engine/comm/mpi_transport.h"
 #include "engine/core/file_io.h"
@@ -19,6 +20,7 @@
 #include "engine/ops/builtin_ops.h"
 #include "engine/plan/plan_io.h"
 #include "engine/runtime/checkpoint.h"
+#include "engine/runtime/feed_spec.h"
 #include "engine/runtime/threaded_executor.h"
 #include "kernels/cpu/cpu_kernels.h"
 #include "launcher/model_args.h"
@@ -35,9 +37,25 @@ double StepLoss(const Tensor& fetched) {
 
 // What one rank is about to run, as text every rank compares: "ok <plan hash> <run args>" or
 // "error <exit code> <message>".
-std::string JobText(const plan::Plan& plan, int64_t steps, uint64_t data_seed, int64_t first) {
+std::string JobText(const plan::Plan& plan, int64_t steps, uint64_t data_seed, int64_t first,
+                    runtime::FeedMode feed) {
   return "ok " + plan::ContentHash(plan) + " steps=" + std::to_string(steps) +
-         " data-seed=" + std::to_string(data_seed) + " first-step=" + std::to_string(first);
+         " data-seed=" + std::to_string(data_seed) + " first-step=" + std::to_string(first) +
+         " feed=" + runtime::FeedModeName(feed);
+}
+
+// The synthetic batch of `step` as this rank feeds it: the whole batch (feed=global), or its
+// rows this rank's devices hold (feed=local, `specs` from FeedSpecs), so that both modes, on any
+// number of ranks, train on the same global batch.
+std::map<std::string, Tensor> RankBatch(const models::BuiltModel& model, int64_t step,
+                                        uint64_t seed,
+                                        const std::vector<runtime::FeedSpec>& specs) {
+  std::map<std::string, Tensor> batch = models::SyntheticBatch(model, step, seed);
+  for (const runtime::FeedSpec& spec : specs) {
+    const auto it = batch.find(spec.name);
+    if (it != batch.end()) it->second = runtime::LocalRows(it->second, spec);
+  }
+  return batch;
 }
 
 // Every rank learns every rank's job text; a failure or a different job anywhere stops all of
@@ -98,6 +116,10 @@ int RunRunCommand(const std::vector<std::string>& args, std::ostream& out) {
                 "instead of compiling")
       .Optional("devices-per-rank", "N",
                 "under mpirun: devices each rank owns (default: devices / ranks)")
+      .Optional("feed", "local|global",
+                "under mpirun: each rank feeds the rows of the batch its devices hold (local, "
+                "as DistributedSampler) or the whole batch (global)",
+                "local")
       .Optional("losses-out", "FILE", "also write every step's loss to FILE, one per line, exactly "
                 "(%.17g)")
       .Optional("trace", "FILE", "write every act's span as a Chrome trace (as `twinflow sim "
@@ -126,8 +148,12 @@ int RunRunCommand(const std::vector<std::string>& args, std::ostream& out) {
   int64_t steps = 0;
   uint64_t data_seed = 0;
   runtime::Checkpoint loaded;  // the state to start from, with --load
+  runtime::FeedMode feed = runtime::FeedMode::kLocal;
+  std::vector<runtime::FeedSpec> feed_specs;  // what this rank feeds
   std::string job;
   try {
+    comm::CheckLaunchEnvironment(mpi.get());
+    feed = runtime::ParseFeedMode(parsed.Get("feed"), "--feed");
     steps = parsed.GetInt("steps", 1, 1 << 20);
     data_seed = static_cast<uint64_t>(parsed.GetInt("data-seed", 0, 1LL << 40));
     // Under mpirun without --devices, an inferred degree takes ranks x devices per rank.
@@ -157,7 +183,8 @@ int RunRunCommand(const std::vector<std::string>& args, std::ostream& out) {
       loaded = runtime::LoadCheckpoint(parsed.Get("load"));
       runtime::CheckCheckpointFits(plan, loaded);
     }
-    job = JobText(plan, steps, data_seed, loaded.steps);
+    feed_specs = runtime::FeedSpecs(plan, rank, feed);
+    job = JobText(plan, steps, data_seed, loaded.steps, feed);
   } catch (const Error& e) {
     if (ranks == 1) throw;
     job = "error " + std::to_string(ExitCodeFor(e.kind())) + " " + e.message();
@@ -181,7 +208,7 @@ int RunRunCommand(const std::vector<std::string>& args, std::ostream& out) {
     // uninterrupted one.
     const int64_t first = loaded.steps;
     const runtime::FeedFn feeds = [&](int64_t step) {
-      return models::SyntheticBatch(model, first + step, data_seed);
+      return RankBatch(model, first + step, data_seed, feed_specs);
     };
     runtime::ThreadedExecutor executor(plan, kernels, transport.get());
     if (parsed.Given("load")) runtime::RestoreCheckpoint(executor, plan, loaded);
@@ -189,6 +216,7 @@ int RunRunCommand(const std::vector<std::string>& args, std::ostream& out) {
     run.steps = steps;
     run.watchdog_seconds = parsed.GetPositiveDouble("watchdog");
     run.trace = parsed.Given("trace");
+    run.feed = feed;
     const runtime::RunResult result = executor.Run(feeds, run);
     if (run.trace) {
       std::vector<plan::TraceSpan> spans = GatherSpans(result.trace, transport.get());
@@ -212,7 +240,8 @@ int RunRunCommand(const std::vector<std::string>& args, std::ostream& out) {
       interpreter::ReferenceInterpreter interp(whole.graph, kernels);
       for (const auto& [name, value] : loaded.tensors) interp.set_variable(name, value);
       for (int64_t s = 0; s < steps; ++s) {
-        reference.push_back(interp.Step(feeds(s), {whole.loss}).at(whole.loss).GetDouble(0));
+        const auto batch = models::SyntheticBatch(model, first + s, data_seed);
+        reference.push_back(interp.Step(batch, {whole.loss}).at(whole.loss).GetDouble(0));
       }
     }
     out << "model " << parsed.Get("model") << " on " << plan.devices_size() << " CPU devices";

@@ -2,26 +2,20 @@
 
 #include <algorithm>
 #include <exception>
+#include <utility>
 
 #include "engine/core/error.h"
-#include "engine/runtime/plan_tensors.h"
 
 namespace twinflow::runtime {
 
-FeedCache::FeedCache(const plan::Plan& plan, const StepFeedFn& feed_fn, int64_t pieces_per_step,
-                     int64_t readers)
-    : plan_(plan),
+FeedCache::FeedCache(std::vector<FeedSpec> specs, FeedMode mode, int rank,
+                     const StepFeedFn& feed_fn, int64_t pieces_per_step, int64_t readers)
+    : specs_(std::move(specs)),
+      mode_(mode),
+      rank_(rank),
       feed_fn_(feed_fn),
       pieces_per_step_(pieces_per_step),
       reads_per_step_(readers * pieces_per_step) {}
-
-Shape FeedCache::StepShape(const Shape& logical, int64_t pieces_per_step) {
-  if (pieces_per_step == 1) return logical;
-  if (logical.rank() == 0) return Shape{pieces_per_step};
-  std::vector<int64_t> dims = logical.dims();
-  dims[0] *= pieces_per_step;
-  return Shape(std::move(dims));
-}
 
 const FeedCache::Step& FeedCache::Fetch(int64_t step) {
   auto it = steps_.find(step);
@@ -36,40 +30,33 @@ const FeedCache::Step& FeedCache::Fetch(int64_t step) {
   } catch (const std::exception& e) {
     throw InvalidArgumentError(where + e.what());
   }
-  for (const plan::Binding& b : plan_.feeds()) {
-    const auto value = s.values.find(b.name());
-    if (value == s.values.end())
-      throw InvalidArgumentError(where + "no value for '" + b.name() + "'");
-    const Shape expected =
-        StepShape(ToShape(b.logical(), "feed '" + b.name() + "'"), pieces_per_step_);
-    const DType dtype = ToDType(b.logical().dtype(), "feed '" + b.name() + "'");
-    if (value->second.shape() != expected || value->second.dtype() != dtype) {
-      throw ShapeError(where + "'" + b.name() + "' is " + DTypeName(value->second.dtype()) +
-                       value->second.shape().ToString() + ", the plan expects " + DTypeName(dtype) +
-                       expected.ToString());
-    }
-  }
+  CheckFeeds(specs_, s.values, mode_, rank_, where);
   s.reads_left = reads_per_step_;
   return steps_.emplace(step, std::move(s)).first->second;
 }
 
 void FeedCache::Read(int binding, int64_t piece, const Region& region, Tensor& out) {
   const int64_t step = piece / pieces_per_step_, m = piece % pieces_per_step_;
-  const plan::Binding& b = plan_.feeds(binding);
+  const FeedSpec& spec = specs_.at(binding);
   const Tensor* value = nullptr;
   {
     // The FeedFn runs under the lock: sources of one step wait for its single call.
     std::lock_guard<std::mutex> lock(mutex_);
-    value = &Fetch(step).values.at(b.name());
+    value = &Fetch(step).values.at(spec.name);
   }
   // The step stays cached until this read is counted below, so `value` stays valid.
   if (region.rank() == 0 && pieces_per_step_ > 1) {
     const int64_t elem = DTypeSize(out.dtype());
     std::copy_n(value->raw() + m * elem, elem, out.raw());
   } else {
-    Region src = region;
+    // The value holds spec.rows of each piece, piece after piece.
+    if (!spec.rows.Contains(region)) {
+      throw PlanError("feed '" + spec.name + "': a source reads " + region.ToString() +
+                      ", outside this rank's rows " + spec.rows.ToString());
+    }
+    Region src = region.RelativeTo(spec.rows);
     if (pieces_per_step_ > 1) {
-      const int64_t rows = b.logical().shape(0);
+      const int64_t rows = spec.rows.ranges[0].size();
       src.ranges[0].begin += m * rows;
       src.ranges[0].end += m * rows;
     }

@@ -1,7 +1,8 @@
 #pragma once
 // FeedCache: the feeds of the steps in flight. The first source to reach a step asks the
-// user's FeedFn for it (once per step, in step order), checks every feed binding against the
-// plan, and keeps the values until every source has read its part of every piece of the step.
+// user's FeedFn for it (once per step, in step order), checks every value against this rank's
+// FeedSpec (feed_spec.h: the whole batch, or under feed=local only this rank's rows), and keeps
+// the values until every source has read its part of every piece of the step.
 //
 // Micro-batches: a feed binding's logical tensor is one piece's. With k pieces per step the
 // FeedFn gives, per binding, a tensor whose axis 0 is k times longer (rank 0: a vector of k),
@@ -11,10 +12,11 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "engine/core/region.h"
 #include "engine/core/tensor.h"
-#include "engine/plan/plan.pb.h"
+#include "engine/runtime/feed_spec.h"
 
 namespace twinflow::runtime {
 
@@ -22,17 +24,15 @@ using StepFeedFn = std::function<std::map<std::string, Tensor>(int64_t step)>;
 
 class FeedCache {
  public:
-  // `readers`: how many sources read each piece.
-  FeedCache(const plan::Plan& plan, const StepFeedFn& feed_fn, int64_t pieces_per_step,
-            int64_t readers);
+  // `specs`: this rank's, one per plan feed binding (FeedSpecs). `readers`: how many sources
+  // read each piece. Keeps `feed_fn` by reference: it must outlive the cache (one Run).
+  FeedCache(std::vector<FeedSpec> specs, FeedMode mode, int rank, const StepFeedFn& feed_fn,
+            int64_t pieces_per_step, int64_t readers);
 
-  // Copies `region` (of one piece's logical tensor) of feed `binding` for `piece` into `out`,
-  // fetching the step first when it is new. InvalidArgumentError or ShapeError naming the
-  // feed when the FeedFn's value is missing or does not fit.
+  // Copies `region` (of one piece's logical tensor, within this rank's rows) of feed `binding`
+  // for `piece` into `out`, fetching the step first when it is new. InvalidArgumentError or
+  // ShapeError naming the feed when the FeedFn's value is missing or does not fit.
   void Read(int binding, int64_t piece, const Region& region, Tensor& out);
-
-  // The shape a FeedFn must give for a binding whose piece is `logical`.
-  static Shape StepShape(const Shape& logical, int64_t pieces_per_step);
 
  private:
   struct Step {
@@ -41,7 +41,9 @@ class FeedCache {
   };
   const Step& Fetch(int64_t step);  // with mutex_ held
 
-  const plan::Plan& plan_;
+  const std::vector<FeedSpec> specs_;
+  const FeedMode mode_;
+  const int rank_;
   const StepFeedFn& feed_fn_;
   int64_t pieces_per_step_;
   int64_t reads_per_step_;

@@ -274,7 +274,8 @@ RunResult ThreadedExecutor::Run(const FeedFn& feeds, const RunOptions& options) 
   const int64_t pieces_per_step = std::max<int64_t>(1, plan.pieces_per_step());
   RunResult result;
   result.fetches.resize(options.steps);
-  FeedCache feed_cache(plan, feeds, pieces_per_step, impl.sources);
+  FeedCache feed_cache(FeedSpecs(options.feed), options.feed, impl.rank, feeds, pieces_per_step,
+                       impl.sources);
   RunContext ctx(plan, impl.tasks, impl.arenas, impl.regst_device, feed_cache);
   ctx.transport = impl.transport;
   ctx.trace = options.trace;
@@ -341,6 +342,10 @@ RunResult ThreadedExecutor::Run(const FeedFn& feeds, const RunOptions& options) 
   }
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return result;
+}
+
+std::vector<FeedSpec> ThreadedExecutor::FeedSpecs(FeedMode mode) const {
+  return runtime::FeedSpecs(impl_->plan, impl_->rank, mode);
 }
 
 Tensor ThreadedExecutor::Variable(const std::string& name) const {

@@ -30,8 +30,9 @@
 #include <vector>
 
 #include "engine/core/tensor.h"
-#include "engine/plan/plan.pb.h"
 #include "engine/plan/chrome_trace.h"
+#include "engine/plan/plan.pb.h"
+#include "engine/runtime/feed_spec.h"
 #include "engine/runtime/transport.h"
 #include "kernels/kernel.h"
 
@@ -41,9 +42,12 @@ struct RunOptions {
   int64_t steps = 1;
   double watchdog_seconds = 60;
   bool trace = false;  // record every act's span (RunResult::trace)
+  // What the FeedFn gives each feed (feed_spec.h): this rank's rows (kLocal) or the whole
+  // batch (kGlobal). One rank holding every device: the same.
+  FeedMode feed = FeedMode::kLocal;
 };
 
-// The logical value of every feed binding for one step.
+// Every feed binding's value for one step, as RunOptions::feed says (FeedSpecs).
 using FeedFn = std::function<std::map<std::string, Tensor>(int64_t step)>;
 
 struct RunResult {
@@ -68,8 +72,15 @@ class ThreadedExecutor {
   ThreadedExecutor(const plan::Plan& plan, const kernels::KernelRegistry& kernels,
                    Transport* transport = nullptr);
 
-  // Runs `options.steps` steps; variables keep their values across Run calls.
+  // Runs `options.steps` steps; variables keep their values across Run calls. A fed value of
+  // the wrong shape or dtype for its mode is a ShapeError naming the feed, the shape given and
+  // the shape expected.
   RunResult Run(const FeedFn& feeds, const RunOptions& options);
+
+  // What this rank passes for each feed (plan order) in `mode`: its shape and rows.
+  // InvalidArgumentError when `mode` is kLocal and a feed's parts on this rank are not one
+  // block of whole rows (that feed needs kGlobal).
+  std::vector<FeedSpec> FeedSpecs(FeedMode mode) const;
 
   // A variable binding's logical value (assembled), by name. With a transport, every rank must
   // ask for the same variables in the same order (the parts are gathered). SetVariable writes

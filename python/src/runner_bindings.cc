@@ -3,11 +3,15 @@
 // variables and checkpoints are logical tensors, whatever the layout.
 #include <pybind11/stl.h>
 
+#include <algorithm>
+
+#include "engine/comm/launch_environment.h"
 #include "engine/comm/mpi_session.h"
 #include "engine/comm/mpi_transport.h"
 #include "engine/core/error.h"
 #include "engine/plan/plan_io.h"
 #include "engine/runtime/checkpoint.h"
+#include "engine/runtime/feed_spec.h"
 #include "engine/runtime/threaded_executor.h"
 #include "kernels/cpu/cpu_kernels.h"
 #include "python/src/program.h"
@@ -15,14 +19,36 @@
 namespace twinflow::python {
 namespace {
 
+// What `rank` passes to step() for each feed in mode `feed`: dicts of name, shape, rows (of each
+// micro-batch, (begin, end); () for a scalar) and read (whether a device of the rank reads it).
+py::list FeedSpecList(const Program& program, int rank, const std::string& feed) {
+  py::list specs;
+  const runtime::FeedMode mode = runtime::ParseFeedMode(feed, "feed");
+  for (const runtime::FeedSpec& spec : runtime::FeedSpecs(program.compiled.plan, rank, mode)) {
+    py::dict d;
+    d["name"] = spec.name;
+    d["shape"] = py::tuple(py::cast(spec.shape.dims()));
+    d["rows"] = spec.rows.rank() == 0
+                    ? py::tuple()
+                    : py::make_tuple(spec.rows.ranges[0].begin, spec.rows.ranges[0].end);
+    d["read"] = spec.read;
+    specs.append(d);
+  }
+  return specs;
+}
+
 Shape LogicalShape(const plan::Binding& binding) {
   return Shape(std::vector<int64_t>(binding.logical().shape().begin(), binding.logical().shape().end()));
 }
 
 class Runner {
  public:
-  Runner(const Program& program, comm::MpiSession* mpi, double watchdog_seconds)
-      : plan_(program.compiled.plan), kernels_(kernels::CpuKernels()), watchdog_(watchdog_seconds) {
+  Runner(const Program& program, comm::MpiSession* mpi, double watchdog_seconds,
+         const std::string& feed)
+      : plan_(program.compiled.plan),
+        kernels_(kernels::CpuKernels()),
+        watchdog_(watchdog_seconds),
+        feed_(runtime::ParseFeedMode(feed, "feed")) {
     if (mpi && mpi->size() > 1) {
       if (plan_.cluster().ranks() != mpi->size()) {
         throw InvalidArgumentError("the Plan spans " + std::to_string(plan_.cluster().ranks()) +
@@ -33,27 +59,26 @@ class Runner {
       rank_ = mpi->rank();
     }
     executor_ = std::make_unique<runtime::ThreadedExecutor>(plan_, kernels_, transport_.get());
+    specs_ = executor_->FeedSpecs(feed_);  // refuses a feed=local this Plan's layouts do not allow
   }
 
   std::map<std::string, py::array> Step(const py::dict& given) {
     std::map<std::string, Tensor> feeds;
-    for (const plan::Binding& b : plan_.feeds()) {
-      if (!given.contains(b.name())) throw InvalidArgumentError("missing feed '" + b.name() + "'");
-      Tensor t = ToTensor(given[py::str(b.name())].cast<py::array>(),
-                          ParseDType(b.logical().dtype()), "feed '" + b.name() + "'");
-      // A step feeds every micro-batch at once, stacked on the first axis.
-      std::vector<int64_t> want = LogicalShape(b).dims();
-      if (!want.empty()) want[0] *= plan_.pieces_per_step();
-      if (t.shape() != Shape(want)) {
-        throw ShapeError("feed '" + b.name() + "' has shape " + t.shape().ToString() +
-                         ", the graph expects " + Shape(want).ToString());
+    for (const runtime::FeedSpec& spec : specs_) {
+      if (!given.contains(spec.name)) {
+        if (!spec.read) continue;  // no device of this rank reads it
+        throw InvalidArgumentError("missing feed '" + spec.name + "'");
       }
-      feeds.emplace(b.name(), std::move(t));
+      feeds.emplace(spec.name, ToTensor(given[py::str(spec.name)].cast<py::array>(), spec.dtype,
+                                        "feed '" + spec.name + "'"));
     }
-    if (static_cast<int>(given.size()) != plan_.feeds_size()) {
-      for (const auto& [key, value] : given) {
-        const std::string name = py::str(key);
-        if (!feeds.count(name)) throw InvalidArgumentError("unknown feed '" + name + "'");
+    // Before any thread starts: the runtime's own check (it checks again in the run).
+    runtime::CheckFeeds(specs_, feeds, feed_, rank_, "");
+    for (const auto& [key, value] : given) {
+      const std::string name = py::str(key);
+      const auto known = [&](const runtime::FeedSpec& spec) { return spec.name == name; };
+      if (std::none_of(specs_.begin(), specs_.end(), known)) {
+        throw InvalidArgumentError("unknown feed '" + name + "'");
       }
     }
     runtime::RunResult result;
@@ -62,6 +87,7 @@ class Runner {
       runtime::RunOptions options;
       options.steps = 1;
       options.watchdog_seconds = watchdog_;
+      options.feed = feed_;
       result = executor().Run([&](int64_t) { return feeds; }, options);
     }
     std::map<std::string, py::array> fetched;
@@ -141,6 +167,8 @@ class Runner {
   plan::Plan plan_;
   kernels::KernelRegistry kernels_;
   double watchdog_;
+  runtime::FeedMode feed_;
+  std::vector<runtime::FeedSpec> specs_;  // this rank's, in feed_
   std::unique_ptr<comm::MpiTransport> transport_;
   std::unique_ptr<runtime::ThreadedExecutor> executor_;
   int rank_ = 0;
@@ -157,10 +185,16 @@ void BindRunner(py::module_& m) {
       .def_property_readonly("rank", &comm::MpiSession::rank)
       .def_property_readonly("size", &comm::MpiSession::size)
       .def_property_readonly("local_rank", &comm::MpiSession::local_rank);
+  m.def(
+      "check_launch_environment", [](comm::MpiSession* mpi) { comm::CheckLaunchEnvironment(mpi); },
+      py::arg("mpi") = nullptr,
+      "Refuses torchrun's RANK, WORLD_SIZE or LOCAL_RANK when they disagree with MPI's");
+  m.def("feed_specs", &FeedSpecList, py::arg("program"), py::arg("rank"), py::arg("feed"));
 
   py::class_<Runner>(m, "Runner")
-      .def(py::init<const Program&, comm::MpiSession*, double>(), py::arg("program"),
-           py::arg("mpi") = nullptr, py::arg("watchdog_seconds") = 60.0, py::keep_alive<1, 3>())
+      .def(py::init<const Program&, comm::MpiSession*, double, const std::string&>(),
+           py::arg("program"), py::arg("mpi") = nullptr, py::arg("watchdog_seconds") = 60.0,
+           py::arg("feed") = "local", py::keep_alive<1, 3>())
       .def("step", &Runner::Step, py::arg("feeds"))
       .def("variable", &Runner::Variable)
       .def("set_variable", &Runner::SetVariable)

@@ -1,5 +1,6 @@
 """This process's place among the ranks of mpirun. MPI starts the first time it is needed
-when mpirun launched the process, and ends (after every graph's runner) at exit."""
+when mpirun launched the process, and ends (after every graph's runner) at exit. torchrun's
+environment is refused where it disagrees with MPI (docs/comm.md, Launching)."""
 import atexit
 import weakref
 
@@ -10,12 +11,15 @@ _runners = weakref.WeakSet()
 
 
 def session():
-    """The MPI session, or None outside mpirun."""
+    """The MPI session, or None outside mpirun. Ranks come from MPI only: torchrun's RANK,
+    WORLD_SIZE or LOCAL_RANK, when set, must agree with it (else ValueError: launch with
+    mpirun)."""
     if not _state["started"]:
         _state["started"] = True
         if _C.MpiSession.launched_by_mpirun():
             _state["session"] = _C.MpiSession()
             atexit.register(_finish)
+    _C.check_launch_environment(_state["session"])
     return _state["session"]
 
 

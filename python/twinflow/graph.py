@@ -36,7 +36,7 @@ class Graph:
         object.__setattr__(self, "_optimizer", None)
         object.__setattr__(self, "_options", {"strategy": "auto", "devices": None,
                                               "placement": None, "search": "auto",
-                                              "memory_limit": None})
+                                              "memory_limit": None, "feed": "local"})
         self._reset()
 
     def _reset(self):
@@ -69,18 +69,23 @@ class Graph:
         return self._optimizer is not None
 
     def compile(self, *example_inputs, strategy="auto", devices=None, placement=None,
-                search="auto", memory_limit=None):
+                search="auto", memory_limit=None, feed="local"):
         """Sets how the graph is distributed. strategy: "dp=..,tp=..,pp=..,mb=..,schedule=.."
         (Megatron-style placements and pins, stage placements for set_stage) or "auto" (one
         `placement`, or `devices` devices on one axis; layouts from pins and the SBP search).
-        With example inputs (arrays, tw.Tensor or tw.TensorSpec) it compiles now; otherwise at
-        the first step. memory_limit: bytes per device for the search."""
+        With example inputs (arrays, tw.Tensor or tw.TensorSpec of the whole, global batch) it
+        compiles now; otherwise at the first step. memory_limit: bytes per device for the
+        search. feed: what each rank passes to step() under mpirun: "local" (its own rows of the
+        batch, as with DistributedSampler; feed_shapes() says which) or "global" (the whole
+        batch). In one process both are the whole batch."""
         StrategyLayout(strategy, devices, placement)  # errors now, not at the first step
         if search not in ("auto", "exact", "propagate"):
             raise _C.InvalidArgumentError(f"search must be auto, exact or propagate, got {search!r}")
+        if feed not in ("local", "global"):
+            raise _C.InvalidArgumentError(f"feed must be local or global, got {feed!r}")
         self._close_runner()
         self._options.update(strategy=strategy, devices=devices, placement=placement,
-                             search=search, memory_limit=memory_limit)
+                             search=search, memory_limit=memory_limit, feed=feed)
         self._reset()
         if example_inputs:
             self._program_for([as_spec(x, f"input {i}") for i, x in enumerate(example_inputs)])
@@ -161,6 +166,22 @@ class Graph:
             object.__setattr__(self, "_input_names_used", names)
         return self._programs[cluster]
 
+    def _check_traced_shards(self, arrays):
+        """A graph traced at its first step takes that step's inputs as the global batch. Under
+        feed="local" on several ranks that is right only where this rank passes whole inputs;
+        a shard would make a graph of the wrong batch."""
+        if self._options["feed"] != "local" or distributed.world_size() == 1:
+            return
+        for spec, array in zip(self._feed_specs(), arrays):
+            if spec["read"] and tuple(array.shape) != tuple(spec["shape"]):
+                self._reset()
+                raise _C.InvalidArgumentError(
+                    f"feed='local' under mpirun: input '{spec['name']}' of shape "
+                    f"{list(array.shape)} was taken as the whole batch, but this rank passes "
+                    f"{list(spec['shape'])} of it; compile the graph with example inputs of the "
+                    "whole batch first (graph.compile(x_example, ..., strategy=...)), or use "
+                    "feed='global'")
+
     def _compiled(self, what):
         if self._specs is None:
             raise _C.InvalidArgumentError(f"{what}: compile the graph with example inputs (or step "
@@ -171,11 +192,28 @@ class Graph:
     def program(self):
         return self._compiled("program")
 
+    def _feed_specs(self):
+        return _C.feed_specs(self._compiled("feed_shapes"), distributed.rank(), self._options["feed"])
+
+    def feed_shapes(self):
+        """What this rank passes to step() for each input, {name: shape}, under the graph's feed
+        mode: with feed="local" its own rows of the batch (micro-batches stacked), and the whole
+        batch for an input broadcast across ranks or read by no device of this rank; with
+        feed="global" the whole batch. step() refuses any other shape (ShapeError)."""
+        return {s["name"]: s["shape"] for s in self._feed_specs()}
+
+    def feed_rows(self):
+        """For each input, the rows (begin, end) of each micro-batch of the global batch that
+        this rank passes under the graph's feed mode ((0, batch) when whole; () for a scalar).
+        Without micro-batches, x[slice(*graph.feed_rows()["x"])] is this rank's part of x."""
+        return {s["name"]: s["rows"] for s in self._feed_specs()}
+
     # -- running ------------------------------------------------------------------------------
 
     def _get_runner(self):
         if self._runner is None:
-            runner = _C.Runner(self._compiled("step"), distributed.session())
+            runner = _C.Runner(self._compiled("step"), distributed.session(),
+                               feed=self._options["feed"])
             distributed.track(runner)
             object.__setattr__(self, "_runner", runner)
         return self._runner
@@ -204,6 +242,7 @@ class Graph:
         arrays = [as_array(b, f"input {i}") for i, b in enumerate(batch)]
         if self._specs is None:
             self._program_for([as_spec(b, f"input {i}") for i, b in enumerate(batch)])
+            self._check_traced_shards(arrays)
         if len(arrays) != len(self._specs):
             raise _C.InvalidArgumentError(f"{type(self).__name__} was compiled for "
                                           f"{len(self._specs)} inputs, got {len(arrays)}")

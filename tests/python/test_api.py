@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 import twinflow as tw
-from conftest import Forward, Mlp
+from conftest import Forward, Mlp, TrainStep, batches
 
 
 def test_placement_and_sbp_text():
@@ -219,3 +219,20 @@ def test_an_input_on_its_own_placement():
     np.testing.assert_array_equal(g(x), 2 * x)
     placements = {s["op"]: s["placement"] for s in g.explain().signatures}
     assert placements["x"] == "cpu:2-3 [2]" and placements[g.explain().signatures[-1]["op"]] == "cpu:0-1 [2]"
+
+
+def test_feed_shapes_in_one_process_are_the_whole_batch():
+    # One process holds every device: feed="local" is the whole batch, micro-batches stacked.
+    (x, labels), = batches(1)
+    for strategy in ("dp=2", "dp=2,mb=2"):
+        model = Mlp()
+        step = TrainStep(model, tw.optim.SGD(model.parameters(), lr=0.1))
+        step.compile(x, labels, strategy=strategy)
+        assert step.feed_shapes() == {"x": (8, 12), "labels": (8,)}
+        mb = 2 if "mb" in strategy else 1
+        assert step.feed_rows() == {"x": (0, 8 // mb), "labels": (0, 8 // mb)}
+    with pytest.raises(tw.ShapeError, match=r"feed 'x' is f32\[4,12\], feed=local expects "
+                                            r"f32\[8,12\] on rank 0 \(the whole batch\)"):
+        step(x[:4], labels)
+    with pytest.raises(tw.InvalidArgumentError, match="feed must be local or global"):
+        step.compile(strategy="dp=2", feed="shard")
