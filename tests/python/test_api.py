@@ -243,3 +243,21 @@ def test_float64_data_at_the_first_step_names_the_input():
     # A list has no dtype: floats become float32, as in torch.tensor().
     assert Forward(Mlp())(x.tolist()).dtype == np.float32
 
+
+@pytest.mark.parametrize("strategy", ["auto", "dp=2,tp=2"])
+def test_a_nan_gives_a_nan_loss(strategy):
+    from conftest import TrainStep, batches
+    tw.manual_seed(0)
+    model = Mlp()
+    step = TrainStep(model, tw.optim.SGD(model.parameters(), lr=0.1)).compile(strategy=strategy)
+    x, y = batches(1)[0]
+    x = x.copy()
+    x[3, 5] = np.nan  # one sample, one feature: through matmul, ReLU, the loss
+    assert np.isnan(step(x, y))
+    # The update spread it into the weights; the next loss says so too (not a finite one).
+    assert np.isnan(model.body[0].weight.numpy()).any()
+    assert np.isnan(step(*batches(1)[0]))
+    fresh = Mlp()
+    step_inf = TrainStep(fresh, tw.optim.SGD(fresh.parameters(), lr=0.1))
+    x[3, 5] = np.inf
+    assert not np.isfinite(step_inf.compile(strategy=strategy)(x, y))
