@@ -63,12 +63,6 @@ ArgParser& ArgParser::Switch(std::string name, std::string help) {
   return *this;
 }
 
-ArgParser& ArgParser::Positional(std::string name, std::string help) {
-  positional_name_ = std::move(name);
-  positional_help_ = std::move(help);
-  return *this;
-}
-
 ArgParser& ArgParser::Epilog(std::string text) {
   epilog_ = std::move(text);
   return *this;
@@ -85,26 +79,16 @@ ParsedArgs ArgParser::Parse(const std::vector<std::string>& args) const {
   ParsedArgs parsed;
   // Help wins over every other mistake on the line: a user asking for help gets it.
   for (const std::string& arg : args) {
-    if (arg == "--") break;
     if (arg == "-h" || arg == "--help") {
       parsed.help_ = true;
       return parsed;
     }
   }
-  bool only_positional = false;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& arg = args[i];
-    const bool looks_like_flag = arg.size() > 1 && arg[0] == '-';
-    if (only_positional || !looks_like_flag) {
-      if (positional_name_.empty()) {
-        throw InvalidArgumentError("unexpected argument '" + arg + "'");
-      }
-      parsed.positional_.push_back(arg);
-      continue;
-    }
-    if (arg == "--") {
-      only_positional = true;
-      continue;
+    // No command takes positional arguments: a bare word (or `--`) is a mistake.
+    if (arg.rfind("-", 0) != 0 || arg == "-" || arg == "--") {
+      throw InvalidArgumentError("unexpected argument '" + arg + "'");
     }
     if (arg.rfind("--", 0) != 0) throw InvalidArgumentError("unknown flag '" + arg + "'");
     std::string_view body = std::string_view(arg).substr(2);
@@ -154,9 +138,8 @@ std::string ArgParser::Usage() const {
     std::string text = "--" + flag.name + (flag.value_name.empty() ? "" : " " + flag.value_name);
     out << (flag.required ? " " + text : " [" + text + "]");
   }
-  if (!positional_name_.empty()) out << " [" << positional_name_ << "...]";
   out << "\n\n" << summary_ << "\n";
-  if (!flags_.empty() || !positional_name_.empty()) out << "\noptions:\n";
+  if (!flags_.empty()) out << "\noptions:\n";
   auto row = [&out](const std::string& left, const std::string& help) {
     out << "  " << left;
     if (left.size() < 26) {
@@ -171,7 +154,6 @@ std::string ArgParser::Usage() const {
     if (!flag.default_value.empty()) help += " (default " + flag.default_value + ")";
     row("--" + flag.name + (flag.value_name.empty() ? "" : " " + flag.value_name), help);
   }
-  if (!positional_name_.empty()) row(positional_name_, positional_help_);
   row("-h, --help", "print this help and exit");
   if (!epilog_.empty()) out << "\n" << epilog_;
   return out.str();

@@ -35,14 +35,12 @@ class ParsedArgs {
   int64_t GetInt(const std::string& name, int64_t min, int64_t max) const;
   // The value as a finite positive number; throws InvalidArgumentError naming the flag.
   double GetPositiveDouble(const std::string& name) const;
-  const std::vector<std::string>& positional() const { return positional_; }
 
  private:
   friend class ArgParser;
   bool help_ = false;
   std::map<std::string, std::string> values_;  // given values and defaults
   std::map<std::string, bool> given_;
-  std::vector<std::string> positional_;
 };
 
 class ArgParser {
@@ -54,9 +52,6 @@ class ArgParser {
   ArgParser& Optional(std::string name, std::string value_name, std::string help,
                       std::string default_value = "");
   ArgParser& Switch(std::string name, std::string help);
-  // Allows positional arguments, described in the usage as `name`; without this, any is an
-  // error.
-  ArgParser& Positional(std::string name, std::string help);
   // Lines appended to the usage, such as examples.
   ArgParser& Epilog(std::string text);
 
@@ -71,8 +66,6 @@ class ArgParser {
   std::string command_;
   std::string summary_;
   std::vector<FlagSpec> flags_;
-  std::string positional_name_;
-  std::string positional_help_;
   std::string epilog_;
 };
 

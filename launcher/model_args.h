@@ -1,6 +1,6 @@
 #pragma once
-// The model flags shared by `explain` (and later `compile`, `run`, `sim`, `tune`): which model,
-// its sizes, the devices and the strategy. Declared once, parsed into a built model.
+// The model flags shared by `explain`, `compile`, `run`, `sim`, `tune` and `calibrate`: which
+// model, its sizes, the devices and the strategy. Declared once, parsed into a built model.
 #include <string>
 
 #include "engine/compiler/compile.h"
@@ -11,9 +11,9 @@
 
 namespace twinflow::launcher {
 
-// Adds --model, --layers, --hidden, --heads, --sequence, --vocab, --batch, --global-batch-size,
-// --micro-batch-size, --widths, --preset, --devices, --strategy, --hierarchy, --optimizer, --seed,
-// --inference, --devices-per-node and --cost-model.
+// Adds --model, --devices, --strategy, --hierarchy, --layers, --hidden, --heads, --sequence,
+// --vocab, --batch, --global-batch-size, --micro-batch-size, --widths, --preset, --optimizer,
+// --seed, --devices-per-node, --cost-model and --inference.
 void AddModelFlags(ArgParser& parser);
 
 // The device count: --devices; else, when the strategy leaves a degree to infer (or is auto
@@ -40,8 +40,7 @@ sbp::AlphaBetaConfig CostConfigFromArgs(const ParsedArgs& args, const std::strin
 // step, with its strategy's micro-batches and schedule; devices go to ranks by
 // `devices_per_rank` (0: all on one rank).
 compiler::Compiled CompileFromArgs(const models::BuiltModel& model, const ParsedArgs& args,
-                                   const graph::OpRegistry& registry,
-                                   int64_t devices_per_rank = 0,
+                                   const graph::OpRegistry& registry, int64_t devices_per_rank = 0,
                                    const sbp::AlphaBetaConfig* cluster_cost = nullptr);
 
 // Loads the Plan file at `path` (PlanError when it is corrupt or invalid) and checks that it

@@ -38,13 +38,30 @@ void ForEachRow(const Shape& tensor_shape, const Region& region, Fn fn) {
   }
 }
 
+// std::max and std::min, except that a NaN in `b` is kept too (std's drop it), so a
+// partial-max reduction gives NaN whatever order the parts arrive in.
+template <typename T>
+T MaxKeepingNan(T a, T b) {
+  return a < b || b != b ? b : a;
+}
+template <typename T>
+T MinKeepingNan(T a, T b) {
+  return b < a || b != b ? b : a;
+}
+
 template <typename T>
 void ReduceTyped(T* dst, const T* src, int64_t n, ReduceOp op) {
   for (int64_t i = 0; i < n; ++i) {
     switch (op) {
-      case ReduceOp::kSum: dst[i] = dst[i] + src[i]; break;
-      case ReduceOp::kMax: dst[i] = std::max(dst[i], src[i]); break;
-      case ReduceOp::kMin: dst[i] = std::min(dst[i], src[i]); break;
+      case ReduceOp::kSum:
+        dst[i] = dst[i] + src[i];
+        break;
+      case ReduceOp::kMax:
+        dst[i] = MaxKeepingNan(dst[i], src[i]);
+        break;
+      case ReduceOp::kMin:
+        dst[i] = MinKeepingNan(dst[i], src[i]);
+        break;
     }
   }
 }
@@ -55,7 +72,8 @@ Tensor::Tensor(Shape shape, DType dtype)
     : shape_(std::move(shape)), dtype_(dtype), bytes_(shape_.numel() * DTypeSize(dtype)) {}
 
 Tensor::Tensor(const Tensor& other)
-    : shape_(other.shape_), dtype_(other.dtype_),
+    : shape_(other.shape_),
+      dtype_(other.dtype_),
       bytes_(other.raw(), other.raw() + other.nbytes()) {}
 
 Tensor& Tensor::operator=(const Tensor& other) {
@@ -86,24 +104,42 @@ Tensor Tensor::Random(Shape shape, DType dtype, Rng& rng) {
 
 double Tensor::GetDouble(int64_t i) const {
   switch (dtype_) {
-    case DType::kF32: return data<float>()[i];
-    case DType::kF64: return data<double>()[i];
-    case DType::kI32: return data<int32_t>()[i];
-    case DType::kI64: return static_cast<double>(data<int64_t>()[i]);
-    case DType::kBF16: return BF16ToFloat(data<uint16_t>()[i]);
-    case DType::kF16: return F16ToFloat(data<uint16_t>()[i]);
+    case DType::kF32:
+      return data<float>()[i];
+    case DType::kF64:
+      return data<double>()[i];
+    case DType::kI32:
+      return data<int32_t>()[i];
+    case DType::kI64:
+      return static_cast<double>(data<int64_t>()[i]);
+    case DType::kBF16:
+      return BF16ToFloat(data<uint16_t>()[i]);
+    case DType::kF16:
+      return F16ToFloat(data<uint16_t>()[i]);
   }
   return 0;
 }
 
 void Tensor::SetDouble(int64_t i, double v) {
   switch (dtype_) {
-    case DType::kF32: data<float>()[i] = static_cast<float>(v); break;
-    case DType::kF64: data<double>()[i] = v; break;
-    case DType::kI32: data<int32_t>()[i] = static_cast<int32_t>(v); break;
-    case DType::kI64: data<int64_t>()[i] = static_cast<int64_t>(v); break;
-    case DType::kBF16: data<uint16_t>()[i] = FloatToBF16(static_cast<float>(v)); break;
-    case DType::kF16: data<uint16_t>()[i] = FloatToF16(static_cast<float>(v)); break;
+    case DType::kF32:
+      data<float>()[i] = static_cast<float>(v);
+      break;
+    case DType::kF64:
+      data<double>()[i] = v;
+      break;
+    case DType::kI32:
+      data<int32_t>()[i] = static_cast<int32_t>(v);
+      break;
+    case DType::kI64:
+      data<int64_t>()[i] = static_cast<int64_t>(v);
+      break;
+    case DType::kBF16:
+      data<uint16_t>()[i] = FloatToBF16(static_cast<float>(v));
+      break;
+    case DType::kF16:
+      data<uint16_t>()[i] = FloatToF16(static_cast<float>(v));
+      break;
   }
 }
 
@@ -113,8 +149,7 @@ Tensor Tensor::Slice(const Region& region) const {
   return out;
 }
 
-void Tensor::CopyRegionFrom(const Tensor& src, const Region& src_region,
-                            const Region& dst_region) {
+void Tensor::CopyRegionFrom(const Tensor& src, const Region& src_region, const Region& dst_region) {
   if (src.dtype_ != dtype_ || src_region.shape() != dst_region.shape() ||
       src_region.rank() != src.shape_.rank() || dst_region.rank() != shape_.rank() ||
       !Region::Full(src.shape_).Contains(src_region) ||
@@ -146,12 +181,14 @@ void Tensor::FillIdentity(ReduceOp op) {
   const bool max = op == ReduceOp::kMax;
   switch (dtype_) {
     case DType::kI32:
-      std::fill_n(data<int32_t>(), numel(), max ? std::numeric_limits<int32_t>::lowest()
-                                                : std::numeric_limits<int32_t>::max());
+      std::fill_n(
+          data<int32_t>(), numel(),
+          max ? std::numeric_limits<int32_t>::lowest() : std::numeric_limits<int32_t>::max());
       return;
     case DType::kI64:
-      std::fill_n(data<int64_t>(), numel(), max ? std::numeric_limits<int64_t>::lowest()
-                                                : std::numeric_limits<int64_t>::max());
+      std::fill_n(
+          data<int64_t>(), numel(),
+          max ? std::numeric_limits<int64_t>::lowest() : std::numeric_limits<int64_t>::max());
       return;
     default:
       Fill(max ? -std::numeric_limits<double>::infinity()
@@ -166,16 +203,25 @@ void Tensor::ReduceFrom(const Tensor& other, ReduceOp op) {
   }
   const int64_t n = numel();
   switch (dtype_) {
-    case DType::kF32: ReduceTyped(data<float>(), other.data<float>(), n, op); return;
-    case DType::kF64: ReduceTyped(data<double>(), other.data<double>(), n, op); return;
-    case DType::kI32: ReduceTyped(data<int32_t>(), other.data<int32_t>(), n, op); return;
-    case DType::kI64: ReduceTyped(data<int64_t>(), other.data<int64_t>(), n, op); return;
+    case DType::kF32:
+      ReduceTyped(data<float>(), other.data<float>(), n, op);
+      return;
+    case DType::kF64:
+      ReduceTyped(data<double>(), other.data<double>(), n, op);
+      return;
+    case DType::kI32:
+      ReduceTyped(data<int32_t>(), other.data<int32_t>(), n, op);
+      return;
+    case DType::kI64:
+      ReduceTyped(data<int64_t>(), other.data<int64_t>(), n, op);
+      return;
     case DType::kBF16:
     case DType::kF16:
       for (int64_t i = 0; i < n; ++i) {
         const double a = GetDouble(i), b = other.GetDouble(i);
-        SetDouble(i, op == ReduceOp::kSum ? a + b
-                     : op == ReduceOp::kMax ? std::max(a, b) : std::min(a, b));
+        SetDouble(i, op == ReduceOp::kSum   ? a + b
+                     : op == ReduceOp::kMax ? MaxKeepingNan(a, b)
+                                            : MinKeepingNan(a, b));
       }
       return;
   }

@@ -1,8 +1,8 @@
 #pragma once
 // Transport: how the ThreadedExecutor of one rank reaches the other ranks of a multi-process
 // run. engine/comm implements it over MPI; the runtime only sees this interface, so it does not
-// depend on MPI (DESIGN.md: runtime depends on plan and core). Without a transport the
-// executor runs a Plan whose devices are all on one rank.
+// depend on MPI (the original design notes' layering: runtime depends on plan and core).
+// Without a transport the executor runs a Plan whose devices are all on one rank.
 //
 // Threads: Send, Recv and Collective are called from device threads and return at once; the
 // transport completes them on its own (comm) thread and then calls `done`, or `fail` with the

@@ -1,8 +1,9 @@
 // CPU kernels of the activation family (f32, f64): relu, gelu (tanh approximation), tanh, exp
 // and relu_grad(dy, y), gelu_grad(dy, x), tanh_grad(dy, y). relu, tanh and exp compute in double
-// and round once. gelu and gelu_grad compute in the tensor's own type: in f32 through a
-// branch-free tanh (fast_tanh.h), so that the loop vectorises and a step's cost does not depend on
-// the data; the simulator's calibration relies on the latter (docs/simulator.md).
+// and round once. A NaN or infinity in goes out as IEEE arithmetic has it (docs/kernels.md). gelu
+// and gelu_grad compute in the tensor's own type: in f32 through a branch-free tanh (fast_tanh.h),
+// so that the loop vectorises and a step's cost does not depend on the data; the simulator's
+// calibration relies on the latter (docs/simulator.md).
 #include <cmath>
 #include <numbers>
 
@@ -102,15 +103,24 @@ void RegisterGrad(KernelRegistry& registry, const std::string& name, F f) {
 
 double InDouble(auto x) { return static_cast<double>(x); }
 
+// relu_grad: dy where y > 0, else 0 * (dy + y) + 0: +0 for finite values, bit-identical to
+// the plain 0 it replaces, but NaN for a NaN or infinite dy, or a NaN y (the forward was NaN),
+// so the mask never hides a non-finite value. In the tensor's type and branch-free: the loop
+// still vectorises (f32[256,512]: 15 us before, 23 us now, on this loaded machine).
+template <typename T>
+T ReluGrad(T dy, T y) {
+  return y > T(0) ? dy : T(0) * (dy + y) + T(0);
+}
+
 }  // namespace
 
 void RegisterActivationKernels(KernelRegistry& registry) {
-  RegisterUnary(registry, "relu", [](auto x) { return InDouble(x) > 0 ? InDouble(x) : 0.0; });
+  // Written so that a NaN is kept: `x > 0 ? x : 0` would turn it into 0.
+  RegisterUnary(registry, "relu", [](auto x) { return InDouble(x) <= 0 ? 0.0 : InDouble(x); });
   RegisterUnary(registry, "gelu", [](auto x) { return Gelu(x); });
   RegisterUnary(registry, "tanh", [](auto x) { return std::tanh(InDouble(x)); });
   RegisterUnary(registry, "exp", [](auto x) { return std::exp(InDouble(x)); });
-  RegisterGrad(registry, "relu_grad",
-               [](auto dy, auto y) { return InDouble(y) > 0 ? InDouble(dy) : 0.0; });
+  RegisterGrad(registry, "relu_grad", [](auto dy, auto y) { return ReluGrad(dy, y); });
   RegisterGrad(registry, "gelu_grad", [](auto dy, auto x) { return dy * GeluSlope(x); });
   RegisterGrad(registry, "tanh_grad",
                [](auto dy, auto y) { return InDouble(dy) * (1.0 - InDouble(y) * InDouble(y)); });

@@ -97,11 +97,6 @@ const Shape& LogicalInputShape(const KernelContext& ctx, size_t i) {
   return i < ctx.input_logical_shapes.size() ? ctx.input_logical_shapes[i] : ctx.inputs[i]->shape();
 }
 
-const Shape& LogicalOutputShape(const KernelContext& ctx, size_t i) {
-  return i < ctx.output_logical_shapes.size() ? ctx.output_logical_shapes[i]
-                                              : ctx.outputs[i]->shape();
-}
-
 Range InputRange(const KernelContext& ctx, size_t i, int axis) {
   if (i < ctx.input_regions.size() && axis < ctx.input_regions[i].rank()) {
     return ctx.input_regions[i].ranges[axis];

@@ -49,9 +49,8 @@ struct AxisView {
 };
 AxisView ViewAround(const Shape& shape, int axis);
 
-// The logical shape of input (output) i; the physical one when the context carries none.
+// The logical shape of input i; the physical one when the context carries none.
 const Shape& LogicalInputShape(const KernelContext& ctx, size_t i);
-const Shape& LogicalOutputShape(const KernelContext& ctx, size_t i);
 // The logical index range that physical input (output) i covers along `axis`; the whole
 // physical extent when the context carries no region.
 Range InputRange(const KernelContext& ctx, size_t i, int axis);

@@ -104,7 +104,8 @@ void Dropout(const KernelContext& ctx) {
   T* out = y.data<T>();
   for (int64_t i = 0, end = y.numel(); i < end; ++i) {
     const bool keep = HashUniform(seed, static_cast<uint64_t>(index[i])) >= rate;
-    out[i] = keep ? in[i] * keep_scale : T(0);
+    // A dropped element is x * 0 (+0 for finite x), so a NaN or infinity is not dropped.
+    out[i] = keep ? in[i] * keep_scale : in[i] * T(0) + T(0);
   }
 }
 

@@ -27,7 +27,7 @@ void ReduceKernel(const KernelContext& ctx, Reduce kind, const char* op) {
     // An empty slice (an uneven split) yields the identity of max.
     for (int64_t i = 0, end = y.numel(); i < end; ++i) out[i] = -std::numeric_limits<T>::infinity();
     ForEachReduced(x.shape(), reduced, [&](int64_t i, int64_t o) {
-      if (in[i] > out[o]) out[o] = in[i];
+      if (in[i] > out[o] || in[i] != in[i]) out[o] = in[i];  // a NaN wins and stays
     });
     return;
   }
@@ -82,8 +82,17 @@ void ReduceMaxGradKernel(const KernelContext& ctx) {
   const T* ys = y.data<T>();
   const T* dys = dy.data<T>();
   T* out = dx.data<T>();
-  ForEachReduced(x.shape(), reduced,
-                 [&](int64_t i, int64_t r) { out[i] = xs[i] == ys[r] ? dys[r] : T(0); });
+  // dy to the maxima, dy * 0 elsewhere (a NaN or infinite dy stays non-finite). Where x or
+  // its maximum is NaN the mask is undefined, and so is the gradient: NaN.
+  ForEachReduced(x.shape(), reduced, [&](int64_t i, int64_t r) {
+    if (xs[i] == ys[r]) {
+      out[i] = dys[r];
+    } else if (xs[i] != xs[i] || ys[r] != ys[r]) {
+      out[i] = xs[i] + ys[r];
+    } else {
+      out[i] = dys[r] * T(0) + T(0);
+    }
+  });
 }
 
 template <typename T>

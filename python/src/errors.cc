@@ -1,5 +1,6 @@
 // Engine errors become Python exceptions of one class per kind: the argument-like kinds
-// subclass ValueError, the run-time ones RuntimeError (DESIGN.md, Errors).
+// subclass ValueError, the run-time ones RuntimeError (the original design notes' error
+// model).
 #include "engine/core/error.h"
 #include "python/src/bindings.h"
 

@@ -27,7 +27,19 @@ from .lazy import LazyTensor, Trace
 from .nn.module import Module
 from .report import Explanation, MemoryReport, SimulationReport
 from .strategy import StrategyLayout
-from .tensor import as_array, as_spec
+from .tensor import as_spec, feed_array
+
+
+def _explain_float64(error, names, specs, trace):
+    """A build() that failed with float64 inputs and float32 parameters failed on the mix (as
+    PyTorch's "expected scalar type Float but found Double"): say which input to convert."""
+    wide = [(n, s) for n, s in zip(names, specs) if s.dtype == "f64"]
+    if wide and any(p.dtype == "f32" for p in trace.params):
+        name, spec = wide[0]
+        raise _C.InvalidArgumentError(
+            f"input '{name}' is float64 {list(spec.shape)} but the model's parameters are "
+            f"float32: pass {name}.astype(np.float32) (twinflow does not mix or narrow float "
+            f"dtypes silently); the engine said: {error}") from error
 
 
 class Graph:
@@ -46,6 +58,7 @@ class Graph:
         object.__setattr__(self, "_fetch_names", [])
         object.__setattr__(self, "_runner", None)
         object.__setattr__(self, "_loaded", {})     # Parameter -> the version the runner holds
+        object.__setattr__(self, "_kept_state", {})  # optimizer state for the next runner
         object.__setattr__(self, "steps_done", 0)
 
     def __setattr__(self, name, value):
@@ -77,16 +90,21 @@ class Graph:
         compiles now; otherwise at the first step. memory_limit: bytes per device for the
         search. feed: what each rank passes to step() under mpirun: "local" (its own rows of the
         batch, as with DistributedSampler; feed_shapes() says which) or "global" (the whole
-        batch). In one process both are the whole batch."""
+        batch). In one process both are the whole batch. Compiling again (under any strategy)
+        keeps the trained state: parameters, optimizer state and steps_done."""
         StrategyLayout(strategy, devices, placement)  # errors now, not at the first step
         if search not in ("auto", "exact", "propagate"):
             raise _C.InvalidArgumentError(f"search must be auto, exact or propagate, got {search!r}")
         if feed not in ("local", "global"):
             raise _C.InvalidArgumentError(f"feed must be local or global, got {feed!r}")
+        kept = self._take_state_out()
         self._close_runner()
         self._options.update(strategy=strategy, devices=devices, placement=placement,
                              search=search, memory_limit=memory_limit, feed=feed)
+        steps = self.steps_done
         self._reset()
+        object.__setattr__(self, "steps_done", steps)
+        object.__setattr__(self, "_kept_state", kept)
         if example_inputs:
             self._program_for([as_spec(x, f"input {i}") for i, x in enumerate(example_inputs)])
         return self
@@ -129,7 +147,11 @@ class Graph:
                 if pin is not None:
                     builder.pin(id, *pin)
                 inputs.append(LazyTensor(trace, id))
-            out = self.build(*inputs)
+            try:
+                out = self.build(*inputs)
+            except _C.InvalidArgumentError as error:
+                _explain_float64(error, names, specs, trace)
+                raise
         outputs = list(out) if isinstance(out, (tuple, list)) else [out]
         if not outputs or not all(isinstance(t, LazyTensor) and t._trace is trace for t in outputs):
             raise _C.InvalidArgumentError(f"{type(self).__name__}.build must return graph tensors "
@@ -156,14 +178,15 @@ class Graph:
 
     def _program_for(self, specs, cluster=None):
         """The Plan to run (cluster None) or to simulate on (cluster, nodes)."""
-        if self._specs is None:
-            object.__setattr__(self, "_specs", specs)
+        specs = self._specs if self._specs is not None else specs
         if cluster not in self._programs:
-            program, params, fetches, names = self._trace(self._specs, cluster)
+            program, params, fetches, names = self._trace(specs, cluster)
             self._programs[cluster] = program
             object.__setattr__(self, "_params", params)
             object.__setattr__(self, "_fetch_names", fetches)
             object.__setattr__(self, "_input_names_used", names)
+        # Only a trace that worked fixes the input specs: a corrected call traces afresh.
+        object.__setattr__(self, "_specs", specs)
         return self._programs[cluster]
 
     def _check_traced_shards(self, arrays):
@@ -173,11 +196,12 @@ class Graph:
         if self._options["feed"] != "local" or distributed.world_size() == 1:
             return
         for spec, array in zip(self._feed_specs(), arrays):
-            if spec["read"] and tuple(array.shape) != tuple(spec["shape"]):
+            shape = tuple(as_spec(array, f"input '{spec['name']}'").shape)
+            if spec["read"] and shape != tuple(spec["shape"]):
                 self._reset()
                 raise _C.InvalidArgumentError(
                     f"feed='local' under mpirun: input '{spec['name']}' of shape "
-                    f"{list(array.shape)} was taken as the whole batch, but this rank passes "
+                    f"{list(shape)} was taken as the whole batch, but this rank passes "
                     f"{list(spec['shape'])} of it; compile the graph with example inputs of the "
                     "whole batch first (graph.compile(x_example, ..., strategy=...)), or use "
                     "feed='global'")
@@ -216,7 +240,28 @@ class Graph:
                                feed=self._options["feed"])
             distributed.track(runner)
             object.__setattr__(self, "_runner", runner)
+            names = set(runner.variable_names())
+            for name, value in self._kept_state.items():
+                if name in names:  # an optimizer the new graph still has
+                    runner.set_variable(name, value)
+            object.__setattr__(self, "_kept_state", {})
         return self._runner
+
+    def _take_state_out(self):
+        """Before a recompile closes the runner: the parameters it holds the latest values of
+        come back to the host (same version, so graphs already holding them do not reload),
+        and the other variables (momentum, Adam moments and step) are returned by name, for
+        the next runner. Collective under mpirun, as compile() is called on every rank."""
+        runner = self._runner
+        if runner is None:
+            return self._kept_state
+        params = set()
+        for p, name in self._params:
+            params.add(name)
+            if p._home is runner:
+                p._value, p._home, p._home_name = runner.variable(name), None, None
+        return {name: runner.variable(name) for name in runner.variable_names()
+                if name not in params}
 
     def _close_runner(self):
         if self._runner is not None:
@@ -233,19 +278,21 @@ class Graph:
         return self.step(*batch)
 
     def run(self, *batch):
-        """The same as step() (DESIGN.md's name)."""
+        """The same as step() (the name the original design notes use)."""
         return self.step(*batch)
 
     def step(self, *batch):
         """One step on numpy arrays (or tw.Tensor): the loss as a float when training (the
         parameters are updated), else the outputs as numpy arrays."""
-        arrays = [as_array(b, f"input {i}") for i, b in enumerate(batch)]
         if self._specs is None:
             self._program_for([as_spec(b, f"input {i}") for i, b in enumerate(batch)])
-            self._check_traced_shards(arrays)
-        if len(arrays) != len(self._specs):
+            self._check_traced_shards(batch)
+        if len(batch) != len(self._specs):
             raise _C.InvalidArgumentError(f"{type(self).__name__} was compiled for "
-                                          f"{len(self._specs)} inputs, got {len(arrays)}")
+                                          f"{len(self._specs)} inputs, got {len(batch)}")
+        self._program_for(self._specs)  # traced, so the input names are known
+        arrays = [feed_array(b, spec, name)
+                  for b, spec, name in zip(batch, self._specs, self._input_names_used)]
         runner = self._get_runner()
         self._sync_parameters_in(runner)
         fetched = runner.step(dict(zip(self._input_names_used, arrays)))

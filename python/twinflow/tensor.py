@@ -89,14 +89,22 @@ def from_numpy(array):
     return Tensor(np.asarray(array))
 
 
+def _has_dtype(value):
+    """numpy arrays and scalars, and tw.Tensor, carry a dtype; Python lists and numbers not."""
+    return isinstance(value, (Tensor, np.ndarray, np.generic))
+
+
 def as_array(value, what):
-    """A step's argument as numpy (tw.Tensor or array-like)."""
+    """A step's argument as numpy (tw.Tensor or array-like). Values without a dtype of their
+    own (lists, Python numbers) take tw.tensor's defaults: floats f32, ints i32."""
     if isinstance(value, Tensor):
         return value._data
+    if not _has_dtype(value):
+        return tensor(value)._data
     array = np.asarray(value)
-    dtype_name(array.dtype)
     if array.dtype == object:
         raise _C.InvalidArgumentError(f"{what}: not a numeric array")
+    dtype_name(array.dtype)
     return array
 
 
@@ -107,3 +115,40 @@ def as_spec(value, what):
         return value.spec()
     array = as_array(value, what)
     return TensorSpec(array.shape, dtype_name(array.dtype))
+
+
+def _numpy_name(dtype):
+    return np.dtype(_DTYPES[dtype]).name
+
+
+def feed_array(value, spec, name):
+    """A step's argument for the graph input `name` of `spec` (its whole-step shape and
+    dtype), as PyTorch users expect: data with a dtype of its own keeps it unless the
+    conversion is lossless (integers that fit, integers a float holds exactly, float32 to
+    float64); float64 is never narrowed to float32 silently, and floats never become
+    integers. Data without a dtype (lists, Python numbers) is converted to the input's dtype,
+    as torch.tensor() converts it to the default float type; float values for an integer
+    input are refused."""
+    want = _DTYPES[spec.dtype]
+    typed = _has_dtype(value)
+    array = value._data if isinstance(value, Tensor) else np.asarray(value)
+    if array.dtype == object or array.dtype.kind not in "fiub":
+        raise _C.InvalidArgumentError(f"input '{name}': not a numeric array ({array.dtype})")
+    if array.dtype == want:
+        return array
+    expects = f"input '{name}' expects {_numpy_name(spec.dtype)} {list(spec.shape)}"
+    if array.dtype.kind == "f" and np.dtype(want).kind != "f":
+        raise _C.InvalidArgumentError(f"{expects}; got floating-point values ({array.dtype}): "
+                                      f"pass integers, e.g. {name}.astype(np.{np.dtype(want).name})")
+    if typed and array.dtype.kind == "f" and array.dtype.itemsize > np.dtype(want).itemsize:
+        raise _C.InvalidArgumentError(f"{expects}; got {array.dtype}: pass "
+                                      f"{name}.astype(np.{np.dtype(want).name}) (twinflow does "
+                                      "not narrow floats silently)")
+    converted = array.astype(want)
+    if array.dtype.kind != "f":  # integers (or bools): only if every value comes back
+        with np.errstate(invalid="ignore", over="ignore"):
+            exact = np.array_equal(converted.astype(array.dtype), array)
+        if not exact:
+            raise _C.InvalidArgumentError(f"{expects}; got {array.dtype} values that "
+                                          f"{np.dtype(want).name} cannot hold exactly")
+    return converted

@@ -1,7 +1,5 @@
 #include "simulator/collectives/ring.h"
 
-#include <algorithm>
-
 #include "engine/core/error.h"
 
 namespace twinflow::sim {
@@ -18,13 +16,6 @@ double RingCollectiveSeconds(const std::string& kind, int p, int64_t bytes, cons
   }
   if (kind == "broadcast") return (p - 1) * a + s / b;
   throw PlanError("no time model for collective '" + kind + "'");
-}
-
-double HierarchicalAllReduceSeconds(int nodes, int per_node, int64_t bytes, const Link& intra,
-                                    const Link& inter) {
-  const int64_t shard = bytes / std::max(1, per_node);
-  return 2 * RingCollectiveSeconds("reduce_scatter", per_node, bytes, intra) +
-         RingCollectiveSeconds("all_reduce", nodes, shard, inter);
 }
 
 }  // namespace twinflow::sim

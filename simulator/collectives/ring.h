@@ -6,7 +6,8 @@
 //   reduce_scatter  (p - 1) a + (p - 1) / p * S / B      (and all_gather, all_to_all)
 //   broadcast       (p - 1) a + S / B                    (pipelined along the ring)
 // A group spanning nodes runs a ring at its slowest link, or, for all-reduce over whole
-// nodes of k devices each on n nodes, the hierarchical algorithm when faster:
+// nodes of k devices each on n nodes, the hierarchical algorithm when faster (algorithms.h
+// plans it):
 //   reduce-scatter in each node, all-reduce of S/k between nodes, all-gather in each node
 //   = 2 [(k-1) a_i + (k-1)/k S/B_i] + 2 (n-1) a_e + 2 (n-1)/n (S/k) / B_e
 // These are the times on idle links; the simulator runs the same algorithms as flows that
@@ -19,8 +20,5 @@
 namespace twinflow::sim {
 
 double RingCollectiveSeconds(const std::string& kind, int p, int64_t bytes, const Link& link);
-
-double HierarchicalAllReduceSeconds(int nodes, int per_node, int64_t bytes, const Link& intra,
-                                    const Link& inter);
 
 }  // namespace twinflow::sim

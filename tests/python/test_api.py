@@ -236,3 +236,68 @@ def test_feed_shapes_in_one_process_are_the_whole_batch():
         step(x[:4], labels)
     with pytest.raises(tw.InvalidArgumentError, match="feed must be local or global"):
         step.compile(strategy="dp=2", feed="shard")
+
+
+def test_float64_and_lists_are_converted_or_refused_with_what_to_pass():
+    tw.manual_seed(0)
+    graph = Forward(Mlp(parallel=False)).compile(tw.TensorSpec((8, 12), "f32"))
+    x = np.random.default_rng(4).uniform(-1, 1, (8, 12)).astype(np.float32)
+    want = graph(x)
+    # No dtype of its own: a list takes the input's dtype (as torch.tensor takes float32).
+    np.testing.assert_array_equal(graph(x.tolist()), want)
+    # Integers a float32 holds exactly convert; float64 does not narrow silently.
+    np.testing.assert_array_equal(graph(np.ones((8, 12), np.int64)),
+                                  graph(np.ones((8, 12), np.float32)))
+    with pytest.raises(tw.InvalidArgumentError,
+                       match=r"input 'x' expects float32 \[8, 12\]; got float64: pass "
+                             r"x.astype\(np.float32\)"):
+        graph(x.astype(np.float64))
+    with pytest.raises(tw.InvalidArgumentError, match="int64 values that float32 cannot hold"):
+        graph(np.full((8, 12), 2**24 + 1, np.int64))
+
+    class Loss(tw.Graph):
+        def build(self, logits, labels):
+            return tw.nn.CrossEntropyLoss()(logits, labels)
+
+    loss = Loss().compile(tw.TensorSpec((2, 3), "f32"), tw.TensorSpec((2,), "i32"))
+    logits = [[1.0, 2.0, 3.0], [0.5, 0.5, 0.5]]
+    expected = loss(np.array(logits, np.float32), np.array([2, 0], np.int32))
+    assert loss(logits, [2, 0]) == expected
+    assert loss(np.array(logits, np.float32), np.array([2, 0], np.int64)) == expected
+    with pytest.raises(tw.InvalidArgumentError, match=r"input 'labels' expects int32 \[2\]; "
+                                                      r"got floating-point values"):
+        loss(logits, [2.0, 0.0])
+    with pytest.raises(tw.InvalidArgumentError, match="int32 cannot hold exactly"):
+        loss(logits, np.array([2**40, 0], np.int64))
+
+
+def test_float64_data_at_the_first_step_names_the_input():
+    tw.manual_seed(0)
+    x = np.random.default_rng(4).uniform(-1, 1, (8, 12))  # numpy's default: float64
+    with pytest.raises(tw.InvalidArgumentError,
+                       match=r"input 'x' is float64 \[8, 12\] but the model's parameters are "
+                             r"float32: pass x.astype\(np.float32\)"):
+        graph = Forward(Mlp())
+        graph(x)
+    assert graph(x.astype(np.float32)).shape == (8, 5)  # the corrected call traces afresh
+    # A list has no dtype: floats become float32, as in torch.tensor().
+    assert Forward(Mlp())(x.tolist()).dtype == np.float32
+
+
+@pytest.mark.parametrize("strategy", ["auto", "dp=2,tp=2"])
+def test_a_nan_gives_a_nan_loss(strategy):
+    from conftest import TrainStep, batches
+    tw.manual_seed(0)
+    model = Mlp()
+    step = TrainStep(model, tw.optim.SGD(model.parameters(), lr=0.1)).compile(strategy=strategy)
+    x, y = batches(1)[0]
+    x = x.copy()
+    x[3, 5] = np.nan  # one sample, one feature: through matmul, ReLU, the loss
+    assert np.isnan(step(x, y))
+    # The update spread it into the weights; the next loss says so too (not a finite one).
+    assert np.isnan(model.body[0].weight.numpy()).any()
+    assert np.isnan(step(*batches(1)[0]))
+    fresh = Mlp()
+    step_inf = TrainStep(fresh, tw.optim.SGD(fresh.parameters(), lr=0.1))
+    x[3, 5] = np.inf
+    assert not np.isfinite(step_inf.compile(strategy=strategy)(x, y))

@@ -166,3 +166,34 @@ def test_recomputed_modules_give_the_same_losses(strategy):
 def test_recompute_is_a_module_setting_not_a_strategy_field():
     with pytest.raises(tw.InvalidArgumentError, match="Module.recompute"):
         TrainStep(Mlp(), tw.optim.SGD(Mlp().parameters(), lr=0.1)).compile(strategy="dp=2,recompute=full")
+
+
+@pytest.mark.parametrize("optimizer", [lambda p: tw.optim.SGD(p, lr=0.1, momentum=0.9),
+                                       lambda p: tw.optim.Adam(p, lr=1e-2)])
+def test_recompiling_keeps_the_trained_state(optimizer):
+    data = batches(6)
+    expected, _, _ = train("auto", steps=6, optimizer=optimizer)
+
+    tw.manual_seed(0)
+    model = Mlp()
+    step = TrainStep(model, optimizer(model.parameters())).compile(strategy="dp=2")
+    forward = Forward(model).compile(strategy="tp=2")
+    losses = [step(x, y) for x, y in data[:3]]
+    forward(data[0][0])  # the inference graph's runner now holds the weights of step 3
+    step.compile(strategy="tp=2,pp=2,mb=2")  # another strategy: a new Plan and runner
+    assert step.steps_done == 3
+    losses += [step(x, y) for x, y in data[3:]]
+    # Momentum (or Adam's moments and step count) came along: the uninterrupted losses.
+    np.testing.assert_allclose(losses, expected, rtol=1e-5)
+
+    # The graph sharing the model still runs, with the weights of step 6.
+    state = model.state_dict()
+    h = data[0][0]
+    for i, idx in enumerate([0, 2, 4]):
+        h = h @ state[f"body.{idx}.weight"] + state[f"body.{idx}.bias"]
+        h = np.maximum(h, 0) if i < 2 else h
+    np.testing.assert_allclose(forward(data[0][0]), h, rtol=1e-4, atol=1e-5)
+    step.compile(strategy="dp=2")  # the same strategy again, and without new examples
+    x, y = batches(7)[6]
+    _, _, reference = train("auto", steps=6, optimizer=optimizer)
+    assert step(x, y) == pytest.approx(reference(x, y), rel=1e-5)
