@@ -14,11 +14,12 @@
 #include <cstdint>
 #include <string>
 
+#include "engine/core/collective_kind.h"
 #include "simulator/hardware/cluster_spec.pb.h"
 
 namespace twinflow::sim {
 
-double RingCollectiveSeconds(const std::string& kind, int p, int64_t bytes, const Link& link);
+double RingCollectiveSeconds(CollectiveKind kind, int p, int64_t bytes, const Link& link);
 
 double HierarchicalAllReduceSeconds(int nodes, int per_node, int64_t bytes, const Link& intra,
                                     const Link& inter);
