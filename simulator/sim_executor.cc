@@ -69,6 +69,7 @@ std::vector<int> ClusterDevices(const plan::Plan& plan, const Topology& topology
   return cluster_device;
 }
 
+// Lifetime: keeps `plan` and `topology` by reference for the one Simulate call that makes it.
 class Simulation {
  public:
   Simulation(const plan::Plan& plan, const Topology& topology, const SimOptions& options)

@@ -42,6 +42,7 @@ void CheckRegion(const RegionDesc& region, const TensorDesc* logical, const Tens
                  const std::string& what);
 bool RegionInside(const RegionDesc& inner, const RegionDesc& outer);
 
+// Lifetime: keeps `plan` by reference for the one ValidatePlan call that makes it.
 class Validator {
  public:
   explicit Validator(const Plan& plan) : plan_(plan) {}

@@ -256,7 +256,11 @@ std::vector<std::map<std::string, Tensor>> ThreadedExecutor::Impl::AssembleFetch
 
 ThreadedExecutor::ThreadedExecutor(const plan::Plan& plan, const kernels::KernelRegistry& kernels,
                                    Transport* transport)
-    : impl_((plan::ValidatePlan(plan), std::make_shared<Impl>(plan, kernels, transport))) {}
+    : impl_((plan::ValidatePlan(plan), std::make_unique<Impl>(plan, kernels, transport))) {}
+
+ThreadedExecutor::~ThreadedExecutor() = default;
+ThreadedExecutor::ThreadedExecutor(ThreadedExecutor&&) noexcept = default;
+ThreadedExecutor& ThreadedExecutor::operator=(ThreadedExecutor&&) noexcept = default;
 
 RunResult ThreadedExecutor::Run(const FeedFn& feeds, const RunOptions& options) {
   Impl& impl = *impl_;
