@@ -22,8 +22,6 @@ namespace twinflow::runtime {
 
 using StepFeedFn = std::function<std::map<std::string, Tensor>(int64_t step)>;
 
-// Lifetime: keeps `plan` and `feed_fn` by reference; both must outlive the cache (Run makes one
-// per run, over the executor's own copy of the Plan).
 class FeedCache {
  public:
   // `specs`: this rank's, one per plan feed binding (FeedSpecs). `readers`: how many sources
