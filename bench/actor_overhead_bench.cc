@@ -32,7 +32,7 @@ plan::Plan ChainPlan(int64_t computes, int32_t slots) {
   plan::Plan plan;
   plan::Device* device = plan.add_devices();
   device->set_id(0);
-  device->set_type("cpu");
+  device->set_type(plan::DEVICE_CPU);
   plan.set_pieces_per_step(1);
   const int64_t tasks = computes + 2;
   for (int64_t i = 0; i < tasks; ++i) {

@@ -31,7 +31,7 @@ plan::Plan AllReducePlan(int ranks) {
   for (int r = 0; r < ranks; ++r) {
     plan::Device* d = plan.add_devices();
     d->set_id(r);
-    d->set_type("cpu");
+    d->set_type(plan::DEVICE_CPU);
     d->set_index(r);
     d->set_rank(r);
     group->add_devices(r);
@@ -40,8 +40,8 @@ plan::Plan AllReducePlan(int ranks) {
     t->set_kind(plan::COLLECTIVE);
     t->set_device(r);
     t->set_name("all_reduce@" + std::to_string(r));
-    t->mutable_collective()->set_kind("all_reduce");
-    t->mutable_collective()->set_reduce_op("sum");
+    t->mutable_collective()->set_kind(plan::ALL_REDUCE);
+    t->mutable_collective()->set_reduce_op(plan::REDUCE_SUM);
     t->mutable_collective()->set_member(r);
   }
   return plan;

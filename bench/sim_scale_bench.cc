@@ -39,7 +39,7 @@ class PlanMaker {
     r->add_consumers(consumer);
     r->set_slots(1);
     r->set_bytes_per_slot(bytes);
-    r->mutable_tensor()->set_dtype("f32");
+    r->mutable_tensor()->set_dtype(plan::DTYPE_F32);
     r->mutable_tensor()->add_shape(bytes / 4);
     plan.mutable_tasks(static_cast<int>(producer))->add_produced_regsts(r->id());
     plan.mutable_tasks(static_cast<int>(consumer))->add_consumed_regsts(r->id());
@@ -54,7 +54,7 @@ plan::Plan DataParallelPlan() {
   for (int d = 0; d < devices; ++d) {
     plan::Device* device = m.plan.add_devices();
     device->set_id(d);
-    device->set_type("npu");
+    device->set_type(plan::DEVICE_CUDA);  // an accelerator: the simulator prices any
     device->set_index(d);
     group->add_devices(d);
   }
@@ -71,7 +71,7 @@ plan::Plan DataParallelPlan() {
       m.Regst(previous, b, 4);
       previous = b;
       const int64_t c = m.Task(plan::COLLECTIVE, d, "all_reduce" + std::to_string(l) + at);
-      m.plan.mutable_tasks(static_cast<int>(c))->mutable_collective()->set_kind("all_reduce");
+      m.plan.mutable_tasks(static_cast<int>(c))->mutable_collective()->set_kind(plan::ALL_REDUCE);
       m.plan.mutable_tasks(static_cast<int>(c))->mutable_collective()->set_member(d);
       m.plan.mutable_tasks(static_cast<int>(c))->set_issue_order(l);
       m.Regst(b, c, kGradientBytes);

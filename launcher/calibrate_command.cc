@@ -16,10 +16,11 @@
 #include "engine/core/text_format.h"
 #include "engine/ops/builtin_ops.h"
 #include "engine/plan/kernel_key.h"
+#include "engine/plan/plan_enums.h"
 #include "engine/plan/plan_rates.h"
+#include "engine/runtime/prepared_task.h"
 #include "engine/runtime/threaded_executor.h"
 #include "engine/sbp/alpha_beta_cost_model.h"
-#include "engine/runtime/prepared_task.h"
 #include "kernels/cpu/cpu_kernels.h"
 #include "launcher/model_args.h"
 #include "simulator/hardware/cluster.h"
@@ -59,13 +60,13 @@ class KernelCall {
              t.output_logical} {
     for (const plan::TensorDesc& d : t.task->op().inputs()) {
       const Shape shape(std::vector<int64_t>(d.shape().begin(), d.shape().end()));
-      const DType dtype = ParseDType(d.dtype());
+      const DType dtype = plan::FromProto(d.dtype(), t.task->name());
       inputs_.push_back(IsFloating(dtype) ? Tensor::Random(shape, dtype, rng)
                                           : Tensor(shape, dtype));
     }
     for (const plan::TensorDesc& d : t.task->op().outputs()) {
       outputs_.emplace_back(Shape(std::vector<int64_t>(d.shape().begin(), d.shape().end())),
-                            ParseDType(d.dtype()));
+                            plan::FromProto(d.dtype(), t.task->name()));
     }
     for (const Tensor& in : inputs_) ctx_.inputs.push_back(&in);
     for (Tensor& out : outputs_) ctx_.outputs.push_back(&out);

@@ -5,6 +5,7 @@
 #include "engine/compiler/compile.h"
 #include "engine/core/text_format.h"
 #include "engine/ops/builtin_ops.h"
+#include "engine/plan/plan_enums.h"
 #include "engine/plan/plan_io.h"
 #include "launcher/model_args.h"
 
@@ -37,8 +38,8 @@ int RunCompileCommand(const std::vector<std::string>& args, std::ostream& out) {
   TextTable table({"device", "arena", "peak"});
   for (const plan::MemoryPlan& m : compiled.plan.memory()) {
     const plan::Device& d = compiled.plan.devices(m.device());
-    table.Add({d.type() + ":" + std::to_string(d.index()), FormatBytes(m.arena_bytes()),
-               FormatBytes(m.peak_bytes())});
+    table.Add({plan::EnumName(d.type()) + ":" + std::to_string(d.index()),
+               FormatBytes(m.arena_bytes()), FormatBytes(m.peak_bytes())});
   }
   table.Print(out);
   out << "content hash " << plan::ContentHash(compiled.plan) << "\n";

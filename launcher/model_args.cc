@@ -2,6 +2,7 @@
 
 #include "engine/core/error.h"
 #include "engine/graph/optimizer.h"
+#include "engine/plan/plan_enums.h"
 #include "engine/plan/plan_io.h"
 
 namespace twinflow::launcher {
@@ -201,7 +202,7 @@ const plan::Binding* FindBinding(const google::protobuf::RepeatedPtrField<plan::
 }
 
 std::string DescText(const plan::TensorDesc& desc) {
-  std::string text = desc.dtype() + "[";
+  std::string text = plan::EnumName(desc.dtype()) + "[";
   for (int i = 0; i < desc.shape_size(); ++i) text += (i ? "," : "") + std::to_string(desc.shape(i));
   return text + "]";
 }
@@ -234,7 +235,7 @@ plan::Plan LoadPlanForModel(const std::string& path, const models::BuiltModel& m
         model.graph.tensor(model.graph.op(*model.graph.FindOp(name)).outputs[0]).meta;
     plan::TensorDesc want;
     for (int64_t d : meta.shape.dims()) want.add_shape(d);
-    want.set_dtype(DTypeName(meta.dtype));
+    want.set_dtype(plan::ToProto(meta.dtype));
     if (DescText(binding->logical()) != DescText(want)) {
       throw InvalidArgumentError(what + "its '" + name + "' is " + DescText(binding->logical()) +
                                  ", the model's " + DescText(want));

@@ -29,7 +29,7 @@ std::vector<graph::OpId> LayerOps(const graph::GraphBuilder& builder, graph::OpI
   if (end < 0) end = static_cast<graph::OpId>(all.size());
   for (auto id = std::max<graph::OpId>(first, 0); id < std::min<graph::OpId>(end, all.size());
        ++id) {
-    if (!builder.registry().Find(all[id].type).is_source) ops.push_back(id);
+    if (!builder.registry().Find(all[id].type).is_source()) ops.push_back(id);
   }
   return ops;
 }

@@ -4,6 +4,7 @@
 
 #include "engine/core/dtype.h"
 #include "engine/plan/kernel_key.h"
+#include "engine/plan/plan_enums.h"
 
 namespace twinflow::sim {
 
@@ -72,7 +73,7 @@ double ActTiming::CopySeconds(const plan::Task& t, double contention) {
     for (const plan::Range& r : tr.region().ranges()) elements *= r.end() - r.begin();
     const plan::Regst& src = plan_.regsts(static_cast<int>(tr.src_regst()));
     const int source = plan_.tasks(static_cast<int>(src.producer())).device();
-    by_source[source] += elements * DTypeSize(ParseDType(src.tensor().dtype()));
+    by_source[source] += elements * DTypeSize(plan::FromProto(src.tensor().dtype(), t.name()));
   }
   double seconds = 0;
   for (const auto& [source, bytes] : by_source) {

@@ -16,6 +16,8 @@
 
 namespace twinflow::sim {
 
+// Lifetime: keeps `plan` and `topology` by reference; both must outlive this (one
+// Simulation's member).
 class ActTiming {
  public:
   // `cluster_device`: the cluster device of each plan device.

@@ -10,8 +10,8 @@ namespace twinflow::sim {
 CommRunner::CommRunner(EventQueue& queue, const Topology& topology)
     : queue_(queue), topology_(topology), network_(queue, LinkBandwidths(topology)) {}
 
-PlanPtr CommRunner::Collective(int64_t group, const std::string& kind,
-                               const std::vector<int>& devices, int64_t bytes) {
+PlanPtr CommRunner::Collective(int64_t group, CollectiveKind kind, const std::vector<int>& devices,
+                               int64_t bytes) {
   PlanPtr& plan = collectives_[{group, kind, bytes}];
   if (!plan) plan = std::make_shared<CollectivePlan>(PlanCollective(kind, devices, bytes, topology_));
   return plan;

@@ -27,7 +27,7 @@ class CommRunner {
   CommRunner(EventQueue& queue, const Topology& topology);
 
   // `devices`: cluster devices of group `group`, in the group's order.
-  PlanPtr Collective(int64_t group, const std::string& kind, const std::vector<int>& devices,
+  PlanPtr Collective(int64_t group, CollectiveKind kind, const std::vector<int>& devices,
                      int64_t bytes);
   // From one cluster device to another: latency + bytes over the path's links (none when the
   // same device).
@@ -48,7 +48,7 @@ class CommRunner {
   EventQueue& queue_;
   const Topology& topology_;
   LinkNetwork network_;
-  std::map<std::tuple<int64_t, std::string, int64_t>, PlanPtr> collectives_;
+  std::map<std::tuple<int64_t, CollectiveKind, int64_t>, PlanPtr> collectives_;
   std::map<std::pair<int, int64_t>, PlanPtr> replicas_;
 };
 

@@ -13,6 +13,7 @@
 
 namespace twinflow::sim {
 
+// Lifetime: keeps `plan` by reference; it must outlive this (one Simulation's member).
 class LiveMemory {
  public:
   // `record`: keep every change as a trace sample.

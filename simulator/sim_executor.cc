@@ -10,8 +10,10 @@
 #include <utility>
 #include <variant>
 
+#include "engine/core/collective_kind.h"
 #include "engine/core/error.h"
 #include "engine/plan/chrome_trace.h"
+#include "engine/plan/plan_enums.h"
 #include "engine/plan/plan_rates.h"
 #include "engine/runtime/actor.h"
 #include "simulator/act_timing.h"
@@ -58,7 +60,7 @@ std::vector<int> ClusterDevices(const plan::Plan& plan, const Topology& topology
   std::vector<int> cluster_device;
   for (const plan::Device& d : plan.devices()) {
     if (d.index() >= topology.devices()) {
-      throw InvalidArgumentError("the Plan uses device " + d.type() + ":" +
+      throw InvalidArgumentError("the Plan uses device " + plan::EnumName(d.type()) + ":" +
                                  std::to_string(d.index()) + " but the cluster has " +
                                  std::to_string(topology.devices()) + " devices");
     }
@@ -67,6 +69,7 @@ std::vector<int> ClusterDevices(const plan::Plan& plan, const Topology& topology
   return cluster_device;
 }
 
+// Lifetime: keeps `plan` and `topology` by reference for the one Simulate call that makes it.
 class Simulation {
  public:
   Simulation(const plan::Plan& plan, const Topology& topology, const SimOptions& options)
@@ -171,18 +174,18 @@ class Simulation {
         for (int32_t d : group.devices()) devices.push_back(cluster_device_[d]);
         int64_t bytes = 0;
         for (int64_t r : t.consumed_regsts()) bytes = std::max(bytes, RegstBytes(r));
-        if (t.collective().kind() == "all_gather") {
+        // The executor's one reading of the kind (validated with the Plan).
+        const CollectiveKind kind = plan::FromProto(t.collective().kind(), t.name());
+        if (kind == CollectiveKind::kAllGather) {
           for (int64_t r : t.produced_regsts()) bytes = std::max(bytes, RegstBytes(r));
         }
         std::vector<int> members;
         for (int64_t member : arrived)
           members.push_back(plan_.tasks(static_cast<int>(member)).device());
-        const PlanPtr collective =
-            comm_.Collective(t.collective().group(), t.collective().kind(), devices, bytes);
-        const std::string& kind = t.collective().kind();
-        const bool staged = kind != "all_reduce";  // the MPI transport packs all but these
-        Communicate(collective, members, std::move(arrived),
-                    kind == "all_reduce" || kind == "reduce_scatter",
+        const PlanPtr collective = comm_.Collective(t.collective().group(), kind, devices, bytes);
+        // the MPI transport packs all but all_reduce
+        const bool staged = kind != CollectiveKind::kAllReduce;
+        Communicate(collective, members, std::move(arrived), CollectiveReduces(kind),
                     spans_ranks && staged ? bytes : 0);
         collectives_.erase(key);
         return;
@@ -326,9 +329,7 @@ class Simulation {
   // For an optimizer update of one of several data-parallel replicas, the bytes of its
   // gradient, which it all-reduces over the replicas first; else 0.
   int64_t ReplicaGradientBytes(const plan::Task& t) const {
-    const std::string& type = t.op().type();  // the update ops of engine/compiler/rates.h
-    if (options_.data_parallel_replicas <= 1 || t.kind() != plan::COMPUTE ||
-        (type != "sgd_update" && type != "sgd_momentum_update" && type != "adam_update") ||
+    if (options_.data_parallel_replicas <= 1 || !t.optimizer_update() ||
         t.consumed_regsts_size() < 2) {
       return 0;
     }
@@ -373,7 +374,8 @@ class Simulation {
       DeviceReport r;
       r.plan_device = d;
       r.cluster_device = cluster_device_[d];
-      r.name = plan_.devices(d).type() + ":" + std::to_string(plan_.devices(d).index());
+      r.name =
+          plan::EnumName(plan_.devices(d).type()) + ":" + std::to_string(plan_.devices(d).index());
       for (const auto& [begin, end] : compute_spans_[d])
         r.busy_s += static_cast<double>(end - begin) * 1e-9;
       r.exposed_comm_s = UncoveredSeconds(comm_spans_[d], compute_spans_[d]);

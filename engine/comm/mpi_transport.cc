@@ -5,7 +5,9 @@
 #include <cstring>
 #include <string>
 
+#include "engine/core/collective_kind.h"
 #include "engine/core/error.h"
+#include "engine/plan/plan_enums.h"
 #include "engine/runtime/collective_compute.h"
 #include "engine/runtime/plan_tensors.h"
 
@@ -35,7 +37,7 @@ MPI_Op MpiOp(ReduceOp op) {
 const plan::TensorDesc& InputDesc(const plan::Plan& plan, const plan::Task& task) {
   for (int64_t r : task.consumed_regsts()) {
     const plan::Regst& regst = plan.regsts(static_cast<int>(r));
-    if (!regst.tensor().dtype().empty()) return regst.tensor();
+    if (runtime::IsDataRegst(regst)) return regst.tensor();
   }
   throw PlanError("task '" + task.name() + "' has no data input");
 }
@@ -43,7 +45,7 @@ const plan::TensorDesc& InputDesc(const plan::Plan& plan, const plan::Task& task
 const plan::TensorDesc& OutputDesc(const plan::Plan& plan, const plan::Task& task) {
   for (int64_t r : task.produced_regsts()) {
     const plan::Regst& regst = plan.regsts(static_cast<int>(r));
-    if (!regst.tensor().dtype().empty()) return regst.tensor();
+    if (runtime::IsDataRegst(regst)) return regst.tensor();
   }
   throw PlanError("task '" + task.name() + "' has no data output");
 }
@@ -288,15 +290,19 @@ void MpiTransport::Collective(const plan::Task& task, int64_t piece,
   }
   const CollectiveComm& c = it->second;
   const plan::CollectiveDesc desc = task.collective();
-  const ReduceOp op = desc.reduce_op().empty() ? ReduceOp::kSum : ParseReduceOp(desc.reduce_op());
+  // The transport's one reading of the kind: the fast paths below test it, the general path
+  // hands it to ComputeCollective.
+  const CollectiveKind kind = plan::FromProto(desc.kind(), "task '" + task.name() + "'");
+  const ReduceOp op =
+      plan::FromProto(desc.reduce_op(), "task '" + task.name() + "'").value_or(ReduceOp::kSum);
   const MPI_Comm comm = c.comm;
   const std::string what = "task '" + task.name() + "' piece " + std::to_string(piece) + ": " +
-                           desc.kind() + " with the other ranks of comm group " +
+                           CollectiveKindName(kind) + " with the other ranks of comm group " +
                            std::to_string(desc.group());
   auto members = std::make_shared<std::vector<runtime::CollectiveMember>>(std::move(local));
   const Tensor& in = members->front().input;
   const bool one_each = c.one_member_per_rank && members->size() == 1;
-  if (one_each && desc.kind() == "all_reduce" && MpiType(in.dtype()) != MPI_DATATYPE_NULL) {
+  if (one_each && kind == CollectiveKind::kAllReduce && MpiType(in.dtype()) != MPI_DATATYPE_NULL) {
     Enqueue(what, {[members, op, comm](MPI_Request* request) {
                runtime::CollectiveMember& m = members->front();
                CheckMpi(MPI_Iallreduce(m.input.raw(), m.output.raw(),
@@ -307,7 +313,7 @@ void MpiTransport::Collective(const plan::Task& task, int64_t piece,
              [members, done](const MPI_Status&) { done(); }});
     return;
   }
-  if (one_each && desc.kind() == "all_gather") {
+  if (one_each && kind == CollectiveKind::kAllGather) {
     // Every rank's input lands packed by rank; each rank unpacks along the gather axis.
     const int axis = desc.gather_axis();
     std::vector<int64_t> extents;
@@ -338,7 +344,8 @@ void MpiTransport::Collective(const plan::Task& task, int64_t piece,
              }});
     return;
   }
-  if (one_each && desc.kind() == "reduce_scatter" && MpiType(in.dtype()) != MPI_DATATYPE_NULL) {
+  if (one_each && kind == CollectiveKind::kReduceScatter &&
+      MpiType(in.dtype()) != MPI_DATATYPE_NULL) {
     // The input packed by rank, then each rank receives its chunk reduced.
     const int axis = desc.scatter_axis();
     std::vector<int64_t> extents;

@@ -38,6 +38,8 @@
 
 namespace twinflow::comm {
 
+// Lifetime: keeps `plan` (and the communicators built from it) by reference: the Plan must
+// outlive the transport, and the transport the executor that uses it.
 class MpiTransport : public runtime::Transport {
  public:
   // Collective over MPI_COMM_WORLD: every rank builds it from the same Plan at the same point.

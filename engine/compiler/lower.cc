@@ -8,6 +8,7 @@
 #include "engine/compiler/rates.h"
 #include "engine/compiler/task_chains.h"
 #include "engine/core/error.h"
+#include "engine/plan/plan_enums.h"
 #include "engine/plan/plan_io.h"
 #include "engine/sbp/boxing_planner.h"
 #include "engine/sbp/slicing.h"
@@ -18,7 +19,7 @@ namespace lowering {
 plan::TensorDesc Desc(const Shape& shape, DType dtype) {
   plan::TensorDesc desc;
   for (int64_t d : shape.dims()) desc.add_shape(d);
-  desc.set_dtype(DTypeName(dtype));
+  desc.set_dtype(plan::ToProto(dtype));
   return desc;
 }
 
@@ -47,6 +48,22 @@ void AddAttr(plan::OpDesc& op, const std::string& name, const AttrValue& value) 
   }
 }
 
+plan::TaskKind TaskKindOf(graph::OpRole role) {
+  switch (role) {
+    case graph::OpRole::kInput:
+      return plan::SOURCE;
+    case graph::OpRole::kVariable:
+      return plan::VARIABLE;
+    case graph::OpRole::kAssign:
+      return plan::ASSIGN;
+    case graph::OpRole::kCompute:
+    case graph::OpRole::kOptimizerUpdate:
+    case graph::OpRole::kStepIncrement:
+      break;
+  }
+  return plan::COMPUTE;
+}
+
 }  // namespace
 
 plan::Plan Lowerer::Run(const LowerOptions& options) {
@@ -55,8 +72,10 @@ plan::Plan Lowerer::Run(const LowerOptions& options) {
   if (devices_per_rank_ < 0) throw PlanError("devices_per_rank must not be negative");
   if (micro_batches_ < 1) throw PlanError("micro_batches must be positive");
   plan_.set_pieces_per_step(micro_batches_);
-  rates_ = OpRates(graph_);
-  std::map<std::string, int> stages;  // placement text -> stage, in order of first use
+  rates_ = OpRates(graph_, registry_);
+  // The pipeline stages, derived here once: distinct op placements in order of first use (the
+  // strategy does not name stages yet). Every task takes the stage of its device (NewTask).
+  std::map<std::string, int> stages;  // placement text -> stage
   for (const graph::OpId id : graph_.TopologicalOrder()) {
     const graph::OpNode& op = graph_.op(id);
     const int stage =
@@ -96,7 +115,7 @@ int32_t Lowerer::DeviceOf(const sbp::DeviceId& id) {
   }
   plan::Device* device = plan_.add_devices();
   device->set_id(plan_.devices_size() - 1);
-  device->set_type(DeviceTypeName(id.type));
+  device->set_type(plan::ToProto(id.type));
   device->set_index(id.index);
   device->set_rank(devices_per_rank_ > 0 ? static_cast<int32_t>(id.index / devices_per_rank_) : 0);
   return devices_[id] = device->id();
@@ -108,6 +127,9 @@ plan::Task& Lowerer::NewTask(plan::TaskKind kind, int32_t device, const std::str
   task->set_kind(kind);
   task->set_device(device);
   task->set_name(name);
+  const auto stage = device_stage_.find(device);
+  task->set_stage(stage == device_stage_.end() ? 0 : stage->second);
+  task->set_pass(current_pass_);
   return *task;
 }
 
@@ -132,10 +154,11 @@ void Lowerer::Consume(plan::Task& task, int64_t regst) {
 
 void Lowerer::LowerOp(const graph::OpNode& op) {
   const graph::NdSbpSignature& sig = assignment_.signatures[op.id];
-  const plan::TaskKind kind = op.type == "input"      ? plan::SOURCE
-                              : op.type == "variable" ? plan::VARIABLE
-                              : op.type == "assign"   ? plan::ASSIGN
-                                                      : plan::COMPUTE;
+  const graph::OpDef& def = registry_.Find(op.type);
+  const plan::TaskKind kind = TaskKindOf(def.role);
+  current_pass_ = UpdatesState(def.role)     ? plan::PASS_OPTIMIZER
+                  : graph_.IsBackward(op.id) ? plan::PASS_BACKWARD
+                                             : plan::PASS_FORWARD;
   std::vector<std::vector<int64_t>> inputs;  // [input][parallel index]
   for (size_t i = 0; i < op.inputs.size(); ++i) {
     inputs.push_back(
@@ -180,9 +203,10 @@ void Lowerer::LowerOp(const graph::OpNode& op) {
       std::vector<graph::TensorMeta> physical;
       for (const plan::TensorDesc& in : desc->inputs()) {
         std::vector<int64_t> dims(in.shape().begin(), in.shape().end());
-        physical.push_back({Shape(dims), ParseDType(in.dtype())});
+        physical.push_back({Shape(dims), plan::FromProto(in.dtype(), task.name())});
       }
-      const graph::OpDef& def = registry_.Find(op.type);
+      task.set_recomputes(op.recomputed);
+      task.set_optimizer_update(def.role == graph::OpRole::kOptimizerUpdate);
       if (def.cost) {
         graph::OpCost cost;
         try {
@@ -205,7 +229,6 @@ void Lowerer::LowerOp(const graph::OpNode& op) {
               static_cast<int64_t>(static_cast<double>(cost.bytes_written) * share);
         }
         task.set_flops(cost.flops);
-        task.set_recomputes(op.name.ends_with("/recompute"));
         task.set_bytes_moved(cost.bytes_read + cost.bytes_written);
       }
     }
@@ -218,8 +241,8 @@ void Lowerer::LowerOp(const graph::OpNode& op) {
       produced_[op.outputs[o]].push_back(NewRegst(task, region.shape(), meta.dtype));
     }
   }
-  if (kind == plan::SOURCE) AddBinding(*plan_.add_feeds(), op.outputs[0], "");
-  if (kind == plan::VARIABLE) AddBinding(*plan_.add_variables(), op.outputs[0], "");
+  if (kind == plan::SOURCE) AddBinding(*plan_.add_feeds(), op.outputs[0], std::nullopt);
+  if (kind == plan::VARIABLE) AddBinding(*plan_.add_variables(), op.outputs[0], std::nullopt);
 }
 
 std::vector<int64_t> Lowerer::RegstsFor(TensorId tensor, const Layout& layout, Rate rate,
@@ -328,13 +351,13 @@ void Lowerer::AddControlEdgesToAssigns() {
   }
 }
 
-void Lowerer::AddBinding(plan::Binding& binding, TensorId tensor, const std::string& reduce) {
+void Lowerer::AddBinding(plan::Binding& binding, TensorId tensor, std::optional<ReduceOp> reduce) {
   const graph::TensorNode& node = graph_.tensor(tensor);
   const Layout layout = ProducedLayout(graph_, assignment_, tensor);
   binding.set_name(graph_.op(node.producer).name);
   *binding.mutable_logical() = Desc(node.meta.shape, node.meta.dtype);
   binding.set_layout(layout.ToString());
-  binding.set_reduce(reduce);
+  binding.set_reduce(plan::ToProto(reduce));
   const Shape& hierarchy = layout.placement.hierarchy();
   for (int64_t d = 0; d < layout.placement.size(); ++d) {
     plan::BindingPart* part = binding.add_parts();
@@ -352,20 +375,22 @@ void Lowerer::AddBinding(plan::Binding& binding, TensorId tensor, const std::str
 
 void Lowerer::AddFetch(TensorId tensor) {
   const Layout layout = ProducedLayout(graph_, assignment_, tensor);
-  std::string reduce;
+  std::optional<ReduceOp> reduce;
   for (const sbp::Sbp& s : layout.nd_sbp.sbps()) {
     if (!s.is_partial()) continue;
-    if (!reduce.empty() && reduce != ReduceOpName(s.op)) {
+    if (reduce && *reduce != s.op) {
       throw PlanError("fetched tensor '" + graph_.tensor(tensor).name +
                       "' is partial with two reduce ops: " + layout.ToString());
     }
-    reduce = ReduceOpName(s.op);
+    reduce = s.op;
   }
   plan::Binding& binding = *plan_.add_fetches();
   AddBinding(binding, tensor, reduce);
   binding.set_name(graph_.tensor(tensor).name);
   for (const plan::BindingPart& part : binding.parts()) {
-    const int32_t device = plan_.tasks(plan_.regsts(part.regst()).producer()).device();
+    const plan::Task& producer = plan_.tasks(plan_.regsts(part.regst()).producer());
+    const int32_t device = producer.device();
+    current_pass_ = producer.pass();
     plan::Task& sink = NewTask(plan::SINK, device, binding.name() + "/sink");
     Consume(sink, part.regst());
   }

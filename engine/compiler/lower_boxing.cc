@@ -6,7 +6,9 @@
 #include <vector>
 
 #include "engine/compiler/lower_internal.h"
+#include "engine/core/collective_kind.h"
 #include "engine/core/error.h"
+#include "engine/plan/plan_enums.h"
 #include "engine/sbp/slicing.h"
 
 namespace twinflow::compiler::lowering {
@@ -35,8 +37,10 @@ std::vector<int64_t> Lowerer::LowerStep(const graph::TensorNode& node, const sbp
           plan::Task& task = NewTask(plan::COLLECTIVE, DeviceOf(to.device(j)),
                                      name + "@" + std::to_string(to.device(j).index));
           plan::CollectiveDesc* c = task.mutable_collective();
-          c->set_kind(sbp::BoxingStepKindName(step.kind));
-          c->set_reduce_op(ReduceOpName(step.reduce_op));
+          const CollectiveKind kind = *sbp::StepCollective(step.kind);
+          c->set_kind(plan::ToProto(kind));
+          c->set_reduce_op(CollectiveReduces(kind) ? plan::ToProto(step.reduce_op)
+                                                   : plan::REDUCE_NONE);
           c->set_gather_axis(std::max(step.gather_axis, 0));  // unused axes stay 0
           c->set_scatter_axis(std::max(step.scatter_axis, 0));
           c->set_group(group);

@@ -5,12 +5,14 @@
 // ranks into SEND and RECV.
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "engine/compiler/lower.h"
 #include "engine/compiler/rates.h"
 #include "engine/compiler/task_chains.h"
+#include "engine/core/reduce_op.h"
 #include "engine/core/region.h"
 #include "engine/graph/op_registry.h"
 #include "engine/sbp/boxing_plan.h"
@@ -35,6 +37,7 @@ class Lowerer {
 
  private:
   int32_t DeviceOf(const sbp::DeviceId& id);
+  // A task on `device`, with the pipeline stage of the device and the current pass.
   plan::Task& NewTask(plan::TaskKind kind, int32_t device, const std::string& name);
 
   // A register produced by `task`, one slot, sized for `shape`/`dtype` (empty: control),
@@ -77,7 +80,7 @@ class Lowerer {
   // it) tells the variable's ASSIGN when it is done with the step, so the update never
   // overwrites a value still to be read.
   void AddControlEdgesToAssigns();
-  void AddBinding(plan::Binding& binding, TensorId tensor, const std::string& reduce);
+  void AddBinding(plan::Binding& binding, TensorId tensor, std::optional<ReduceOp> reduce);
   void AddFetch(TensorId tensor);
 
   // 1F1B beyond slot counts: on each stage's device the forward chain's first task waits for
@@ -116,6 +119,9 @@ class Lowerer {
   std::vector<Rate> regst_rate_;         // by register id
   std::map<int32_t, int> device_stage_;  // device -> pipeline stage
   Rate current_rate_ = Rate::kStep;      // of the op being lowered
+  // The pass NewTask stamps on a task: the op being lowered, whose input boxing and rate
+  // changes belong to it, or the task a SEND, RECV or SINK serves.
+  plan::Pass current_pass_ = plan::PASS_FORWARD;
 };
 
 }  // namespace twinflow::compiler::lowering

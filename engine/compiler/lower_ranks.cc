@@ -7,6 +7,7 @@
 
 #include "engine/compiler/lower_internal.h"
 #include "engine/core/error.h"
+#include "engine/plan/plan_enums.h"
 
 namespace twinflow::compiler::lowering {
 namespace {
@@ -66,10 +67,11 @@ void Lowerer::SplitCrossRankReads() {
       for (int64_t d : tensor.shape()) full.ranges.push_back({0, d});
       const Region box = BoundingBox(plan_.tasks(t), x, known ? ToRegion(source) : full);
       if (!known) source = Desc(full);
-      const DType dtype = ParseDType(tensor.dtype());
+      const DType dtype = plan::FromProto(tensor.dtype(), "regst " + std::to_string(x));
       const int64_t tag = next_tag_++;
       const std::string name = plan_.tasks(t).name();
       current_rate_ = regst_rate_[x];
+      current_pass_ = plan_.tasks(t).pass();
 
       plan::Task& send = NewTask(plan::SEND, there, name + "/send@" +
                                                         std::to_string(plan_.devices(there).index()));

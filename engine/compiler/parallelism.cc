@@ -11,7 +11,7 @@ std::vector<FamilyParallelism> ParallelismByFamily(const graph::LogicalGraph& gr
   std::map<std::string, FamilyParallelism> families;
   for (const graph::OpNode& op : graph.ops()) {
     const graph::OpDef& def = registry.Find(op.type);
-    if (def.is_source || graph.IsBackward(op.id)) continue;
+    if (def.is_source() || graph.IsBackward(op.id)) continue;
     FamilyParallelism& family = families[op.type];
     family.type = op.type;
     ++family.ops;

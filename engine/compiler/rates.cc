@@ -4,16 +4,12 @@
 
 namespace twinflow::compiler {
 
-bool IsOptimizerUpdate(const graph::OpNode& op) {
-  return op.type == "sgd_update" || op.type == "sgd_momentum_update" ||
-         op.type == "adam_update";
-}
-
-std::vector<Rate> OpRates(const graph::LogicalGraph& graph) {
+std::vector<Rate> OpRates(const graph::LogicalGraph& graph, const graph::OpRegistry& registry) {
   std::vector<Rate> rates(graph.ops().size(), Rate::kStep);
   for (const graph::OpId id : graph.TopologicalOrder()) {
     const graph::OpNode& op = graph.op(id);
-    if (op.type == "input") {
+    const graph::OpRole role = registry.Find(op.type).role;
+    if (role == graph::OpRole::kInput) {
       rates[id] = Rate::kMicroBatch;
       continue;
     }
@@ -22,8 +18,9 @@ std::vector<Rate> OpRates(const graph::LogicalGraph& graph) {
       micro_input = micro_input || rates[graph.tensor(t).producer] == Rate::kMicroBatch;
     }
     if (!micro_input) continue;
-    if (IsOptimizerUpdate(op)) continue;  // sums its micro-batch gradients: per step
-    if (op.type == "assign" || op.type == "step_increment") {
+    // sums its micro-batch gradients: per step
+    if (role == graph::OpRole::kOptimizerUpdate) continue;
+    if (graph::UpdatesState(role)) {
       throw InvalidArgumentError("op '" + op.name + "' (" + op.type +
                                  ") updates state from a per-micro-batch value");
     }

@@ -7,16 +7,16 @@
 #include <vector>
 
 #include "engine/graph/logical_graph.h"
+#include "engine/graph/op_registry.h"
 
 namespace twinflow::compiler {
 
 enum class Rate { kStep, kMicroBatch };
 
-// One Rate per op id. Throws InvalidArgumentError naming the op when a per-step op other than
-// an optimizer update would consume a per-micro-batch value (nothing could sum it).
-std::vector<Rate> OpRates(const graph::LogicalGraph& graph);
-
-// Optimizer updates consume gradients summed over the step's micro-batches.
-bool IsOptimizerUpdate(const graph::OpNode& op);
+// One Rate per op id, from the ops' roles (graph::OpRole). Optimizer updates consume
+// gradients summed over the step's micro-batches. Throws InvalidArgumentError naming the op
+// when another op that updates state would consume a per-micro-batch value (nothing could
+// sum it).
+std::vector<Rate> OpRates(const graph::LogicalGraph& graph, const graph::OpRegistry& registry);
 
 }  // namespace twinflow::compiler

@@ -109,14 +109,15 @@ class BoxingPricer {
 constexpr double kForbidden = 1e30;
 
 double EdgeTime(BoxingPricer& pricer, const graph::TensorMeta& meta, const sbp::Layout& src,
-                const graph::OpNode& consumer, size_t input, const sbp::Layout& dst) {
-  if (consumer.type == "assign" && input == 0) return src == dst ? 0.0 : kForbidden;
+                bool written_in_place, const sbp::Layout& dst) {
+  if (written_in_place) return src == dst ? 0.0 : kForbidden;
   return pricer.Time(meta, src, dst);
 }
 
 // The search as a MinSumProblem: one variable per op, its candidates the op's signatures.
 struct SearchModel {
   std::vector<std::vector<NdSbpSignature>> candidates;  // by op id
+  std::vector<bool> assigns;                            // by op id: OpRole::kAssign
   MinSumProblem problem;
 };
 
@@ -128,7 +129,7 @@ const graph::TensorPin* ReadPin(const graph::LogicalGraph& graph, const graph::O
   const graph::TensorNode& node = graph.tensor(tensor);
   if (!node.pin) return nullptr;
   const graph::OpNode& producer = graph.op(node.producer);
-  const bool binds = node.pin->binds_consumers || registry.Find(producer.type).is_source;
+  const bool binds = node.pin->binds_consumers || registry.Find(producer.type).is_source();
   if (!binds || !(producer.placement == consumer.placement)) {
     return nullptr;
   }
@@ -177,8 +178,9 @@ std::vector<NdSbpSignature> CandidatesOf(const graph::LogicalGraph& graph,
       ok = ok && (!pin || pin->Allows(sig.inputs[i], mesh));
     }
     if (ok && data_parallel_only && !op.outputs.empty()) {
-      if (op.type == "variable") ok = AllAxes(sig.outputs[0], sbp::Sbp::Broadcast());
-      if (op.type == "input") ok = AllAxes(sig.outputs[0], sbp::Sbp::Split(0));
+      const graph::OpRole role = registry.Find(op.type).role;
+      if (role == graph::OpRole::kVariable) ok = AllAxes(sig.outputs[0], sbp::Sbp::Broadcast());
+      if (role == graph::OpRole::kInput) ok = AllAxes(sig.outputs[0], sbp::Sbp::Split(0));
     }
     if (ok) kept.push_back(sig);
   }
@@ -200,9 +202,10 @@ SearchModel BuildUnary(const graph::LogicalGraph& graph, const graph::OpRegistry
   for (const graph::OpNode& op : graph.ops()) {
     model.candidates.push_back(CandidatesOf(graph, registry, op, data_parallel_only));
     const graph::OpDef& def = registry.Find(op.type);
+    model.assigns.push_back(def.role == graph::OpRole::kAssign);
     std::vector<graph::TensorMeta> logical;
     for (TensorId t : op.inputs) logical.push_back(graph.tensor(t).meta);
-    const double flops = !def.is_source && def.cost
+    const double flops = !def.is_source() && def.cost
                              ? def.cost(graph::OpContext{op.type, op.attrs, logical}).flops
                              : 0.0;
     const DType dtype = logical.empty() ? DType::kF32 : logical[0].dtype;
@@ -231,9 +234,9 @@ SearchModel BuildUnary(const graph::LogicalGraph& graph, const graph::OpRegistry
         if (split) parts *= static_cast<double>(hierarchy[a]);
       }
       const double time =
-          def.is_source ? 0.0
-                        : cost_model.ComputeTime(flops / parts,
-                                                 static_cast<int64_t>(in_bytes + out_bytes), dtype);
+          def.is_source() ? 0.0
+                          : cost_model.ComputeTime(
+                                flops / parts, static_cast<int64_t>(in_bytes + out_bytes), dtype);
       unary.push_back(time);
       memory.push_back(out_bytes);
     }
@@ -260,10 +263,10 @@ void AddPairwise(const graph::LogicalGraph& graph, BoxingPricer& pricer, SearchM
       }
       for (const NdSbpSignature& cs : model.candidates[consumer.id])
         targets.push_back(&cs.inputs[i]);
-      if (consumer.type == "assign" && i == 0) {
+      if (model.assigns[consumer.id] && i == 0) {
         for (const sbp::NdSbp* s : sources) {
           for (const sbp::NdSbp* t : targets) {
-            pair.cost.push_back(EdgeTime(pricer, tensor.meta, {producer.placement, *s}, consumer, i,
+            pair.cost.push_back(EdgeTime(pricer, tensor.meta, {producer.placement, *s}, true,
                                          {consumer.placement, *t}));
           }
         }
@@ -298,9 +301,9 @@ std::vector<int> Propagate(const graph::LogicalGraph& graph, BoxingPricer& price
         const graph::TensorNode& tensor = graph.tensor(op.inputs[i]);
         const graph::OpNode& producer = graph.op(tensor.producer);
         const NdSbpSignature& chosen = model.candidates[producer.id][choice[producer.id]];
-        cost +=
-            EdgeTime(pricer, tensor.meta, {producer.placement, chosen.outputs[tensor.output_index]},
-                     op, i, {op.placement, model.candidates[id][c].inputs[i]});
+        cost += EdgeTime(
+            pricer, tensor.meta, {producer.placement, chosen.outputs[tensor.output_index]},
+            model.assigns[id] && i == 0, {op.placement, model.candidates[id][c].inputs[i]});
       }
       if (cost < best) {
         best = cost;

@@ -47,6 +47,11 @@ OpId LogicalGraph::AddOp(std::string name, std::string type, Attrs attrs,
   return id;
 }
 
+void LogicalGraph::MarkRecomputed(OpId id) {
+  op(id);  // range check
+  ops_[id].recomputed = true;
+}
+
 bool TensorPin::IsFree(int axis) const {
   return std::find(free_axes.begin(), free_axes.end(), axis) != free_axes.end();
 }

@@ -64,6 +64,9 @@ struct OpNode {
   std::vector<TensorId> inputs;
   std::vector<TensorId> outputs;
   sbp::Placement placement;
+  // A forward op's recomputation for the backward pass (recompute.cc marks it); the lowering
+  // copies it into Task.recomputes, so nothing reads it from the name.
+  bool recomputed = false;
 };
 
 class OpRegistry;
@@ -91,6 +94,7 @@ class LogicalGraph {
   // Ops from `first` on belong to the backward pass (autograd marks it; -1: none). The lowering
   // keeps what the two passes read apart, so that pipeline slots follow each pass's pace.
   void MarkBackwardFrom(OpId first) { backward_begin_ = first; }
+  void MarkRecomputed(OpId op);
   bool IsBackward(OpId op) const { return backward_begin_ >= 0 && op >= backward_begin_; }
 
   // Every op after the producers of its inputs; ties in id order. Throws InvalidArgumentError

@@ -7,6 +7,12 @@
 #include "engine/core/error.h"
 
 namespace twinflow::graph {
+
+bool UpdatesState(OpRole role) {
+  return role == OpRole::kAssign || role == OpRole::kOptimizerUpdate ||
+         role == OpRole::kStepIncrement;
+}
+
 namespace {
 
 template <typename T>

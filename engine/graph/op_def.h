@@ -50,6 +50,21 @@ struct OpCost {
 using GradientFn = std::function<std::vector<std::optional<TensorId>>(
     GraphBuilder& builder, const OpNode& op, const std::vector<std::optional<TensorId>>& dy)>;
 
+// What an op is to the compiler beyond its functions. The lowering (task kinds), the rates
+// (micro-batch or step), the SBP search (pins, in-place writes) and the Plan's task traits
+// test this, never the type string; engine/ops sets it where the op is registered.
+enum class OpRole {
+  kCompute,          // a kernel on its inputs (every op but those below)
+  kInput,            // data fed from outside, one piece per micro-batch (a SOURCE task)
+  kVariable,         // model state, one piece per step (a VARIABLE task)
+  kAssign,           // writes its second input into the variable that is its first (ASSIGN)
+  kOptimizerUpdate,  // applies a gradient (input 1) to a variable (input 0): sgd, momentum, adam
+  kStepIncrement,    // advances an optimizer's step counter
+};
+
+// Ops that change model state: the optimizer pass of a step. They run once per step.
+bool UpdatesState(OpRole role);  // kAssign, kOptimizerUpdate, kStepIncrement
+
 struct OpDef {
   std::string type;
   int min_inputs = 1;
@@ -62,7 +77,6 @@ struct OpDef {
   std::function<std::vector<SbpSignature>(const OpContext&, int64_t parts)> signatures;
   std::function<OpCost(const OpContext&)> cost;
   GradientFn gradient;  // empty: not differentiable (integer outputs, optimizer updates)
-  bool is_source = false;  // input and variable ops: no kernel inputs, values from outside
   // When set, `signatures` is told the device count of the whole mesh instead of one axis's:
   // for ops whose split rules hold only when every nested split stays aligned (reshape
   // across merged axes), dividing by the total device count keeps every level exact.
@@ -71,6 +85,10 @@ struct OpDef {
   // there: "column", "row", "vocabulary"... Empty: the generic name from its first output
   // (ParallelismName).
   std::function<std::string(const OpContext&, const SbpSignature&)> parallelism;
+  OpRole role = OpRole::kCompute;
+
+  // Input and variable ops: no kernel inputs, values from outside.
+  bool is_source() const { return role == OpRole::kInput || role == OpRole::kVariable; }
 };
 
 // The op's parallelism on one mesh axis: `def.parallelism` when set, else "replicated",

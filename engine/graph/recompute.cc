@@ -7,7 +7,7 @@ namespace {
 
 bool FromSource(const GraphBuilder& builder, TensorId t) {
   const OpId producer = builder.graph().tensor(t).producer;
-  return producer >= 0 && builder.registry().Find(builder.graph().op(producer).type).is_source;
+  return producer >= 0 && builder.registry().Find(builder.graph().op(producer).type).is_source();
 }
 
 void CopyPin(GraphBuilder& builder, TensorId from, TensorId to) {
@@ -32,7 +32,7 @@ Recomputation::Recomputation(const GraphBuilder& builder,
                                    " names op id " + std::to_string(id) + ", not in the graph");
       }
       const OpNode& op = graph.op(id);
-      if (builder.registry().Find(op.type).is_source || segment_of_[id] >= 0) {
+      if (builder.registry().Find(op.type).is_source() || segment_of_[id] >= 0) {
         throw InvalidArgumentError(
             "autograd: op '" + op.name + "' cannot be recomputed in segment " + std::to_string(k) +
             (segment_of_[id] >= 0 ? " (it is in another)" : " (a source op)"));
@@ -102,7 +102,9 @@ void Recomputation::Emit(GraphBuilder& builder, int segment, TensorId after) {
     }
     const std::vector<TensorId> outputs =
         builder.Add(op.type, inputs, op.attrs, op.name + "/recompute");
-    emitted_.push_back(builder.graph().tensor(outputs[0]).producer);
+    const OpId copy = builder.graph().tensor(outputs[0]).producer;
+    builder.graph().MarkRecomputed(copy);
+    emitted_.push_back(copy);
     for (size_t i = 0; i < outputs.size(); ++i) {
       recomputed[op.outputs[i]] = outputs[i];
       CopyPin(builder, op.outputs[i], outputs[i]);

@@ -209,17 +209,19 @@ OpCost RecomputeGateCost(const OpContext& ctx) {  // a copy of x
 
 void RegisterMiscOps(graph::OpRegistry& registry) {
   OpDef input{"input", 0, 0, 1, InferInput, SourceSignatures, SourceCost, nullptr};
-  input.is_source = true;
+  input.role = graph::OpRole::kInput;
   registry.Register(std::move(input));
   OpDef variable{"variable", 0, 0, 1, InferVariable, SourceSignatures, SourceCost, nullptr};
-  variable.is_source = true;
+  variable.role = graph::OpRole::kVariable;
   registry.Register(std::move(variable));
   for (const char* type : {"fill_like", "zeros_like", "ones_like"}) {
     registry.Register(OpDef{type, 1, 1, 1, InferLike, LikeSignatures, LikeCost, NoGradient});
   }
   registry.Register(OpDef{"causal_mask", 1, 1, 1, InferCausalMask, CausalMaskSignatures,
                           CausalMaskCost, NoGradient});
-  registry.Register(OpDef{"assign", 2, 2, 0, InferAssign, AssignSignatures, AssignCost, nullptr});
+  OpDef assign{"assign", 2, 2, 0, InferAssign, AssignSignatures, AssignCost, nullptr};
+  assign.role = graph::OpRole::kAssign;
+  registry.Register(std::move(assign));
   registry.Register(
       OpDef{"dropout", 1, 1, 1, InferDropout, DropoutSignatures,
             [](const OpContext& ctx) { return ElementwiseCost(ctx, InferDropout(ctx), 2); },

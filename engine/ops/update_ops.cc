@@ -88,8 +88,9 @@ std::vector<SbpSignature> UpdateSignatures(const OpContext& ctx, int tensors, in
 }
 
 OpDef UpdateDef(const std::string& type, int inputs, int tensors, int outputs,
-                std::vector<TensorMeta> (*infer)(const OpContext&), double flops) {
-  return OpDef{
+                std::vector<TensorMeta> (*infer)(const OpContext&), double flops,
+                graph::OpRole role) {
+  OpDef def{
       type,
       inputs,
       inputs,
@@ -100,15 +101,20 @@ OpDef UpdateDef(const std::string& type, int inputs, int tensors, int outputs,
       },
       [infer, flops](const OpContext& ctx) { return ElementwiseCost(ctx, infer(ctx), flops); },
       nullptr};
+  def.role = role;
+  return def;
 }
 
 }  // namespace
 
 void RegisterUpdateOps(graph::OpRegistry& registry) {
-  registry.Register(UpdateDef("sgd_update", 2, 2, 1, InferSgd, 3));
-  registry.Register(UpdateDef("sgd_momentum_update", 3, 3, 2, InferSgdMomentum, 3));
-  registry.Register(UpdateDef("adam_update", 5, 4, 3, InferAdam, 8));
-  registry.Register(UpdateDef("step_increment", 1, 1, 1, InferStepIncrement, 1));
+  using graph::OpRole;
+  registry.Register(UpdateDef("sgd_update", 2, 2, 1, InferSgd, 3, OpRole::kOptimizerUpdate));
+  registry.Register(
+      UpdateDef("sgd_momentum_update", 3, 3, 2, InferSgdMomentum, 3, OpRole::kOptimizerUpdate));
+  registry.Register(UpdateDef("adam_update", 5, 4, 3, InferAdam, 8, OpRole::kOptimizerUpdate));
+  registry.Register(
+      UpdateDef("step_increment", 1, 1, 1, InferStepIncrement, 1, OpRole::kStepIncrement));
 }
 
 }  // namespace twinflow::ops

@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "engine/plan/plan_enums.h"
 #include "engine/plan/plan_rates.h"
 
 namespace twinflow::plan {
@@ -67,8 +68,8 @@ std::string ChromeTraceJson(const Plan& plan, const std::vector<TraceSpan>& span
                      "\",\"ph\":\"M\",\"pid\":0,\"tid\":0}";
   for (const Device& d : plan.devices()) {
     const std::string pid = std::to_string(d.id());
-    json += ",\n{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":" + pid +
-            ",\"args\":{\"name\":\"" + Escape(d.type()) + ":" + std::to_string(d.index()) + "\"}}";
+    json += ",\n{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":" + pid + ",\"args\":{\"name\":\"" +
+            EnumName(d.type()) + ":" + std::to_string(d.index()) + "\"}}";
     for (const auto& [tid, stream] : {std::pair{0, "compute"}, {1, "communication"}}) {
       json += ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":" + pid + ",\"tid\":" +
               std::to_string(tid) + ",\"args\":{\"name\":\"" + stream + "\"}}";
@@ -114,7 +115,7 @@ std::string ChromeTraceJson(const Plan& plan, const std::vector<TraceSpan>& span
     for (int64_t r : t.consumed_regsts()) {
       if (r < 0 || r >= plan.regsts_size()) continue;
       const Regst& regst = plan.regsts(static_cast<int>(r));
-      if (regst.lag() != 0 || regst.tensor().dtype().empty()) continue;
+      if (regst.lag() != 0 || regst.tensor().dtype() == plan::DTYPE_UNSPECIFIED) continue;
       if (plan.tasks(static_cast<int>(regst.producer())).device() != t.device()) {
         sources.push_back(regst.producer());
       }

@@ -2,11 +2,13 @@
 
 #include <cstdio>
 
+#include "engine/plan/plan_enums.h"
+
 namespace twinflow::plan {
 namespace {
 
 std::string Text(const TensorDesc& t) {
-  std::string s = t.dtype() + "[";
+  std::string s = EnumName(t.dtype()) + "[";
   for (int i = 0; i < t.shape_size(); ++i) s += (i ? "," : "") + std::to_string(t.shape(i));
   return s + "]";
 }

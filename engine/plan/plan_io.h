@@ -9,7 +9,8 @@
 
 namespace twinflow::plan {
 
-constexpr uint32_t kPlanVersion = 1;
+// 2: typed enums (dtype, device type, collective kind, reduce op) and task traits.
+constexpr uint32_t kPlanVersion = 2;
 
 // Hex digest of the Plan serialised deterministically with content_hash cleared. Ranks compare
 // it before they start.

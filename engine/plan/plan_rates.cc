@@ -79,7 +79,7 @@ std::vector<int64_t> ActsPerStep(const Plan& plan) {
     for (int64_t r : t.consumed_regsts()) {
       const Regst& regst = plan.regsts(static_cast<int>(r));
       if (regst.lag() != 0) continue;
-      if (!regst.tensor().dtype().empty()) {
+      if (regst.tensor().dtype() != plan::DTYPE_UNSPECIFIED) {
         in = acts[regst.producer()];
         break;
       }

@@ -6,6 +6,8 @@
 #include <utility>
 #include <vector>
 
+#include "engine/plan/plan_enums.h"
+#include "engine/plan/plan_io.h"
 #include "engine/plan/plan_validate_internal.h"
 
 namespace twinflow::plan {
@@ -26,6 +28,12 @@ void Validator::Run() {
 }
 
 void Validator::CheckHeader() const {
+  // plan_io checks the version of every file before its hash; a Plan built in memory by an
+  // older tool is caught here.
+  if (plan_.version() != kPlanVersion) {
+    Fail("plan version " + Str(plan_.version()) + " is not supported (this build reads version " +
+         Str(kPlanVersion) + ")");
+  }
   if (plan_.pieces_per_step() < 1 || plan_.pieces_per_step() > kMaxPiecesPerStep) {
     Fail("pieces_per_step " + Str(plan_.pieces_per_step()) + " is not in [1, 2^20]");
   }
@@ -37,13 +45,13 @@ void Validator::CheckHeader() const {
 }
 
 void Validator::CheckDevicesAndGroups() const {
-  std::set<std::pair<std::string, int64_t>> seen;
+  std::set<std::pair<int, int64_t>> seen;
   for (int64_t d = 0; d < NumDevices(); ++d) {
     const Device& device = plan_.devices(d);
     const std::string what =
-        "device " + Str(d) + " (" + Clip(device.type()) + ":" + Str(device.index()) + ")";
+        "device " + Str(d) + " (" + EnumName(device.type()) + ":" + Str(device.index()) + ")";
     if (device.id() != d) Fail(what + " has id " + Str(device.id()) + ", expected its index");
-    if (device.type() != "cpu" && device.type() != "cuda") Fail(what + " has an unknown type");
+    FromProto(device.type(), what);
     if (device.index() < 0) Fail(what + " has a negative index");
     if (device.rank() < 0 ||
         (plan_.cluster().ranks() > 0 && device.rank() >= plan_.cluster().ranks())) {
@@ -86,7 +94,7 @@ void Validator::CheckRegsts() const {
            " slots (expected 1 to 2^20)");
     }
     if (regst.lag() < 0 || regst.lag() > kMaxLag) Fail(what + " has lag " + Str(regst.lag()));
-    if (regst.tensor().dtype().empty()) {
+    if (regst.tensor().dtype() == DTYPE_UNSPECIFIED) {
       if (regst.tensor().shape_size() != 0 || regst.bytes_per_slot() != 0) {
         Fail(what + " is a control register (no dtype) but has a shape or " +
              Str(regst.bytes_per_slot()) + " bytes per slot");
@@ -114,6 +122,7 @@ void Validator::CheckTaskReferences() {
     }
     if (task.stream() < 0 || task.stream() >= kMaxStream)
       Fail(what + " has stream " + Str(task.stream()));
+    CheckTraits(t);
     for (const auto* list : {&task.consumed_regsts(), &task.produced_regsts()}) {
       for (int64_t r : *list) {
         if (r < 0 || r >= plan_.regsts_size())
@@ -125,6 +134,26 @@ void Validator::CheckTaskReferences() {
       if (twice != sorted.end()) Fail(what + " lists " + RegstText(*twice) + " twice");
       if (list == &task.consumed_regsts()) consumed_.push_back(std::move(sorted));
     }
+  }
+}
+
+// The traits the compiler sets (plan.proto Task fields 18 to 21).
+void Validator::CheckTraits(int64_t t) const {
+  const Task& task = plan_.tasks(t);
+  const std::string what = TaskText(t);
+  if (!Pass_IsValid(task.pass()) || task.pass() == PASS_UNSPECIFIED) {
+    Fail(what + " has no valid pass (" + Str(task.pass()) + ")");
+  }
+  if (task.stage() < 0 || task.stage() >= std::max<int64_t>(NumDevices(), 1)) {
+    Fail(what + " has pipeline stage " + Str(task.stage()) + " (a plan of " + Str(NumDevices()) +
+         " devices has fewer stages)");
+  }
+  if ((task.optimizer_update() || task.recomputes()) && task.kind() != COMPUTE) {
+    Fail(what + " (" + TaskKind_Name(task.kind()) +
+         ") is marked an optimizer update or a recomputation, which only COMPUTE tasks are");
+  }
+  if (task.optimizer_update() && task.pass() != PASS_OPTIMIZER) {
+    Fail(what + " is an optimizer update outside the optimizer pass");
   }
 }
 

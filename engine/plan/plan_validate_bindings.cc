@@ -1,6 +1,7 @@
 // Feed, fetch and variable bindings: named logical tensors assembled from register regions.
 #include <string>
 
+#include "engine/plan/plan_enums.h"
 #include "engine/plan/plan_validate_internal.h"
 
 namespace twinflow::plan::validation {
@@ -11,10 +12,7 @@ void Validator::CheckBindings() const {
       const std::string what = "binding '" + Clip(binding.name()) + "'";
       if (binding.name().empty()) Fail("a binding has no name");
       TensorBytes(binding.logical(), what + " logical tensor");
-      if (binding.reduce() != "" && binding.reduce() != "sum" && binding.reduce() != "max" &&
-          binding.reduce() != "min") {
-        Fail(what + " has unknown reduce op '" + Clip(binding.reduce()) + "'");
-      }
+      FromProto(binding.reduce(), what);
       for (int i = 0; i < binding.parts_size(); ++i) {
         const BindingPart& part = binding.parts(i);
         const std::string which = what + " part " + Str(i);

@@ -42,6 +42,7 @@ void CheckRegion(const RegionDesc& region, const TensorDesc* logical, const Tens
                  const std::string& what);
 bool RegionInside(const RegionDesc& inner, const RegionDesc& outer);
 
+// Lifetime: keeps `plan` by reference for the one ValidatePlan call that makes it.
 class Validator {
  public:
   explicit Validator(const Plan& plan) : plan_(plan) {}
@@ -59,7 +60,7 @@ class Validator {
     return "task " + Str(t) + " '" + Clip(plan_.tasks(t).name()) + "'";
   }
   std::string RegstText(int64_t r) const { return "regst " + Str(r); }
-  bool IsControl(int64_t r) const { return plan_.regsts(r).tensor().dtype().empty(); }
+  bool IsControl(int64_t r) const { return plan_.regsts(r).tensor().dtype() == DTYPE_UNSPECIFIED; }
   int64_t NumDevices() const { return plan_.devices_size(); }
 
   // plan_validate.cc
@@ -67,6 +68,7 @@ class Validator {
   void CheckDevicesAndGroups() const;
   void CheckRegsts() const;
   void CheckTaskReferences();
+  void CheckTraits(int64_t t) const;
   void CheckCrossReferences() const;
   void CheckAcyclic() const;
   // plan_validate_kinds.cc

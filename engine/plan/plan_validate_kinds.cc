@@ -1,11 +1,14 @@
 // What each task kind takes: data inputs and outputs, COMPUTE ops, COPY/SEND/RECV transfers,
 // and COLLECTIVE groups, members and issue orders.
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "engine/core/collective_kind.h"
+#include "engine/plan/plan_enums.h"
 #include "engine/plan/plan_validate_internal.h"
 
 namespace twinflow::plan::validation {
@@ -165,7 +168,7 @@ void Validator::CheckTransfers(int64_t t, const std::vector<int64_t>& out) const
     if (!out.empty()) {
       const TensorDesc& dst = plan_.regsts(out[0]).tensor();
       if (dst.dtype() != src.dtype())
-        Fail(what + " copies " + Clip(src.dtype()) + " into " + Clip(dst.dtype()));
+        Fail(what + " copies " + EnumName(src.dtype()) + " into " + EnumName(dst.dtype()));
       CheckRegion(tr.dst_region(), nullptr, dst, what + " destination region");
     }
     if (tr.region().ranges_size() != src.shape_size() ||
@@ -177,19 +180,19 @@ void Validator::CheckTransfers(int64_t t, const std::vector<int64_t>& out) const
 }
 
 void Validator::CheckCollectives() const {
-  static const std::set<std::string> kKinds = {"all_reduce", "all_gather", "reduce_scatter",
-                                               "all_to_all", "broadcast"};
-  static const std::set<std::string> kReduceOps = {"", "sum", "max", "min"};
   std::map<std::pair<int64_t, int64_t>, std::vector<int64_t>> by_issue;
   for (int64_t t = 0; t < plan_.tasks_size(); ++t) {
     const Task& task = plan_.tasks(t);
     if (task.kind() != COLLECTIVE) continue;
     const CollectiveDesc& c = task.collective();
     const std::string what = TaskText(t);
-    if (!kKinds.count(c.kind()))
-      Fail(what + " has unknown collective kind '" + Clip(c.kind()) + "'");
-    if (!kReduceOps.count(c.reduce_op()))
-      Fail(what + " has unknown reduce op '" + Clip(c.reduce_op()) + "'");
+    // The validator's one switch on the kind: what it does with values and axes.
+    const twinflow::CollectiveKind kind = FromProto(c.kind(), what);
+    const std::optional<twinflow::ReduceOp> op = FromProto(c.reduce_op(), what);
+    if (CollectiveReduces(kind) != op.has_value()) {
+      Fail(what + " (" + CollectiveKindName(kind) + ") has reduce op " + EnumName(c.reduce_op()) +
+           (op ? ", but it reduces nothing" : ", but it reduces: sum, max or min"));
+    }
     if (c.group() < 0 || c.group() >= plan_.groups_size()) {
       Fail(what + " names comm group " + Str(c.group()) + ", which does not exist");
     }
@@ -206,8 +209,8 @@ void Validator::CheckCollectives() const {
       if (!IsControl(r)) rank = plan_.regsts(r).tensor().shape_size();
     }
     if (c.gather_axis() < 0 || c.scatter_axis() < 0 ||
-        ((c.kind() == "all_gather" || c.kind() == "all_to_all") && c.gather_axis() >= rank) ||
-        ((c.kind() == "reduce_scatter" || c.kind() == "all_to_all") && c.scatter_axis() >= rank)) {
+        (CollectiveGathersAxis(kind) && c.gather_axis() >= rank) ||
+        (CollectiveScattersAxis(kind) && c.scatter_axis() >= rank)) {
       Fail(what + " gathers or scatters an axis outside its rank-" + Str(rank) + " tensor");
     }
     if (task.issue_order() < 0) Fail(what + " has a negative issue order");

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "engine/core/dtype.h"
+#include "engine/plan/plan_enums.h"
 #include "engine/plan/plan_validate_internal.h"
 
 namespace twinflow::plan::validation {
@@ -14,7 +15,7 @@ bool SameDesc(const TensorDesc& a, const TensorDesc& b) {
 }
 
 std::string DescText(const TensorDesc& d) {
-  std::string text = Clip(d.dtype()) + "[";
+  std::string text = EnumName(d.dtype()) + "[";
   for (int i = 0; i < d.shape_size() && i < kMaxRank + 1; ++i) {
     text += (i ? "," : "") + Str(d.shape(i));
   }
@@ -22,16 +23,7 @@ std::string DescText(const TensorDesc& d) {
 }
 
 int64_t TensorBytes(const TensorDesc& desc, const std::string& what) {
-  if (desc.dtype().size() > 16) Fail(what + " has an unknown dtype '" + Clip(desc.dtype()) + "'");
-  DType dtype;
-  try {
-    dtype = ParseDType(desc.dtype());
-  } catch (const Error&) {
-    Fail(what + " has an unknown dtype '" + desc.dtype() + "'");
-  }
-  if (desc.dtype() != DTypeName(dtype)) {
-    Fail(what + " spells dtype '" + desc.dtype() + "' (write '" + DTypeName(dtype) + "')");
-  }
+  const twinflow::DType dtype = FromProto(desc.dtype(), what);
   if (desc.shape_size() > kMaxRank)
     Fail(what + " has rank " + Str(desc.shape_size()) + " (at most 16)");
   int64_t numel = 1;

@@ -82,6 +82,8 @@ struct Outbox {
   std::vector<Envelope> messages;
 };
 
+// Lifetime: keeps `plan` by reference; it must outlive the actor (the executors and the
+// simulator make their actors per run from a Plan they hold for longer).
 class Actor {
  public:
   // `pieces` is the number of acts of a SOURCE, VARIABLE or RECV (ignored by other kinds). Throws

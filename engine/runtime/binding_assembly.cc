@@ -1,9 +1,11 @@
 #include "engine/runtime/binding_assembly.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "engine/core/error.h"
 #include "engine/core/reduce_op.h"
+#include "engine/plan/plan_enums.h"
 #include "engine/runtime/plan_tensors.h"
 
 namespace twinflow::runtime {
@@ -31,12 +33,9 @@ Region PartRegion(const plan::Binding& binding, int part, const Tensor& value,
   return region;
 }
 
-ReduceOp ReduceOf(const plan::Binding& binding) {
-  try {
-    return ParseReduceOp(binding.reduce());
-  } catch (const Error& e) {
-    throw PlanError("binding '" + binding.name() + "': " + e.message());
-  }
+// nullopt when the parts tile the tensor.
+std::optional<ReduceOp> ReduceOf(const plan::Binding& binding) {
+  return plan::FromProto(binding.reduce(), "binding '" + binding.name() + "'");
 }
 
 }  // namespace
@@ -44,8 +43,9 @@ ReduceOp ReduceOf(const plan::Binding& binding) {
 Tensor AssembleBinding(const plan::Binding& binding, const std::vector<const Tensor*>& parts) {
   const Logical logical = LogicalOf(binding);
   Tensor out(logical.shape, logical.dtype);
-  const bool partial = !binding.reduce().empty();
-  const ReduceOp op = partial ? ReduceOf(binding) : ReduceOp::kSum;
+  const std::optional<ReduceOp> reduce = ReduceOf(binding);
+  const bool partial = reduce.has_value();
+  const ReduceOp op = reduce.value_or(ReduceOp::kSum);
   if (partial) out.FillIdentity(op);
   for (int i = 0; i < binding.parts_size() && i < static_cast<int>(parts.size()); ++i) {
     if (!binding.parts(i).contributes() || !parts[i]) continue;
@@ -74,7 +74,7 @@ void ScatterBinding(const plan::Binding& binding, const Tensor& value,
                      logical.shape.ToString() + ", not " + DTypeName(value.dtype()) +
                      value.shape().ToString());
   }
-  const bool sum = !binding.reduce().empty() && ReduceOf(binding) == ReduceOp::kSum;
+  const bool sum = ReduceOf(binding) == ReduceOp::kSum;
   bool taken = false;  // a partial sum: has a contributing part taken the value yet?
   for (int i = 0; i < binding.parts_size() && i < static_cast<int>(parts.size()); ++i) {
     if (!parts[i]) continue;

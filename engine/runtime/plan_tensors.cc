@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "engine/core/error.h"
+#include "engine/plan/plan_enums.h"
 
 namespace twinflow::runtime {
 namespace {
@@ -24,13 +25,7 @@ Shape ToShape(const plan::TensorDesc& desc, const std::string& what) {
   return Shape(std::move(dims));
 }
 
-DType ToDType(const std::string& text, const std::string& what) {
-  try {
-    return ParseDType(text);
-  } catch (const Error& e) {
-    throw PlanError(what + ": " + e.message());
-  }
-}
+DType ToDType(plan::DType dtype, const std::string& what) { return plan::FromProto(dtype, what); }
 
 Region ToRegion(const plan::RegionDesc& desc, const std::string& what) {
   Region region;
@@ -71,7 +66,9 @@ Attrs ToAttrs(const plan::OpDesc& op, const std::string& what) {
   return attrs;
 }
 
-bool IsDataRegst(const plan::Regst& regst) { return !regst.tensor().dtype().empty(); }
+bool IsDataRegst(const plan::Regst& regst) {
+  return regst.tensor().dtype() != plan::DTYPE_UNSPECIFIED;
+}
 
 std::string RegstName(const plan::Plan& plan, int64_t regst) {
   std::string s = "regst " + std::to_string(regst);

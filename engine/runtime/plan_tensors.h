@@ -15,11 +15,11 @@ namespace twinflow::runtime {
 
 // Extents must be non-negative and the element count must fit comfortably in int64.
 Shape ToShape(const plan::TensorDesc& desc, const std::string& what);
-DType ToDType(const std::string& text, const std::string& what);
+DType ToDType(plan::DType dtype, const std::string& what);  // plan_enums.h FromProto
 Region ToRegion(const plan::RegionDesc& desc, const std::string& what);
 Attrs ToAttrs(const plan::OpDesc& op, const std::string& what);
 
-// A register that carries a tensor; a control register has an empty dtype and no bytes.
+// A register that carries a tensor; a control register has no dtype and no bytes.
 bool IsDataRegst(const plan::Regst& regst);
 std::string RegstName(const plan::Plan& plan, int64_t regst);  // "regst 7 (of task 'x@0')"
 

@@ -3,7 +3,9 @@
 #include <map>
 #include <tuple>
 
+#include "engine/core/collective_kind.h"
 #include "engine/core/error.h"
+#include "engine/plan/plan_enums.h"
 #include "engine/runtime/plan_tensors.h"
 
 namespace twinflow::runtime {
@@ -87,9 +89,9 @@ void PrepareOp(const plan::Plan& plan, const kernels::KernelRegistry& kernels, P
   auto check = [&](const plan::TensorDesc& desc, int64_t regst) {
     const RegstDesc r = DescribeRegst(plan, regst, what);
     if (ToShape(desc, what) != r.shape || ToDType(desc.dtype(), what) != r.dtype) {
-      throw PlanError(what + ": op tensor " + desc.dtype() + ToShape(desc, what).ToString() +
-                      " does not match regst " + std::to_string(regst) + " " + DTypeName(r.dtype) +
-                      r.shape.ToString());
+      throw PlanError(what + ": op tensor " + plan::EnumName(desc.dtype()) +
+                      ToShape(desc, what).ToString() + " does not match regst " +
+                      std::to_string(regst) + " " + DTypeName(r.dtype) + r.shape.ToString());
     }
   };
   for (int i = 0; i < op.inputs_size(); ++i) check(op.inputs(i), t.inputs[i]);
@@ -209,19 +211,12 @@ void PrepareCollective(const plan::Plan& plan, PreparedTask& t, const std::strin
     throw PlanError(what + ": is not member " + std::to_string(c.member()) + " of comm group " +
                     std::to_string(c.group()));
   }
-  const std::string& kind = c.kind();
-  if (kind != "all_reduce" && kind != "all_gather" && kind != "reduce_scatter" &&
-      kind != "all_to_all" && kind != "broadcast") {
-    throw PlanError(what + ": unknown collective '" + kind + "'");
-  }
-  if (kind == "broadcast" && (c.root() < 0 || c.root() >= t.group_size)) {
+  const CollectiveKind kind = plan::FromProto(c.kind(), what);
+  if (kind == CollectiveKind::kBroadcast && (c.root() < 0 || c.root() >= t.group_size)) {
     throw PlanError(what + ": broadcast root " + std::to_string(c.root()) + " is not a member");
   }
-  try {
-    t.reduce_op = c.reduce_op().empty() ? ReduceOp::kSum : ParseReduceOp(c.reduce_op());
-  } catch (const Error& e) {
-    throw PlanError(what + ": " + e.message());
-  }
+  // Collectives that reduce nothing carry REDUCE_NONE; their reduce_op is never read.
+  t.reduce_op = plan::FromProto(c.reduce_op(), what).value_or(ReduceOp::kSum);
 }
 
 PreparedTask Prepare(const plan::Plan& plan, const kernels::KernelRegistry& kernels,

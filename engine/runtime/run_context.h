@@ -26,6 +26,8 @@
 
 namespace twinflow::runtime {
 
+// Lifetime: the plan, tasks, arenas, regst_device and feeds it refers to must outlive it;
+// ThreadedExecutor::Run makes one per run from its Impl, which owns them all.
 struct RunContext {
   RunContext(const plan::Plan& plan, const std::vector<PreparedTask>& tasks,
              const std::vector<std::unique_ptr<Arena>>& arenas,

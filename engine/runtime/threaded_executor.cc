@@ -1,8 +1,5 @@
 #include "engine/runtime/threaded_executor.h"
 
-#include "engine/plan/plan_rates.h"
-#include "engine/plan/plan_validate.h"
-
 #include <atomic>
 #include <chrono>
 #include <set>
@@ -11,6 +8,9 @@
 #include <utility>
 
 #include "engine/core/error.h"
+#include "engine/plan/plan_enums.h"
+#include "engine/plan/plan_rates.h"
+#include "engine/plan/plan_validate.h"
 #include "engine/runtime/arena.h"
 #include "engine/runtime/binding_assembly.h"
 #include "engine/runtime/device_worker.h"
@@ -30,8 +30,9 @@ void CheckDevices(const plan::Plan& plan, const Transport* transport) {
     const plan::Device& device = plan.devices(d);
     const std::string name = "device " + std::to_string(d);
     if (device.id() != d) throw PlanError(name + ": id " + std::to_string(device.id()));
-    if (device.type() != "cpu") {
-      throw PlanError(name + " is '" + device.type() + "'; the ThreadedExecutor runs cpu devices");
+    if (device.type() != plan::DEVICE_CPU) {
+      throw PlanError(name + " is '" + plan::EnumName(device.type()) +
+                      "'; the ThreadedExecutor runs cpu devices");
     }
     if (transport == nullptr && device.rank() != rank) {
       throw PlanError(name + " belongs to rank " + std::to_string(device.rank()) +
@@ -255,7 +256,11 @@ std::vector<std::map<std::string, Tensor>> ThreadedExecutor::Impl::AssembleFetch
 
 ThreadedExecutor::ThreadedExecutor(const plan::Plan& plan, const kernels::KernelRegistry& kernels,
                                    Transport* transport)
-    : impl_((plan::ValidatePlan(plan), std::make_shared<Impl>(plan, kernels, transport))) {}
+    : impl_((plan::ValidatePlan(plan), std::make_unique<Impl>(plan, kernels, transport))) {}
+
+ThreadedExecutor::~ThreadedExecutor() = default;
+ThreadedExecutor::ThreadedExecutor(ThreadedExecutor&&) noexcept = default;
+ThreadedExecutor& ThreadedExecutor::operator=(ThreadedExecutor&&) noexcept = default;
 
 RunResult ThreadedExecutor::Run(const FeedFn& feeds, const RunOptions& options) {
   Impl& impl = *impl_;

@@ -63,14 +63,24 @@ struct RunResult {
   double seconds = 0;
 };
 
+// Move-only. The executor keeps its own copy of the Plan and its state (arenas, variables) in
+// one heap Impl; Run's device threads reference that Impl, never the executor object, and are
+// joined before Run returns, so moving an executor that is not running is safe. Copies are
+// deleted: two executors sharing one set of arenas would run over each other's slots.
 class ThreadedExecutor {
  public:
   // Validates the plan; throws PlanError when it does not fit this process (a device of
   // another rank, a cuda device) or lacks a kernel (InvalidArgumentError naming the op).
   // With a transport (engine/comm), this rank runs the tasks of its own devices and reaches the
-  // others through it; without one, every device must be on one rank.
+  // others through it; without one, every device must be on one rank. `plan` and `kernels` are
+  // copied (the caller may drop them); `transport` must outlive the executor.
   ThreadedExecutor(const plan::Plan& plan, const kernels::KernelRegistry& kernels,
                    Transport* transport = nullptr);
+  ~ThreadedExecutor();
+  ThreadedExecutor(ThreadedExecutor&&) noexcept;
+  ThreadedExecutor& operator=(ThreadedExecutor&&) noexcept;
+  ThreadedExecutor(const ThreadedExecutor&) = delete;
+  ThreadedExecutor& operator=(const ThreadedExecutor&) = delete;
 
   // Runs `options.steps` steps; variables keep their values across Run calls. A fed value of
   // the wrong shape or dtype for its mode is a ShapeError naming the feed, the shape given and
@@ -90,7 +100,7 @@ class ThreadedExecutor {
 
  private:
   struct Impl;
-  std::shared_ptr<Impl> impl_;
+  std::unique_ptr<Impl> impl_;
 };
 
 }  // namespace twinflow::runtime

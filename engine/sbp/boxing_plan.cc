@@ -133,24 +133,30 @@ std::string RightTrim(std::string s) {
 
 }  // namespace
 
-const char* BoxingStepKindName(BoxingStepKind kind) {
+std::optional<CollectiveKind> StepCollective(BoxingStepKind kind) {
   switch (kind) {
     case BoxingStepKind::kAllGather:
-      return "all_gather";
+      return CollectiveKind::kAllGather;
     case BoxingStepKind::kAllReduce:
-      return "all_reduce";
+      return CollectiveKind::kAllReduce;
     case BoxingStepKind::kReduceScatter:
-      return "reduce_scatter";
+      return CollectiveKind::kReduceScatter;
     case BoxingStepKind::kAllToAll:
-      return "all_to_all";
+      return CollectiveKind::kAllToAll;
     case BoxingStepKind::kBroadcast:
-      return "broadcast";
+      return CollectiveKind::kBroadcast;
     case BoxingStepKind::kLocalSlice:
-      return "slice";
     case BoxingStepKind::kSendRecv:
-      return "send_recv";
+      break;
   }
-  return "unknown";
+  return std::nullopt;
+}
+
+const char* BoxingStepKindName(BoxingStepKind kind) {
+  if (const std::optional<CollectiveKind> collective = StepCollective(kind)) {
+    return CollectiveKindName(*collective);
+  }
+  return kind == BoxingStepKind::kLocalSlice ? "slice" : "send_recv";
 }
 
 int64_t BoxingStep::cross_device_bytes() const {

@@ -3,6 +3,7 @@
 // moves the tensor from one Layout to the next; the last step's `to` is `dst`. An empty plan
 // means the layouts hold identical physical data already.
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,7 +26,10 @@ enum class BoxingStepKind {
                    // B -> P, S -> P(sum), or any change on a mesh axis of size 1
   kSendRecv,       // point-to-point copies of slice intersections, `from` and `to` non-partial
 };
-const char* BoxingStepKindName(BoxingStepKind kind);  // "all_gather", ..., "slice", "send_recv"
+// The collective's name (CollectiveKindName), "slice" or "send_recv".
+const char* BoxingStepKindName(BoxingStepKind kind);
+// The collective a step runs, nullopt for kLocalSlice and kSendRecv.
+std::optional<CollectiveKind> StepCollective(BoxingStepKind kind);
 
 // One copy of a logical region from a device of `from` to a device of `to` (parallel indices).
 struct RegionTransfer {

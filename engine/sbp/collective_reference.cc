@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "engine/core/collective_kind.h"
 #include "engine/core/error.h"
 
 namespace twinflow::sbp {
@@ -10,7 +11,8 @@ namespace {
 std::string Describe(const Tensor& t) { return DTypeName(t.dtype()) + t.shape().ToString(); }
 
 // Shared input checks: a non-empty group of one dtype and one rank.
-void CheckGroup(const std::vector<Tensor>& buffers, const char* what) {
+void CheckGroup(const std::vector<Tensor>& buffers, CollectiveKind kind) {
+  const char* what = CollectiveKindName(kind);
   if (buffers.empty()) throw ShapeError(std::string(what) + ": the group has no members");
   for (size_t i = 1; i < buffers.size(); ++i) {
     if (buffers[i].dtype() != buffers[0].dtype()) {
@@ -26,7 +28,8 @@ void CheckGroup(const std::vector<Tensor>& buffers, const char* what) {
   }
 }
 
-void CheckAxis(const Tensor& t, int axis, const char* what, const char* axis_name) {
+void CheckAxis(const Tensor& t, int axis, CollectiveKind kind, const char* axis_name) {
+  const char* what = CollectiveKindName(kind);
   if (axis < 0 || axis >= t.shape().rank()) {
     throw ShapeError(std::string(what) + ": " + axis_name + " " + std::to_string(axis) +
                      " is out of range for " + Describe(t));
@@ -34,7 +37,8 @@ void CheckAxis(const Tensor& t, int axis, const char* what, const char* axis_nam
 }
 
 // Every member's extents agree with member 0's, except on `free_axis` (-1: on every axis).
-void CheckExtents(const std::vector<Tensor>& buffers, int free_axis, const char* what) {
+void CheckExtents(const std::vector<Tensor>& buffers, int free_axis, CollectiveKind kind) {
+  const char* what = CollectiveKindName(kind);
   const Shape& first = buffers[0].shape();
   for (size_t i = 1; i < buffers.size(); ++i) {
     const Shape& s = buffers[i].shape();
@@ -80,24 +84,24 @@ Tensor Concat(const std::vector<Tensor>& pieces, int axis) {
 }  // namespace
 
 std::vector<Tensor> AllGather(const std::vector<Tensor>& buffers, int axis) {
-  CheckGroup(buffers, "all_gather");
-  CheckAxis(buffers[0], axis, "all_gather", "axis");
-  CheckExtents(buffers, axis, "all_gather");
+  CheckGroup(buffers, CollectiveKind::kAllGather);
+  CheckAxis(buffers[0], axis, CollectiveKind::kAllGather, "axis");
+  CheckExtents(buffers, axis, CollectiveKind::kAllGather);
   const Tensor gathered = Concat(buffers, axis);
   return std::vector<Tensor>(buffers.size(), gathered);
 }
 
 std::vector<Tensor> AllReduce(const std::vector<Tensor>& buffers, ReduceOp op) {
-  CheckGroup(buffers, "all_reduce");
-  CheckExtents(buffers, -1, "all_reduce");
+  CheckGroup(buffers, CollectiveKind::kAllReduce);
+  CheckExtents(buffers, -1, CollectiveKind::kAllReduce);
   const Tensor reduced = Reduce(buffers, op);
   return std::vector<Tensor>(buffers.size(), reduced);
 }
 
 std::vector<Tensor> ReduceScatter(const std::vector<Tensor>& buffers, ReduceOp op, int axis) {
-  CheckGroup(buffers, "reduce_scatter");
-  CheckAxis(buffers[0], axis, "reduce_scatter", "axis");
-  CheckExtents(buffers, -1, "reduce_scatter");
+  CheckGroup(buffers, CollectiveKind::kReduceScatter);
+  CheckAxis(buffers[0], axis, CollectiveKind::kReduceScatter, "axis");
+  CheckExtents(buffers, -1, CollectiveKind::kReduceScatter);
   const Tensor reduced = Reduce(buffers, op);
   const int64_t p = static_cast<int64_t>(buffers.size());
   std::vector<Tensor> out;
@@ -109,12 +113,12 @@ std::vector<Tensor> ReduceScatter(const std::vector<Tensor>& buffers, ReduceOp o
 
 std::vector<Tensor> AllToAll(const std::vector<Tensor>& buffers, int scatter_axis,
                              int gather_axis) {
-  CheckGroup(buffers, "all_to_all");
-  CheckAxis(buffers[0], scatter_axis, "all_to_all", "scatter axis");
-  CheckAxis(buffers[0], gather_axis, "all_to_all", "gather axis");
+  CheckGroup(buffers, CollectiveKind::kAllToAll);
+  CheckAxis(buffers[0], scatter_axis, CollectiveKind::kAllToAll, "scatter axis");
+  CheckAxis(buffers[0], gather_axis, CollectiveKind::kAllToAll, "gather axis");
   // Members may differ on the gather axis: that is how an uneven split arrives (pieces of 3,2,2
   // rows); every other extent must agree so that the received pieces line up.
-  CheckExtents(buffers, gather_axis, "all_to_all");
+  CheckExtents(buffers, gather_axis, CollectiveKind::kAllToAll);
   const int64_t p = static_cast<int64_t>(buffers.size());
   std::vector<Tensor> out;
   out.reserve(buffers.size());

@@ -18,22 +18,6 @@ const char* LinkClassName(LinkClass link) {
   return "unknown";
 }
 
-const char* CollectiveKindName(CollectiveKind kind) {
-  switch (kind) {
-    case CollectiveKind::kAllGather:
-      return "all_gather";
-    case CollectiveKind::kAllReduce:
-      return "all_reduce";
-    case CollectiveKind::kReduceScatter:
-      return "reduce_scatter";
-    case CollectiveKind::kAllToAll:
-      return "all_to_all";
-    case CollectiveKind::kBroadcast:
-      return "broadcast";
-  }
-  return "unknown";
-}
-
 double CostModel::TransferTime(const std::vector<Transfer>& transfers) const {
   // Ordered maps: the result is a max, but keep iteration deterministic anyway.
   std::map<DeviceId, double> out_time, in_time;

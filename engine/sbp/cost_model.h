@@ -6,6 +6,7 @@
 #include <map>
 #include <vector>
 
+#include "engine/core/collective_kind.h"
 #include "engine/core/dtype.h"
 #include "engine/sbp/placement.h"
 
@@ -13,9 +14,6 @@ namespace twinflow::sbp {
 
 enum class LinkClass { kSameDevice, kIntraNode, kInterNode, kHostDevice };
 const char* LinkClassName(LinkClass link);  // "local", "intra-node", "inter-node", "host-device"
-
-enum class CollectiveKind { kAllGather, kAllReduce, kReduceScatter, kAllToAll, kBroadcast };
-const char* CollectiveKindName(CollectiveKind kind);  // "all_gather", ...
 
 using LinkBytes = std::map<LinkClass, int64_t>;  // bytes that cross each class of link
 

@@ -5,11 +5,12 @@
 #include <limits>
 
 #include "engine/core/error.h"
+#include "engine/plan/plan_enums.h"
 #include "engine/plan/plan_io.h"
 #include "engine/sbp/alpha_beta_cost_model.h"
+#include "python/src/program.h"
 #include "simulator/hardware/cluster.h"
 #include "simulator/hardware/search_cost.h"
-#include "python/src/program.h"
 
 namespace twinflow::python {
 namespace {
@@ -84,10 +85,11 @@ py::list Memory(const Program& p) {
   py::list devices;
   for (const plan::MemoryPlan& m : plan.memory()) {
     const plan::Device& d = plan.devices(m.device());
-    devices.append(py::dict(py::arg("device") = d.type() + ":" + std::to_string(d.index()),
-                            py::arg("rank") = d.rank(), py::arg("arena_bytes") = m.arena_bytes(),
-                            py::arg("peak_bytes") = m.peak_bytes(),
-                            py::arg("variable_bytes") = variable_bytes[m.device()]));
+    devices.append(
+        py::dict(py::arg("device") = plan::EnumName(d.type()) + ":" + std::to_string(d.index()),
+                 py::arg("rank") = d.rank(), py::arg("arena_bytes") = m.arena_bytes(),
+                 py::arg("peak_bytes") = m.peak_bytes(),
+                 py::arg("variable_bytes") = variable_bytes[m.device()]));
   }
   return devices;
 }

@@ -9,6 +9,7 @@
 #include "engine/comm/mpi_session.h"
 #include "engine/comm/mpi_transport.h"
 #include "engine/core/error.h"
+#include "engine/plan/plan_enums.h"
 #include "engine/plan/plan_io.h"
 #include "engine/runtime/checkpoint.h"
 #include "engine/runtime/feed_spec.h"
@@ -108,7 +109,8 @@ class Runner {
   void SetVariable(const std::string& name, const py::array& value) {
     for (const plan::Binding& b : plan_.variables()) {
       if (b.name() != name) continue;
-      Tensor t = ToTensor(value, ParseDType(b.logical().dtype()), "variable '" + name + "'");
+      Tensor t = ToTensor(value, plan::FromProto(b.logical().dtype(), "variable '" + name + "'"),
+                          "variable '" + name + "'");
       if (t.shape() != LogicalShape(b)) {
         throw ShapeError("variable '" + name + "' has shape " + LogicalShape(b).ToString() +
                          ", the value " + t.shape().ToString());

@@ -45,36 +45,43 @@ CollectivePlan Finish(std::string name, std::vector<CollectivePhase> phases,
   return plan;
 }
 
-CollectivePlan RingPlan(const std::string& kind, const std::vector<int>& ring, double s,
+// all_to_all: each member sends (p - 1) / p of its buffer, split over its node's links and its
+// NIC by where the other members are.
+CollectivePlan AllToAllPlan(const std::vector<int>& ring, double s, const Topology& topology) {
+  const int p = static_cast<int>(ring.size());
+  CollectivePhase phase;
+  bool spans = false;
+  for (int d : ring) {
+    int local = 0;  // members on d's node, d included
+    for (int e : ring) local += topology.NodeOf(e) == topology.NodeOf(d);
+    spans |= local < p;
+    const double intra = static_cast<double>(local - 1) / p * s;
+    const double inter = static_cast<double>(p - local) / p * s;
+    if (intra > 0) phase.flows.push_back({{LinkId(d, Port::kIntraOut), LinkId(d, Port::kIntraIn)}, intra});
+    if (inter > 0) phase.flows.push_back({{LinkId(d, Port::kNicOut), LinkId(d, Port::kNicIn)}, inter});
+  }
+  phase.latency_s = (p - 1) * Latency(topology, spans);
+  return Finish("ring", {std::move(phase)}, topology);
+}
+
+// The simulator's one switch on the collective kind.
+CollectivePlan RingPlan(CollectiveKind kind, const std::vector<int>& ring, double s,
                         const Topology& topology) {
   const int p = static_cast<int>(ring.size());
   const double share = static_cast<double>(p - 1) / p;
-  if (kind == "all_reduce") {
-    return Finish("ring", {RingPhase(topology, ring, 2.0 * (p - 1) / p * s, true, 2 * (p - 1))},
-                  topology);
+  switch (kind) {
+    case CollectiveKind::kAllReduce:
+      return Finish("ring", {RingPhase(topology, ring, 2.0 * (p - 1) / p * s, true, 2 * (p - 1))},
+                    topology);
+    case CollectiveKind::kReduceScatter:
+    case CollectiveKind::kAllGather:
+      return Finish("ring", {RingPhase(topology, ring, share * s, true, p - 1)}, topology);
+    case CollectiveKind::kBroadcast:
+      return Finish("ring", {RingPhase(topology, ring, s, false, p - 1)}, topology);
+    case CollectiveKind::kAllToAll:
+      break;
   }
-  if (kind == "reduce_scatter" || kind == "all_gather") {
-    return Finish("ring", {RingPhase(topology, ring, share * s, true, p - 1)}, topology);
-  }
-  if (kind == "broadcast") {
-    return Finish("ring", {RingPhase(topology, ring, s, false, p - 1)}, topology);
-  }
-  if (kind == "all_to_all") {
-    CollectivePhase phase;
-    bool spans = false;
-    for (int d : ring) {
-      int local = 0;  // members on d's node, d included
-      for (int e : ring) local += topology.NodeOf(e) == topology.NodeOf(d);
-      spans |= local < p;
-      const double intra = static_cast<double>(local - 1) / p * s;
-      const double inter = static_cast<double>(p - local) / p * s;
-      if (intra > 0) phase.flows.push_back({{LinkId(d, Port::kIntraOut), LinkId(d, Port::kIntraIn)}, intra});
-      if (inter > 0) phase.flows.push_back({{LinkId(d, Port::kNicOut), LinkId(d, Port::kNicIn)}, inter});
-    }
-    phase.latency_s = (p - 1) * Latency(topology, spans);
-    return Finish("ring", {std::move(phase)}, topology);
-  }
-  throw PlanError("no time model for collective '" + kind + "'");
+  return AllToAllPlan(ring, s, topology);
 }
 
 // The all-reduce over whole nodes (`nodes`: each node's members, sorted, equally many):
@@ -129,14 +136,14 @@ double IdleSeconds(const std::vector<CollectivePhase>& phases, const Topology& t
   return seconds;
 }
 
-CollectivePlan PlanCollective(const std::string& kind, const std::vector<int>& devices,
-                              int64_t bytes, const Topology& topology) {
+CollectivePlan PlanCollective(CollectiveKind kind, const std::vector<int>& devices, int64_t bytes,
+                              const Topology& topology) {
   if (devices.size() <= 1 || bytes <= 0) return {};
   std::vector<int> ring = devices;
   std::sort(ring.begin(), ring.end());
   const double s = static_cast<double>(bytes);
   CollectivePlan best = RingPlan(kind, ring, s, topology);
-  if (kind != "all_reduce") return best;
+  if (kind != CollectiveKind::kAllReduce) return best;
   std::map<int, std::vector<int>> by_node;
   for (int d : ring) by_node[topology.NodeOf(d)].push_back(d);
   std::vector<std::vector<int>> nodes;

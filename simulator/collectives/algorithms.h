@@ -25,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/core/collective_kind.h"
 #include "simulator/hardware/cluster.h"
 #include "simulator/network/link_network.h"
 
@@ -41,11 +42,10 @@ struct CollectivePlan {
   double idle_s = 0;  // the time on idle links
 };
 
-// The fastest applicable algorithm for `kind` (all_reduce, reduce_scatter, all_gather,
-// all_to_all, broadcast) over `devices` (cluster devices, distinct), `bytes` as ring.h defines
-// them. No phases for one device or no bytes; else PlanError for an unknown kind.
-CollectivePlan PlanCollective(const std::string& kind, const std::vector<int>& devices,
-                              int64_t bytes, const Topology& topology);
+// The fastest applicable algorithm for `kind` over `devices` (cluster devices, distinct),
+// `bytes` as ring.h defines them. No phases for one device or no bytes.
+CollectivePlan PlanCollective(CollectiveKind kind, const std::vector<int>& devices, int64_t bytes,
+                              const Topology& topology);
 
 // One device's share of an all-reduce of `bytes` over `replicas` identical data-parallel
 // replicas, each on nodes of its own (SimOptions::data_parallel_replicas): a ring or a double

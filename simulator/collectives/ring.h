@@ -15,10 +15,11 @@
 #include <cstdint>
 #include <string>
 
+#include "engine/core/collective_kind.h"
 #include "simulator/hardware/cluster_spec.pb.h"
 
 namespace twinflow::sim {
 
-double RingCollectiveSeconds(const std::string& kind, int p, int64_t bytes, const Link& link);
+double RingCollectiveSeconds(CollectiveKind kind, int p, int64_t bytes, const Link& link);
 
 }  // namespace twinflow::sim

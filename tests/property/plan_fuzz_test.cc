@@ -120,8 +120,8 @@ void MutateField(Plan& plan) {
       }
       break;
     case 11:
-      regst.mutable_tensor()->set_dtype(*rc::gen::elementOf(
-          std::vector<std::string>{"", "f32", "f16", "bf16", "i64", "x", std::string(300, 'f')}));
+      regst.mutable_tensor()->set_dtype(*rc::gen::elementOf(std::vector<DType>{
+          DTYPE_UNSPECIFIED, DTYPE_F32, DTYPE_F16, DTYPE_BF16, DTYPE_I64, DType(99)}));
       break;
     case 12:
     case 13:
@@ -144,6 +144,12 @@ void MutateField(Plan& plan) {
     case 17:
       task.mutable_collective()->set_member(i32(value()));
       if (*rc::gen::arbitrary<bool>()) task.mutable_collective()->set_group(value());
+      // Enums out of range or unspecified: proto3 keeps unknown values.
+      if (*rc::gen::arbitrary<bool>())
+        task.mutable_collective()->set_kind(CollectiveKind(Uniform(0, 7)));
+      if (*rc::gen::arbitrary<bool>())
+        task.mutable_collective()->set_reduce_op(ReduceOp(Uniform(0, 6)));
+      if (*rc::gen::arbitrary<bool>()) task.set_pass(Pass(Uniform(0, 5)));
       break;
     case 18:
       plan.set_pieces_per_step(value());
@@ -239,7 +245,7 @@ Plan Diamond(int32_t r3_slots) {
   Plan plan;
   plan.set_pieces_per_step(4);
   Device* device = plan.add_devices();
-  device->set_type("cpu");
+  device->set_type(DEVICE_CPU);
   auto task = [&](TaskKind kind, std::vector<int64_t> in, std::vector<int64_t> out) {
     Task* t = plan.add_tasks();
     t->set_id(plan.tasks_size() - 1);

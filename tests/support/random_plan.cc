@@ -52,7 +52,7 @@ class Generator {
     for (int64_t d = 0; d < devices; ++d) {
       plan::Device* device = plan_.add_devices();
       device->set_id(d);
-      device->set_type("cpu");
+      device->set_type(plan::DEVICE_CPU);
       device->set_index(d);
       device->set_rank(0);
     }
@@ -80,7 +80,7 @@ class Generator {
  private:
   plan::TensorDesc RandomDesc() {
     plan::TensorDesc desc;
-    desc.set_dtype(rng_.UniformInt(0, 7) == 0 ? "f64" : "f32");
+    desc.set_dtype(rng_.UniformInt(0, 7) == 0 ? plan::DTYPE_F64 : plan::DTYPE_F32);
     for (int64_t k = rng_.UniformInt(1, 2); k > 0; --k) desc.add_shape(rng_.UniformInt(1, 4));
     return desc;
   }
@@ -93,6 +93,7 @@ class Generator {
     task->set_kind(kind);
     task->set_device(static_cast<int32_t>(device));
     task->set_name(stem + std::to_string(id) + "@" + std::to_string(device));
+    task->set_pass(plan::PASS_FORWARD);
     task->set_flops(static_cast<double>(rng_.UniformInt(0, 1000)));
     rate_.push_back(rate);
     return id;
@@ -109,7 +110,7 @@ class Generator {
       *regst->mutable_tensor() = *desc;
       int64_t numel = 1;
       for (int64_t d : desc->shape()) numel *= d;
-      regst->set_bytes_per_slot(numel * (desc->dtype() == "f64" ? 8 : 4));
+      regst->set_bytes_per_slot(numel * (desc->dtype() == plan::DTYPE_F64 ? 8 : 4));
       Task* task = plan_.mutable_tasks(producer);
       if (task->kind() != plan::ACC && task->kind() != plan::REPEAT &&
           task->kind() != plan::COLLECTIVE) {
@@ -127,7 +128,7 @@ class Generator {
     ++consumed_count_[regst];
     const plan::TensorDesc& desc = plan_.regsts(regst).tensor();
     const TaskKind kind = plan_.tasks(task).kind();
-    if (!desc.dtype().empty() && (kind == plan::COMPUTE || kind == plan::SINK)) {
+    if (desc.dtype() != plan::DTYPE_UNSPECIFIED && (kind == plan::COMPUTE || kind == plan::SINK)) {
       plan::OpDesc* op = plan_.mutable_tasks(task)->mutable_op();
       *op->add_inputs() = desc;
       if (with_regions_) {
@@ -237,8 +238,8 @@ class Generator {
       const int64_t t = AddTask(plan::COLLECTIVE, "allreduce", rate, devices[member]);
       Task* task = plan_.mutable_tasks(t);
       task->set_stream(1);
-      task->mutable_collective()->set_kind("all_reduce");
-      task->mutable_collective()->set_reduce_op("sum");
+      task->mutable_collective()->set_kind(plan::ALL_REDUCE);
+      task->mutable_collective()->set_reduce_op(plan::REDUCE_SUM);
       task->mutable_collective()->set_group(group->id());
       task->mutable_collective()->set_member(static_cast<int32_t>(member));
       Consume(t, in);

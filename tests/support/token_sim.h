@@ -20,6 +20,7 @@ std::string SimulateTokens(const plan::Plan& plan, int64_t steps);
 
 // The simulation behind SimulateTokens, exposed so that RandomPlan can ask which registers
 // ran out of slots.
+// Lifetime: keeps `plan` by reference; it must outlive the simulation.
 class TokenSim {
  public:
   TokenSim(const plan::Plan& plan, int64_t steps);

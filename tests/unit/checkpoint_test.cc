@@ -82,7 +82,7 @@ TEST(Checkpoint, ACheckpointOfAnotherModelIsRefusedNamingTheVariable) {
   b->set_name("layer0/weight");
   b->mutable_logical()->add_shape(3);
   b->mutable_logical()->add_shape(5);
-  b->mutable_logical()->set_dtype("f32");
+  b->mutable_logical()->set_dtype(plan::DTYPE_F32);
   try {
     CheckCheckpointFits(plan, Sample());
     FAIL() << "no error";

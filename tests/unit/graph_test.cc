@@ -52,7 +52,7 @@ OpRegistry TestRegistry() {
   OpDef input;
   input.type = "input";
   input.min_inputs = input.max_inputs = 0;
-  input.is_source = true;
+  input.role = OpRole::kInput;
   input.infer = [](const OpContext& ctx) {
     return std::vector<TensorMeta>{
         {Shape(ctx.attrs.GetInts("shape")), ParseDType(ctx.attrs.GetString("dtype"))}};

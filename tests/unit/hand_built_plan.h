@@ -10,6 +10,7 @@
 
 #include "engine/core/rng.h"
 #include "engine/plan/plan.pb.h"
+#include "engine/plan/plan_io.h"
 #include "engine/runtime/threaded_executor.h"
 #include "kernels/cpu/cpu_kernels.h"
 
@@ -25,7 +26,7 @@ inline plan::RegionDesc ToDesc(const Region& region) {
   return desc;
 }
 
-inline plan::TensorDesc ToDesc(const Shape& shape, const std::string& dtype = "f32") {
+inline plan::TensorDesc ToDesc(const Shape& shape, plan::DType dtype = plan::DTYPE_F32) {
   plan::TensorDesc desc;
   for (int64_t d : shape.dims()) desc.add_shape(d);
   desc.set_dtype(dtype);
@@ -51,7 +52,7 @@ class PlanBuilder {
     for (int d = 0; d < devices; ++d) {
       plan::Device* device = plan_.add_devices();
       device->set_id(d);
-      device->set_type("cpu");
+      device->set_type(plan::DEVICE_CPU);
       device->set_index(d);
     }
     plan_.set_pieces_per_step(pieces_per_step);
@@ -64,6 +65,7 @@ class PlanBuilder {
     t->set_kind(kind);
     t->set_device(device);
     t->set_name(name);
+    t->set_pass(plan::PASS_FORWARD);
     t->mutable_op()->set_type(op);
     return t->id();
   }
@@ -100,7 +102,7 @@ class PlanBuilder {
 
   plan::Binding* Binding(google::protobuf::RepeatedPtrField<plan::Binding>* list,
                          const std::string& name, const Shape& logical,
-                         const std::string& reduce = "") {
+                         plan::ReduceOp reduce = plan::REDUCE_NONE) {
     plan::Binding* b = list->Add();
     b->set_name(name);
     *b->mutable_logical() = ToDesc(logical);
@@ -111,7 +113,7 @@ class PlanBuilder {
     return Binding(plan_.mutable_feeds(), name, logical);
   }
   plan::Binding* Fetch(const std::string& name, const Shape& logical,
-                       const std::string& reduce = "") {
+                       plan::ReduceOp reduce = plan::REDUCE_NONE) {
     return Binding(plan_.mutable_fetches(), name, logical, reduce);
   }
   plan::Binding* Variable(const std::string& name, const Shape& logical) {
@@ -126,6 +128,7 @@ class PlanBuilder {
 
   plan::Plan Build() {
     plan::Plan plan = plan_;
+    plan.set_version(plan::kPlanVersion);
     for (plan::Task& t : *plan.mutable_tasks()) {
       if (t.op().type().empty()) continue;
       plan::OpDesc* op = t.mutable_op();
@@ -185,7 +188,7 @@ inline plan::Plan TwoDevicePlan() {
   PlanBuilder b(2);
   plan::Binding* feed = b.Feed("x", xs);
   plan::Binding* weights = b.Variable("w", ws);
-  plan::Binding* partial = b.Fetch("partial", ys, "sum");
+  plan::Binding* partial = b.Fetch("partial", ys, plan::REDUCE_SUM);
   std::vector<int64_t> reduced(2), collective(2);
   for (int d = 0; d < 2; ++d) {
     const std::string at = "@" + std::to_string(d);
@@ -199,8 +202,8 @@ inline plan::Plan TwoDevicePlan() {
     const int64_t mm = b.Task(plan::COMPUTE, d, "matmul" + at, "matmul");
     collective[d] = b.Task(plan::COLLECTIVE, d, "all_reduce" + at);
     plan::CollectiveDesc* c = b.task(collective[d]).mutable_collective();
-    c->set_kind("all_reduce");
-    c->set_reduce_op("sum");
+    c->set_kind(plan::ALL_REDUCE);
+    c->set_reduce_op(plan::REDUCE_SUM);
     c->set_group(0);
     c->set_member(d);
     const int64_t psink = b.Task(plan::SINK, d, "partial" + at);

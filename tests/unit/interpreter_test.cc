@@ -41,7 +41,7 @@ graph::OpRegistry TestOps() {
   graph::OpRegistry registry;
   OpDef source;
   source.min_inputs = source.max_inputs = 0;
-  source.is_source = true;
+  source.role = graph::OpRole::kInput;  // "variable" too: the interpreter only asks is_source()
   source.infer = [](const OpContext& ctx) {
     return std::vector<TensorMeta>{
         {Shape(ctx.attrs.GetInts("shape")), ParseDType(ctx.attrs.GetString("dtype"))}};

@@ -138,7 +138,8 @@ plan::Plan AllReduces(int p, int64_t bytes, int groups) {
     std::vector<int64_t> collectives;
     for (int g = 0; g < groups; ++g) {
       const int64_t c = b.Task(plan::COLLECTIVE, d, "all_reduce" + std::to_string(g));
-      b.task(c).mutable_collective()->set_kind("all_reduce");
+      b.task(c).mutable_collective()->set_kind(plan::ALL_REDUCE);
+      b.task(c).mutable_collective()->set_reduce_op(plan::REDUCE_SUM);
       b.task(c).mutable_collective()->set_group(g);
       b.task(c).mutable_collective()->set_member(d);
       b.Regst(c, {b.Task(plan::SINK, d, "sink" + std::to_string(g))}, shape);

@@ -98,7 +98,7 @@ TEST(MiscOps, SourceOpsRejectBadAttrs) {
   EXPECT_EQ(
       Infer("input", {{"shape", std::vector<int64_t>{2, 3}}, {"dtype", std::string("i64")}}, {})[0],
       (TensorMeta{Shape{2, 3}, DType::kI64}));
-  EXPECT_TRUE(Ops().Find("variable").is_source);
+  EXPECT_TRUE(Ops().Find("variable").is_source());
 }
 
 TEST(MiscOps, FillLikeAndCausalMask) {

@@ -148,6 +148,18 @@ TEST_F(PlanIoTest, WrongVersionIsRejected) {
   ExpectPlanError([&] { ParsePlan("", "empty.pb"); }, {"empty.pb", "version 0"});
 }
 
+// Version 1 carried dtypes, device types, collective kinds and reduce ops as strings; a file
+// of it is refused before anything reads those fields, saying what it found and what it needs.
+TEST_F(PlanIoTest, OlderVersionIsRefusedNamingBothVersions) {
+  Plan plan = Sample();
+  plan.set_version(1);
+  plan.set_content_hash(ContentHash(plan));
+  Write(Path("old.pb"), plan.SerializeAsString());
+  ExpectPlanError([&] { LoadPlan(Path("old.pb")); },
+                  {"old.pb", "plan version 1 is not supported",
+                   "reads version " + std::to_string(kPlanVersion)});
+}
+
 TEST_F(PlanIoTest, InvalidPlanWithGoodHashNamesOriginAndCulprit) {
   Plan plan = Sample();
   plan.mutable_regsts(0)->set_slots(0);

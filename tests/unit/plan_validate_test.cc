@@ -8,13 +8,14 @@
 #include <string>
 
 #include "engine/core/error.h"
+#include "engine/plan/plan_io.h"
 
 namespace twinflow::plan {
 namespace {
 
 TensorDesc F32(std::initializer_list<int64_t> shape) {
   TensorDesc desc;
-  desc.set_dtype("f32");
+  desc.set_dtype(DTYPE_F32);
   for (int64_t d : shape) desc.add_shape(d);
   return desc;
 }
@@ -38,6 +39,7 @@ Task* AddTask(Plan& plan, TaskKind kind, int device, const std::string& name,
   t->set_kind(kind);
   t->set_device(device);
   t->set_name(name);
+  t->set_pass(PASS_FORWARD);
   for (int64_t r : in) t->add_consumed_regsts(r);
   for (int64_t r : out) t->add_produced_regsts(r);
   return t;
@@ -54,13 +56,14 @@ void AddOffset(MemoryPlan* memory, int64_t regst, int slot, int64_t offset) {
 // (SINK); relu@0 also sends loss@0 a control register.
 Plan SmallPlan() {
   Plan plan;
+  plan.set_version(kPlanVersion);
   plan.set_pieces_per_step(2);
   plan.mutable_cluster()->set_ranks(1);
   plan.mutable_cluster()->set_devices(2);
   for (int d = 0; d < 2; ++d) {
     Device* device = plan.add_devices();
     device->set_id(d);
-    device->set_type("cpu");
+    device->set_type(DEVICE_CPU);
     device->set_index(d);
   }
   CommGroup* group = plan.add_groups();
@@ -73,8 +76,8 @@ Plan SmallPlan() {
   *relu->mutable_op()->add_outputs() = F32({4});
   for (int d = 0; d < 2; ++d) {
     Task* ar = AddTask(plan, COLLECTIVE, d, "ar@" + std::to_string(d), {1}, {2 + d});
-    ar->mutable_collective()->set_kind("all_reduce");
-    ar->mutable_collective()->set_reduce_op("sum");
+    ar->mutable_collective()->set_kind(ALL_REDUCE);
+    ar->mutable_collective()->set_reduce_op(REDUCE_SUM);
     ar->mutable_collective()->set_member(d);
   }
   AddTask(plan, SINK, 0, "loss@0", {2, 3, 4}, {});
@@ -117,6 +120,7 @@ TEST(PlanValidate, SmallPlanIsValid) { EXPECT_NO_THROW(ValidatePlan(SmallPlan())
 
 TEST(PlanValidate, EmptyPlanIsValid) {
   Plan plan;
+  plan.set_version(kPlanVersion);
   plan.set_pieces_per_step(1);
   EXPECT_NO_THROW(ValidatePlan(plan));
 }
@@ -173,8 +177,8 @@ TEST(PlanValidate, SlotsAndBytes) {
 }
 
 TEST(PlanValidate, TensorDescriptions) {
-  ExpectInvalid([](Plan& p) { p.mutable_regsts(1)->mutable_tensor()->set_dtype("f33"); },
-                {"regst 1", "dtype 'f33'"});
+  ExpectInvalid([](Plan& p) { p.mutable_regsts(1)->mutable_tensor()->set_dtype(DType(33)); },
+                {"regst 1", "no valid dtype (value 33)"});
   ExpectInvalid([](Plan& p) { p.mutable_regsts(1)->mutable_tensor()->set_shape(0, -4); },
                 {"regst 1", "negative"});
   ExpectInvalid(
@@ -241,8 +245,17 @@ TEST(PlanValidate, CollectiveMembership) {
   ExpectInvalid([](Plan& p) { p.mutable_tasks(2)->mutable_collective()->set_group(3); },
                 {"task 2 'ar@0'", "comm group 3"});
   ExpectInvalid([](Plan& p) { p.mutable_tasks(3)->set_issue_order(1); }, {"1 of its 2 members"});
-  ExpectInvalid([](Plan& p) { p.mutable_tasks(3)->mutable_collective()->set_kind("all_sum"); },
-                {"task 3 'ar@1'", "all_sum"});
+  ExpectInvalid(
+      [](Plan& p) { p.mutable_tasks(3)->mutable_collective()->set_kind(CollectiveKind(9)); },
+      {"task 3 'ar@1'", "collective kind (value 9)"});
+  ExpectInvalid(
+      [](Plan& p) { p.mutable_tasks(3)->mutable_collective()->set_reduce_op(REDUCE_NONE); },
+      {"task 3 'ar@1'", "all_reduce", "reduce op none"});
+  ExpectInvalid(
+      [](Plan& p) {
+        for (int t : {2, 3}) p.mutable_tasks(t)->mutable_collective()->set_kind(BROADCAST);
+      },
+      {"task 2 'ar@0'", "broadcast", "reduces nothing"});
 }
 
 TEST(PlanValidate, CopyTransfers) {
@@ -279,9 +292,50 @@ TEST(PlanValidate, AssignWritesAVariable) {
                 {"task 4 'loss@0'", "regst 2", "VARIABLE"});
 }
 
-TEST(PlanValidate, DTypesAreCanonical) {
-  ExpectInvalid([](Plan& p) { p.mutable_regsts(1)->mutable_tensor()->set_dtype("float32"); },
-                {"regst 1", "'float32'", "'f32'"});
+// Every enum the Plan carries is refused when left UNSPECIFIED (0), naming what holds it.
+TEST(PlanValidate, UnspecifiedEnumsAreRefused) {
+  ExpectInvalid(
+      [](Plan& p) {
+        p.mutable_tasks(3)->mutable_collective()->set_kind(COLLECTIVE_KIND_UNSPECIFIED);
+      },
+      {"task 3 'ar@1'", "no valid collective kind (unspecified)"});
+  ExpectInvalid(
+      [](Plan& p) {
+        p.mutable_tasks(2)->mutable_collective()->set_reduce_op(REDUCE_OP_UNSPECIFIED);
+      },
+      {"task 2 'ar@0'", "no valid reduce op (unspecified)"});
+  ExpectInvalid([](Plan& p) { p.mutable_tasks(1)->set_pass(PASS_UNSPECIFIED); },
+                {"task 1 'relu@0'", "no valid pass"});
+  ExpectInvalid(
+      [](Plan& p) {
+        p.mutable_tasks(1)->mutable_op()->mutable_inputs(0)->set_dtype(DTYPE_UNSPECIFIED);
+      },
+      {"task 1 'relu@0'"});
+  ExpectInvalid([](Plan& p) { p.mutable_devices(1)->set_type(DEVICE_TYPE_UNSPECIFIED); },
+                {"device 1", "no valid device type (unspecified)"});
+  ExpectInvalid(
+      [](Plan& p) {
+        Binding* b = p.add_fetches();
+        b->set_name("loss");
+        *b->mutable_logical() = F32({4});
+      },
+      {"binding 'loss'", "no valid reduce op (unspecified)"});
+}
+
+TEST(PlanValidate, TraitsFitTheTaskKind) {
+  ExpectInvalid([](Plan& p) { p.mutable_tasks(2)->set_recomputes(true); },
+                {"task 2 'ar@0'", "COLLECTIVE"});
+  ExpectInvalid([](Plan& p) { p.mutable_tasks(1)->set_optimizer_update(true); },
+                {"task 1 'relu@0'", "optimizer update outside the optimizer pass"});
+  ExpectInvalid([](Plan& p) { p.mutable_tasks(1)->set_stage(2); },
+                {"task 1 'relu@0'", "pipeline stage 2"});
+}
+
+// A Plan written before the typed enums (version 1) is refused, saying both versions.
+TEST(PlanValidate, OlderVersionIsRefused) {
+  ExpectInvalid([](Plan& p) { p.set_version(1); },
+                {"plan version 1", "reads version " + std::to_string(kPlanVersion)});
+  EXPECT_EQ(kPlanVersion, 2u);
 }
 
 TEST(PlanValidate, CyclesAreNamedAndLagsBreakThem) {
@@ -323,7 +377,8 @@ TEST(PlanValidate, MemoryPlans) {
 }
 
 TEST(PlanValidate, DevicesAndHeader) {
-  ExpectInvalid([](Plan& p) { p.mutable_devices(1)->set_type("tpu"); }, {"device 1 (tpu:1)"});
+  ExpectInvalid([](Plan& p) { p.mutable_devices(1)->set_type(DeviceType(7)); },
+                {"device 1 (value 7:1)", "device type"});
   ExpectInvalid([](Plan& p) { p.mutable_devices(1)->set_index(0); }, {"device 1 (cpu:0)", "twice"});
   ExpectInvalid([](Plan& p) { p.mutable_devices(1)->set_rank(1); }, {"device 1", "rank 1"});
   ExpectInvalid([](Plan& p) { p.set_pieces_per_step(0); }, {"pieces_per_step 0"});
@@ -336,6 +391,7 @@ TEST(PlanValidate, Bindings) {
       Binding* b = p.add_fetches();
       b->set_name("loss");
       *b->mutable_logical() = F32({8});
+      b->set_reduce(REDUCE_NONE);
       BindingPart* part = b->add_parts();
       part->set_regst(regst);
       Range* range = part->mutable_region()->add_ranges();

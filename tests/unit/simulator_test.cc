@@ -59,7 +59,8 @@ plan::Plan AllReducePlan(int p, int64_t bytes) {
     const int64_t sink = b.Task(plan::SINK, d, "sink@" + std::to_string(d));
     b.Regst(src, {c}, shape);
     b.Regst(c, {sink}, shape);
-    b.task(c).mutable_collective()->set_kind("all_reduce");
+    b.task(c).mutable_collective()->set_kind(plan::ALL_REDUCE);
+    b.task(c).mutable_collective()->set_reduce_op(plan::REDUCE_SUM);
     b.task(c).mutable_collective()->set_member(d);
   }
   plan::Plan plan = b.Build();
@@ -95,7 +96,7 @@ TEST(CoreSharing, ThreadsShareTheCoresEqually) {
 // reads what it receives once more to reduce it.
 TEST(CoreSharing, CommCopiesWhatADeviceSendsAndReceives) {
   const Topology topology = Cluster(2, 1e9, 0);
-  const CollectivePlan plan = PlanCollective("all_reduce", {0, 1}, 1000, topology);
+  const CollectivePlan plan = PlanCollective(CollectiveKind::kAllReduce, {0, 1}, 1000, topology);
   EXPECT_DOUBLE_EQ(CommCopiedBytes(plan, 0, false), 2000);
   EXPECT_DOUBLE_EQ(CommCopiedBytes(plan, 1, true), 3000);
 }
@@ -114,7 +115,8 @@ TEST(Simulator, RingAllReduceMatchesTheFormula) {
       EXPECT_EQ(d.inter_bytes, 0) << d.name;
       EXPECT_NEAR(d.intra_utilisation, d.intra_bytes / (r.total_s * bandwidth), 1e-9);
     }
-    EXPECT_NEAR(RingCollectiveSeconds("all_reduce", p, bytes, Cluster(p, bandwidth, alpha).spec().intra_node()),
+    EXPECT_NEAR(RingCollectiveSeconds(CollectiveKind::kAllReduce, p, bytes,
+                                      Cluster(p, bandwidth, alpha).spec().intra_node()),
                 want, 1e-12);
   }
 }
@@ -190,6 +192,8 @@ TEST(Simulator, ReplicasAllReduceEachGradientBeforeTheUpdate) {
   const int64_t w = b.Task(plan::VARIABLE, 0, "w");
   const int64_t g = b.Task(plan::SOURCE, 0, "grad");
   const int64_t u = b.Task(plan::COMPUTE, 0, "update", "sgd_update");
+  b.task(u).set_optimizer_update(true);  // the trait, not the op type, marks an update
+  b.task(u).set_pass(plan::PASS_OPTIMIZER);
   b.Regst(w, {u}, Shape{bytes / 4});
   b.Regst(g, {u}, Shape{bytes / 4});
   const plan::Plan plan = b.Build();

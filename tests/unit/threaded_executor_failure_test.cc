@@ -41,7 +41,7 @@ TEST(ThreadedExecutor, KernelErrorNamesTheTask) {
 TEST(ThreadedExecutor, PlansThatDoNotFitAreRejected) {
   const kernels::KernelRegistry registry = kernels::CpuKernels();
   plan::Plan cuda = TwoDevicePlan();
-  cuda.mutable_devices(1)->set_type("cuda");
+  cuda.mutable_devices(1)->set_type(plan::DEVICE_CUDA);
   EXPECT_THROW(ThreadedExecutor(cuda, registry), PlanError);
   plan::Plan small = TwoDevicePlan();
   small.mutable_memory(0)->set_arena_bytes(8);
