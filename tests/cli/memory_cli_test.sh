@@ -37,13 +37,14 @@ assert all(d['optimizer_state_bytes'] == 0 for d in json.load(open(sys.argv[1]))
 recompute=(--model gpt --layers 4 --hidden 64 --heads 4 --sequence 32 --vocab 128 --batch 8
   --strategy dp=2,tp=2,recompute=full --cluster dgx-a100 --devices 4)
 "$tf" sim "${recompute[@]}" --json "$work/recompute.json" >/dev/null 2>&1
-verify "under full recomputation the arena is within 5% of the live peak" \
+verify "under full recomputation the planned peak is the live peak, the arena near it" \
   /usr/bin/python3 -c "import json, sys
 for d in json.load(open(sys.argv[1]))['devices_report']:
-    assert d['live_peak_bytes'] <= d['peak_bytes'] <= d['arena_bytes'] <= 1.05 * d['live_peak_bytes'], d" \
+    assert d['live_peak_bytes'] <= d['peak_bytes'] <= 1.01 * d['live_peak_bytes'], d
+    assert d['arena_bytes'] <= 1.08 * d['live_peak_bytes'], d" \
   "$work/recompute.json"
 check "memory --replica is one data-parallel replica" 0 "one of 2 data-parallel replicas" out -- \
-  memory "${gpt[@]}" --strategy dp=2,tp=2 --cluster dgx-h100 --replica
+  memory "${gpt[@]}" --strategy dp=2,tp=8 --cluster dgx-h100 --nodes 2 --replica
 check "an unknown cluster is named" 2 "unknown cluster 'dgx-z1'" err -- \
   memory "${gpt[@]}" --strategy dp=2 --cluster dgx-z1
 check "a bad optimizer names the flag" 2 "--optimizer" err -- \

@@ -103,9 +103,11 @@ TEST(MemoryPlan, SimulatedLiveBytesStayWithinThePlannedPeak) {
 
 // With one micro-batch a device's forward and backward are one chain, so what the backward
 // reads of the forward (recomputation's checkpoints, the logits) and the optimizer's updated
-// values share bytes by their lifetimes: the arena is within 5% of the live peak the
-// simulated run reaches (it was twice as large when each lived for the whole step).
-TEST(MemoryPlan, OneMicroBatchArenaIsWithinFivePercentOfTheLivePeak) {
+// values share bytes by their lifetimes: the planned peak is the live peak the simulated run
+// reaches, to within 1% (when each lived for the whole step the 7.5B GPT planned twice its live
+// peak), and the arena adds only first fit's slack (4 to 5% on these 100 KiB arenas of
+// tensors of a few KiB; 2.3% on the 7.5B GPT, docs/compiler.md).
+TEST(MemoryPlan, OneMicroBatchPlansTheLivePeak) {
   const sim::Topology cluster(sim::Preset("dgx-a100", 1));
   for (const char* strategy : {"dp=2,tp=2,recompute=full", "dp=2,tp=2", "tp=4,recompute=full"}) {
     const plan::Plan plan = CompileGpt(strategy);
@@ -120,14 +122,17 @@ TEST(MemoryPlan, OneMicroBatchArenaIsWithinFivePercentOfTheLivePeak) {
                          std::to_string(d.live_peak_bytes));
       EXPECT_LE(d.live_peak_bytes, d.peak_bytes) << strategy << " " << d.name;
       EXPECT_LE(d.peak_bytes, d.arena_bytes) << strategy << " " << d.name;
-      EXPECT_LE(static_cast<double>(d.arena_bytes), 1.05 * static_cast<double>(d.live_peak_bytes))
+      EXPECT_LE(static_cast<double>(d.peak_bytes), 1.01 * static_cast<double>(d.live_peak_bytes))
+          << strategy << " " << d.name;
+      EXPECT_LE(static_cast<double>(d.arena_bytes), 1.08 * static_cast<double>(d.live_peak_bytes))
           << strategy << " " << d.name;
     }
   }
 }
 
 // The memory report's split of the planned peak: the categories add up to it on every device,
-// and an Adam-trained model has weights, gradients and optimizer state.
+// and an Adam-trained model has weights, optimizer state and activations at its peak (gradients
+// only where the peak comes after the first weight gradient, not under tp=4).
 TEST(MemoryPlan, CategoriesAddUpToThePlannedPeak) {
   for (const char* strategy : kStrategies) {
     const plan::Plan plan = CompileGpt(strategy);
@@ -139,8 +144,8 @@ TEST(MemoryPlan, CategoriesAddUpToThePlannedPeak) {
       for (int64_t bytes : b) total += bytes;
       EXPECT_EQ(total, m.peak_bytes()) << strategy << " device " << m.device();
       for (compiler::MemoryCategory c :
-           {compiler::MemoryCategory::kWeights, compiler::MemoryCategory::kGradients,
-            compiler::MemoryCategory::kOptimizerState, compiler::MemoryCategory::kActivations}) {
+           {compiler::MemoryCategory::kWeights, compiler::MemoryCategory::kOptimizerState,
+            compiler::MemoryCategory::kActivations}) {
         EXPECT_GT(b[static_cast<int>(c)], 0)
             << strategy << " device " << m.device() << " " << compiler::MemoryCategoryName(c);
       }
