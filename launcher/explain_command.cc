@@ -147,8 +147,7 @@ int RunExplainCommand(const std::vector<std::string>& args, std::ostream& out) {
 
   out << "model " << parsed.Get("model") << " on " << model.devices << " devices, strategy "
       << model.strategy.ToString() << ", optimizer " << models::OptimizerLabel(model) << ": "
-      << model.graph.ops().size() << " ops, " << model.graph.tensors().size() << " tensors
-";
+      << model.graph.ops().size() << " ops, " << model.graph.tensors().size() << " tensors\n";
   if (!parsed.Given("summary")) {
     PrintSignatures(model.graph, assignment, out);
     PrintBoxings(model.graph, assignment, out);
