@@ -148,7 +148,7 @@ void BM_MlpStep(benchmark::State& state, const MlpCase& c) {
   models::BuildOptions options;
   options.devices = c.devices;
   options.strategy = models::ParseStrategy(c.strategy);
-  options.optimizer.kind = graph::OptimizerConfig::Kind::kSgd;
+  options.optimizer = graph::ParseOptimizer("sgd");
 
   const Clock::time_point compile_start = Clock::now();
   const models::BuiltModel model = models::BuildMlp(registry, config, options);

@@ -219,7 +219,9 @@ int RunCalibrateCommand(const std::vector<std::string>& args, std::ostream& out)
       << FormatSeconds(Since(start)) << "; memory bandwidth "
       << FormatBytes(static_cast<int64_t>(bandwidth)) << "/s; " << FormatSeconds(overhead)
       << " of runtime per act; " << spec.cores_per_node()
-      << " cores; wrote " << parsed.Get("output") << "\n";
+      << " cores; wrote " << parsed.Get("output") << " (model " << parsed.Get("model")
+      << ", strategy " << model.strategy.ToString() << ", optimizer "
+      << models::OptimizerLabel(model) << ")\n";
   return 0;
 }
 

@@ -31,7 +31,8 @@ int RunCompileCommand(const std::vector<std::string>& args, std::ostream& out) {
   for (const plan::Task& task : compiled.plan.tasks()) ++kinds[task.kind()];
   out << "wrote " << parsed.Get("output") << ": " << compiled.plan.tasks_size() << " tasks, "
       << compiled.plan.regsts_size() << " registers, " << compiled.plan.groups_size()
-      << " comm groups on " << compiled.plan.devices_size() << " devices\n";
+      << " comm groups on " << compiled.plan.devices_size() << " devices; strategy "
+      << model.strategy.ToString() << ", optimizer " << models::OptimizerLabel(model) << "\n";
   out << "tasks by kind:";
   for (const auto& [kind, count] : kinds) out << " " << plan::TaskKind_Name(kind) << "=" << count;
   out << "\nmemory per device:\n";

@@ -64,8 +64,9 @@ void PrintBoxings(const graph::LogicalGraph& graph, const compiler::SbpAssignmen
   table.Print(out);
 }
 
-// Parameter bytes (variables: weights and optimizer state) and activation bytes (every other
-// tensor: activations and gradients) on each device, from each tensor's physical slice.
+// An estimate before compiling: parameter bytes (variables: weights and optimizer state) and
+// activation bytes (every other tensor: activations and gradients) on each device, each
+// tensor's physical slice summed as if all lived at once. `twinflow memory` gives the Plan's.
 void PrintMemory(const graph::LogicalGraph& graph, const compiler::SbpAssignment& a,
                  std::ostream& out) {
   std::map<sbp::DeviceId, std::pair<int64_t, int64_t>> bytes;  // parameters, activations
@@ -81,7 +82,9 @@ void PrintMemory(const graph::LogicalGraph& graph, const compiler::SbpAssignment
       }
     }
   }
-  out << "memory per device (parameters incl. optimizer state | activations incl. gradients):\n";
+  out << "memory per device, estimated: every tensor's slice summed, no lifetimes (parameters "
+         "incl. optimizer state | activations incl. gradients; `twinflow memory` gives the "
+         "compiled Plan's arena):\n";
   if (bytes.size() <= 16) {
     TextTable table({"device", "parameters", "activations", "total"});
     for (const auto& [device, b] : bytes) {
@@ -143,8 +146,8 @@ int RunExplainCommand(const std::vector<std::string>& args, std::ostream& out) {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
   out << "model " << parsed.Get("model") << " on " << model.devices << " devices, strategy "
-      << model.strategy.ToString() << ": " << model.graph.ops().size() << " ops, "
-      << model.graph.tensors().size() << " tensors\n";
+      << model.strategy.ToString() << ", optimizer " << models::OptimizerLabel(model) << ": "
+      << model.graph.ops().size() << " ops, " << model.graph.tensors().size() << " tensors\n";
   if (!parsed.Given("summary")) {
     PrintSignatures(model.graph, assignment, out);
     PrintBoxings(model.graph, assignment, out);

@@ -14,6 +14,7 @@
 #include "launcher/compile_command.h"
 #include "launcher/demo_command.h"
 #include "launcher/explain_command.h"
+#include "launcher/memory_command.h"
 #include "launcher/run_command.h"
 #include "launcher/sim_command.h"
 #include "launcher/tune_command.h"
@@ -39,6 +40,8 @@ constexpr Command kCommands[] = {
     {"run", "train a model on CPU devices, in-process or under mpirun", RunRunCommand},
     {"sim", "simulate a model's Plan on a modelled cluster (step time, MFU, memory)",
      RunSimCommand},
+    {"memory", "a model's Plan memory per device and stage: weights, gradients, optimizer, ...",
+     RunMemoryCommand},
     {"calibrate", "time this host's kernels for a model; write the cpu-local cluster spec",
      RunCalibrateCommand},
     {"tune", "rank the strategies of a model on a cluster by simulated step time", RunTuneCommand},

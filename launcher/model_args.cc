@@ -43,7 +43,9 @@ void AddModelFlags(ArgParser& parser) {
                 "sets mb = batch / (micro-batch-size * dp)")
       .Optional("widths", "LIST", "mlp: input,hidden...,classes", "784,4096,4096,10")
       .Optional("preset", "NAME", "gpt: gpt3-175b sets the GPT-3 175B sizes")
-      .Optional("optimizer", "SPEC", "sgd, sgd:lr=0.1,momentum=0.9, adam:lr=1e-3 or adamw", "sgd")
+      .Optional("optimizer", "SPEC",
+                "sgd, sgd:lr=0.1,momentum=0.9, adam:lr=1e-3 or adamw (default: adamw for gpt, "
+                "sgd for mlp)")
       .Optional("seed", "N", "initialisation seed", "1")
       .Optional("devices-per-node", "N", "devices sharing a node's fast fabric", "8")
       .Optional("cost-model", "NAME",
@@ -152,8 +154,10 @@ models::BuiltModel BuildModelFromArgs(const ParsedArgs& args, const graph::OpReg
                         ? DevicesFromArgs(args, options.strategy, fallback_devices)
                         : options.strategy.devices();
   options.training = !args.Given("inference");
-  options.optimizer =
-      FromFlag("optimizer", [&] { return graph::ParseOptimizer(args.Get("optimizer")); });
+  if (args.Given("optimizer")) {
+    options.optimizer =
+        FromFlag("optimizer", [&] { return graph::ParseOptimizer(args.Get("optimizer")); });
+  }
   options.seed = static_cast<uint64_t>(args.GetInt("seed", 0, kMaxExtent));
   const int64_t batch = GlobalBatchFromArgs(args);
   const std::string& model = args.Get("model");
@@ -167,6 +171,14 @@ models::BuiltModel BuildModelFromArgs(const ParsedArgs& args, const graph::OpReg
   }
   if (model == "gpt") return BuildGptFromArgs(args, registry, options, batch, whole_batch);
   throw InvalidArgumentError("--model: unknown model '" + model + "' (expected mlp or gpt)");
+}
+
+std::string OptimizerLabelFromArgs(const ParsedArgs& args) {
+  if (args.Given("inference")) return "none (inference)";
+  return graph::OptimizerText(
+      args.Given("optimizer")
+          ? FromFlag("optimizer", [&] { return graph::ParseOptimizer(args.Get("optimizer")); })
+          : models::DefaultOptimizer(args.Get("model")));
 }
 
 sbp::AlphaBetaConfig CostConfigFromArgs(const ParsedArgs& args, const std::string& fallback) {

@@ -32,6 +32,10 @@ models::Strategy StrategyFromArgs(const ParsedArgs& args, int64_t fallback_devic
 models::BuiltModel BuildModelFromArgs(const ParsedArgs& args, const graph::OpRegistry& registry,
                                       bool whole_batch = false, int64_t fallback_devices = 0);
 
+// The optimizer the flags train with, as the commands print it: --optimizer in full
+// (OptimizerText), else the model's default; "none (inference)" with --inference.
+std::string OptimizerLabelFromArgs(const ParsedArgs& args);
+
 // The --cost-model preset (default `fallback`) with --devices-per-node applied.
 sbp::AlphaBetaConfig CostConfigFromArgs(const ParsedArgs& args, const std::string& fallback);
 

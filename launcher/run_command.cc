@@ -246,7 +246,8 @@ int RunRunCommand(const std::vector<std::string>& args, std::ostream& out) {
     }
     out << "model " << parsed.Get("model") << " on " << plan.devices_size() << " CPU devices";
     if (ranks > 1) out << " of " << ranks << " MPI ranks (" << mpi->local_size() << " on this node)";
-    out << ", strategy " << model.strategy.ToString();
+    out << ", strategy " << model.strategy.ToString() << ", optimizer "
+        << models::OptimizerLabel(model);
     if (parsed.Given("plan")) out << ", plan " << parsed.Get("plan");
     if (parsed.Given("load")) out << ", from " << runtime::CheckpointPath(parsed.Get("load"));
     out << "\n";

@@ -13,6 +13,7 @@
 #include "engine/core/text_format.h"
 #include "engine/ops/builtin_ops.h"
 #include "launcher/cluster_args.h"
+#include "launcher/cluster_plan.h"
 #include "launcher/model_args.h"
 #include "launcher/replica_args.h"
 #include "simulator/hardware/search_cost.h"
@@ -53,25 +54,15 @@ std::string Json(const sim::SimResult& r, const models::BuiltModel& model,
 // data-parallel replicas (ReplicaArgs).
 int Simulated(const ArgParser& parser, const std::vector<std::string>& args, int64_t replicas,
               std::ostream& out) {
-  const ParsedArgs parsed = parser.Parse(args);
-  const sim::Topology topology(ClusterFromArgs(parsed));
-  const int64_t steps = parsed.GetInt("steps", 1, 1 << 16);
-  const graph::OpRegistry registry = ops::BuiltinOps();
   const auto start = std::chrono::steady_clock::now();
-  // Without --devices: the product of the degrees, or the whole cluster when a degree is
-  // inferred (tp=2 on an 8-GPU node runs dp=4, as Megatron would).
-  const models::BuiltModel model =
-      BuildModelFromArgs(parsed, registry, false, topology.devices());
-  const sbp::AlphaBetaConfig cost = sim::SearchCostConfig(topology.spec());
-  const int64_t ranks = parsed.GetInt("ranks", 1, 1 << 20);
-  const int64_t devices = model.devices;
-  if (devices % ranks != 0) {
-    throw InvalidArgumentError("--ranks: " + std::to_string(devices) +
-                               " devices do not split over " + std::to_string(ranks) + " ranks");
-  }
-  const compiler::Compiled compiled =
-      CompileFromArgs(model, parsed, registry, ranks > 1 ? devices / ranks : 0, &cost);
+  const graph::OpRegistry registry = ops::BuiltinOps();
+  const ClusterPlan cluster_plan = CompileForCluster(parser, args, registry);
+  const ParsedArgs& parsed = cluster_plan.parsed;
+  const sim::Topology& topology = cluster_plan.topology;
+  const models::BuiltModel& model = cluster_plan.model;
+  const compiler::Compiled& compiled = cluster_plan.compiled;
   const plan::Plan& plan = compiled.plan;
+  const int64_t steps = parsed.GetInt("steps", 1, 1 << 16);
   const double compile_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   sim::SimOptions options;
@@ -99,7 +90,8 @@ int Simulated(const ArgParser& parser, const std::vector<std::string>& args, int
   out << "simulated " << parsed.Get("model") << ", strategy " << model.strategy.ToString()
       << ", on " << spec.name() << " x " << spec.nodes() << " nodes (" << plan.devices_size()
       << " of " << topology.devices() << " " << spec.device().name() << " devices), " << steps
-      << " step" << (steps == 1 ? "" : "s") << "\n";
+      << " step" << (steps == 1 ? "" : "s") << ", optimizer " << models::OptimizerLabel(model)
+      << "\n";
   out << "parallelism of the forward ops, by mesh axis"
       << (model.strategy.automatic ? "" : " (0: dp, 1: tp)") << ":\n"
       << compiler::ParallelismTable(
@@ -168,11 +160,8 @@ int RunSimCommand(const std::vector<std::string>& args, std::ostream& out) {
                    "MFU, busy/bubble/exposed communication and memory per device.");
   AddModelFlags(parser);
   AddClusterFlags(parser);
+  AddRanksFlag(parser);
   parser.Optional("steps", "N", "training steps to simulate", "1")
-      .Optional("ranks", "N",
-                "simulate the Plan `mpirun -np N twinflow run` runs (devices split "
-                "evenly over N ranks, SEND/RECV between them)",
-                "1")
       .Optional("trace", "FILE", "write a Chrome trace (opens in Perfetto)")
       .Optional("json", "FILE", "write the summary as JSON")
       .Switch("replica",

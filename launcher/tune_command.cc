@@ -170,7 +170,7 @@ int RunTuneCommand(const std::vector<std::string>& args, std::ostream& out) {
       << " nodes (" << devices << " devices): " << feasible << " of " << outcomes.size()
       << " strategies fit, " << FormatSeconds(seconds) << " ("
       << FormatFixed(60.0 * static_cast<double>(outcomes.size()) / std::max(seconds, 1e-9), 1)
-      << " configurations per minute)\n";
+      << " configurations per minute); optimizer " << OptimizerLabelFromArgs(parsed) << "\n";
   if (replica) {
     out << "each strategy simulated as one data-parallel replica, its gradients all-reduced over "
            "the dp replicas\n";

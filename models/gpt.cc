@@ -154,8 +154,8 @@ BuiltModel BuildGpt(const graph::OpRegistry& registry, const GptConfig& full_con
   if (classes_split) PinClassSplitLogits(builder, strategy, logits);
   const graph::TensorId losses =
       ops::SparseSoftmaxCrossEntropy(builder, logits, flat_labels, classes_split);
-  BuiltModel model =
-      FinishModel(builder, losses, writer.parameters(), {"ids", "labels"}, options, blocks);
+  BuiltModel model = FinishModel(builder, losses, writer.parameters(), {"ids", "labels"}, options,
+                                 blocks, DefaultOptimizer("gpt"));
   model.index_bounds = {{"ids", config.vocab}, {"labels", config.vocab}};
   return model;
 }

@@ -15,6 +15,14 @@ GptConfig GptConfig::Gpt3_175B() {
   return c;
 }
 
+graph::OptimizerConfig DefaultOptimizer(const std::string& model) {
+  return graph::ParseOptimizer(model == "gpt" ? "adamw" : "sgd");
+}
+
+std::string OptimizerLabel(const BuiltModel& model) {
+  return model.optimizer ? graph::OptimizerText(*model.optimizer) : "none (inference)";
+}
+
 std::map<std::string, Tensor> SyntheticBatch(const BuiltModel& model, int64_t step,
                                              uint64_t seed) {
   Rng rng(seed * 1000003 + static_cast<uint64_t>(step));

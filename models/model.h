@@ -6,6 +6,7 @@
 // appends autograd and the optimizer. Layouts not pinned are left to the SBP search.
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,7 +25,16 @@ struct BuiltModel {
   std::map<std::string, int64_t> index_bounds;  // integer feeds: values lie in [0, bound)
   Strategy strategy;  // resolved: every degree known
   int64_t devices = 1;  // the devices its placements span
+  std::optional<graph::OptimizerConfig> optimizer;  // what trains it; none for inference
 };
+
+// The optimizer a training model gets when none is given: AdamW for "gpt" (what LLMs are
+// trained with), SGD for "mlp" and any other.
+graph::OptimizerConfig DefaultOptimizer(const std::string& model);
+
+// What the commands print as the optimizer used: its full text (OptimizerText), or "none
+// (inference)".
+std::string OptimizerLabel(const BuiltModel& model);
 
 // A deterministic synthetic batch for `step` (all micro-batches of the step, stacked on axis 0):
 // uniform [-1, 1) floats, integers below their bound. For benchmarks, smoke runs and the CLI's
@@ -36,7 +46,9 @@ struct BuildOptions {
   Strategy strategy;
   int64_t devices = 1;
   bool training = true;
-  graph::OptimizerConfig optimizer;
+  // Unset: the model's default, what it is usually trained with (the GPT: AdamW, as LLMs are;
+  // the MLP and graphs written in Python: SGD).
+  std::optional<graph::OptimizerConfig> optimizer;
   uint64_t seed = 1;
 };
 

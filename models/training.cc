@@ -37,7 +37,8 @@ std::vector<graph::OpId> LayerOps(const graph::GraphBuilder& builder, graph::OpI
 BuiltModel FinishModel(graph::GraphBuilder& builder, graph::TensorId losses,
                        std::vector<graph::TensorId> parameters, std::vector<std::string> feeds,
                        const BuildOptions& options,
-                       const std::vector<std::vector<graph::OpId>>& layers) {
+                       const std::vector<std::vector<graph::OpId>>& layers,
+                       const graph::OptimizerConfig& default_optimizer) {
   if (options.strategy.recompute && options.training && layers.empty()) {
     throw InvalidArgumentError("recompute=full needs a model with layers (gpt, mlp)");
   }
@@ -55,13 +56,14 @@ BuiltModel FinishModel(graph::GraphBuilder& builder, graph::TensorId losses,
     loss = builder.Add1("scalar_mul", {loss},
                         Attrs{{"value", 1.0 / static_cast<double>(micro_batches)}}, "loss");
   }
+  BuiltModel model;
   if (options.training) {
+    model.optimizer = options.optimizer.value_or(default_optimizer);
     const auto gradients = graph::AddBackward(
         builder, loss, parameters,
         options.strategy.recompute ? layers : std::vector<std::vector<graph::OpId>>{});
-    graph::AddOptimizer(builder, options.optimizer, gradients);
+    graph::AddOptimizer(builder, *model.optimizer, gradients);
   }
-  BuiltModel model;
   model.graph = builder.graph();
   model.loss = loss;
   model.parameters = std::move(parameters);

@@ -14,13 +14,15 @@ int64_t MicroBatch(int64_t batch, const Strategy& strategy);
 
 // Reduces the per-example `losses` to their mean (a scalar is taken as the mean already),
 // divided by the micro-batch count so that the micro-batches' losses add up to the step's;
-// appends backward and optimizer ops when options.training, and packages the model. `layers`
+// appends backward and optimizer ops when options.training (options.optimizer, else
+// `default_optimizer`), and packages the model. `layers`
 // holds each layer's forward ops (LayerOps): with strategy recompute=full the backward pass
 // recomputes them (InvalidArgumentError when the model gave none).
 BuiltModel FinishModel(graph::GraphBuilder& builder, graph::TensorId losses,
                        std::vector<graph::TensorId> parameters, std::vector<std::string> feeds,
                        const BuildOptions& options,
-                       const std::vector<std::vector<graph::OpId>>& layers = {});
+                       const std::vector<std::vector<graph::OpId>>& layers = {},
+                       const graph::OptimizerConfig& default_optimizer = {});
 
 // The ops of `builder` with ids in [first, end) (end -1: to the last), source ops (the layer's
 // weights) left out: one layer for activation recomputation.

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <tuple>
 #include <utility>
 
 namespace twinflow::compiler {
@@ -73,8 +74,9 @@ int64_t PlaceSpans(std::vector<Span>& spans) {
   return pool;
 }
 
-// The most bytes of `spans` live at one position.
-int64_t LargestLiveSum(const std::vector<Span>& spans) {
+// The bytes of `spans` live at the position where the most are, by category.
+CategoryBytes LargestLiveSum(const std::vector<Span>& spans,
+                             const std::vector<MemoryCategory>& category) {
   std::map<int64_t, int64_t> delta;  // position -> bytes starting (or, negative, ending)
   for (const Span& s : spans) {
     delta[s.first] += s.bytes;
@@ -82,21 +84,72 @@ int64_t LargestLiveSum(const std::vector<Span>& spans) {
   }
   int64_t live = 0;
   int64_t most = 0;
+  int64_t where = 0;
   for (const auto& [position, change] : delta) {
     live += change;
-    most = std::max(most, live);
+    if (live > most) std::tie(most, where) = std::pair{live, position};
   }
-  return most;
+  CategoryBytes bytes{};
+  for (const Span& s : spans) {
+    if (most > 0 && s.first <= where && where <= s.last) {
+      bytes[static_cast<int>(category[s.regst])] += s.bytes;
+    }
+  }
+  return bytes;
+}
+
+// Each chain's device and the registers living inside it; `shared` marks them.
+std::vector<std::pair<int, std::vector<Span>>> ChainPools(const plan::Plan& plan,
+                                                          const std::vector<TaskChain>& chains,
+                                                          std::vector<bool>& shared) {
+  shared.assign(plan.regsts_size(), false);
+  std::vector<std::pair<int, std::vector<Span>>> pools;
+  for (const TaskChain& chain : chains) {
+    std::vector<Span> spans = SpansOf(plan, chain);
+    for (const Span& s : spans) shared[s.regst] = true;
+    pools.emplace_back(chain.device, std::move(spans));
+  }
+  return pools;
+}
+
+// The planned peak of every device, by category: its own slots, plus each chain's largest
+// live sum.
+std::vector<CategoryBytes> Peaks(const plan::Plan& plan,
+                                 const std::vector<std::pair<int, std::vector<Span>>>& pools,
+                                 const std::vector<bool>& shared) {
+  const std::vector<MemoryCategory> category = RegstCategories(plan);
+  std::vector<CategoryBytes> peak(plan.devices_size(), CategoryBytes{});
+  for (const plan::Regst& regst : plan.regsts()) {
+    if (shared[regst.id()]) continue;
+    const int device = plan.tasks(static_cast<int>(regst.producer())).device();
+    peak[device][static_cast<int>(category[regst.id()])] += regst.bytes_per_slot() * regst.slots();
+  }
+  for (const auto& [device, spans] : pools) {
+    const CategoryBytes live = LargestLiveSum(spans, category);
+    for (int c = 0; c < kMemoryCategories; ++c) peak[device][c] += live[c];
+  }
+  return peak;
+}
+
+int64_t Total(const CategoryBytes& bytes) {
+  int64_t total = 0;
+  for (int64_t b : bytes) total += b;
+  return total;
 }
 
 }  // namespace
+
+std::vector<CategoryBytes> PlannedPeaks(const plan::Plan& plan) {
+  std::vector<bool> shared;
+  const auto pools = ChainPools(plan, FindTaskChains(plan), shared);
+  return Peaks(plan, pools, shared);
+}
 
 void PlanMemory(plan::Plan& plan, const std::vector<TaskChain>& chains) {
   const int devices = plan.devices_size();
   plan.clear_memory();
   std::vector<int64_t> next(devices, 0);  // the next free offset
   std::vector<int64_t> end(devices, 0);   // where the highest slot ends
-  std::vector<int64_t> peak(devices, 0);
   std::vector<std::vector<plan::SlotOffset>> offsets(devices);
   const auto place = [&](int device, int64_t regst, int32_t slot, int64_t offset, int64_t bytes) {
     plan::SlotOffset o;
@@ -107,30 +160,26 @@ void PlanMemory(plan::Plan& plan, const std::vector<TaskChain>& chains) {
     end[device] = std::max(end[device], offset + bytes);
   };
 
-  std::vector<bool> shared(plan.regsts_size(), false);
-  std::vector<std::pair<int, std::vector<Span>>> pools;
-  for (const TaskChain& chain : chains) {
-    std::vector<Span> spans = SpansOf(plan, chain);
+  std::vector<bool> shared;
+  auto pools = ChainPools(plan, chains, shared);
+  for (const auto& [device, spans] : pools) {
     for (const Span& s : spans) {
-      shared[s.regst] = true;
       plan.mutable_regsts(static_cast<int>(s.regst))->set_slots(1);  // the chain is serial
     }
-    pools.emplace_back(chain.device, std::move(spans));
   }
+  const std::vector<CategoryBytes> peak = Peaks(plan, pools, shared);
   for (const plan::Regst& regst : plan.regsts()) {
     if (shared[regst.id()]) continue;
     const int device = plan.tasks(static_cast<int>(regst.producer())).device();
     for (int32_t slot = 0; slot < regst.slots(); ++slot) {
       place(device, regst.id(), slot, next[device], regst.bytes_per_slot());
       next[device] += Aligned(regst.bytes_per_slot());
-      peak[device] += regst.bytes_per_slot();
     }
   }
   for (auto& [device, spans] : pools) {
     const int64_t pool = PlaceSpans(spans);
     for (const Span& s : spans) place(device, s.regst, 0, next[device] + s.offset, s.bytes);
     next[device] += pool;
-    peak[device] += LargestLiveSum(spans);
   }
   for (int d = 0; d < devices; ++d) {
     std::sort(offsets[d].begin(), offsets[d].end(), [](const auto& a, const auto& b) {
@@ -139,7 +188,7 @@ void PlanMemory(plan::Plan& plan, const std::vector<TaskChain>& chains) {
     plan::MemoryPlan* m = plan.add_memory();
     m->set_device(d);
     m->set_arena_bytes(end[d]);
-    m->set_peak_bytes(peak[d]);
+    m->set_peak_bytes(Total(peak[d]));
     for (plan::SlotOffset& o : offsets[d]) *m->add_offsets() = std::move(o);
   }
 }

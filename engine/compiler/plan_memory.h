@@ -10,9 +10,11 @@
 //
 // Offsets are 64-byte aligned. arena_bytes is where the highest slot ends; peak_bytes is the
 // most bytes that can be live at once: every slot of its own, plus for each chain the largest
-// sum of its shared registers live at one position.
+// sum of its shared registers live at one position. PlannedPeaks splits that peak by what
+// the registers hold (memory_categories.h), for the memory report.
 #include <vector>
 
+#include "engine/compiler/memory_categories.h"
 #include "engine/compiler/task_chains.h"
 #include "engine/plan/plan.pb.h"
 
@@ -20,5 +22,10 @@ namespace twinflow::compiler {
 
 // Replaces the plan's memory plans; `chains` must have been ordered (OrderChains).
 void PlanMemory(plan::Plan& plan, const std::vector<TaskChain>& chains);
+
+// Every device's peak_bytes (as PlanMemory planned them for a compiled `plan`) by category;
+// each sums to the device's peak_bytes. The chains are found again in the compiled Plan: its
+// added control registers follow their order, so FindTaskChains returns the same chains.
+std::vector<CategoryBytes> PlannedPeaks(const plan::Plan& plan);
 
 }  // namespace twinflow::compiler

@@ -11,8 +11,11 @@
 namespace twinflow::compiler {
 namespace {
 
+// An ASSIGN is chained too, after the update whose value it writes: that value then lives
+// from the update to the ASSIGN, not for the whole step.
 bool IsChained(plan::TaskKind kind) {
-  return kind == plan::COMPUTE || kind == plan::COPY || kind == plan::COLLECTIVE;
+  return kind == plan::COMPUTE || kind == plan::COPY || kind == plan::COLLECTIVE ||
+         kind == plan::ASSIGN;
 }
 
 // Tasks every SINK depends on within a piece.
@@ -73,13 +76,19 @@ std::vector<TaskChain> FindTaskChains(const plan::Plan& plan) {
       if (position[c] > position[regst.producer()]) return {};
     }
   }
+  // The forward pass is a chain of its own so that a pipeline can run micro-batch p + 1's
+  // forward before p's backward. With one micro-batch per step there is nothing to interleave:
+  // the device's forward and backward are one chain, and what the backward reads of the
+  // forward (recomputation's checkpoints, the logits) lives over a span of it too.
+  const bool one_piece = plan.pieces_per_step() <= 1;
   std::map<std::tuple<int32_t, bool, int64_t, bool>, TaskChain> chains;
   for (int64_t id : order) {
     const plan::Task& t = plan.tasks(static_cast<int>(id));
     if (!IsChained(t.kind())) continue;
-    TaskChain& chain = chains[{t.device(), forward[id], acts[id], feeds_repeat[id]}];
+    const bool own_chain = forward[id] && !one_piece;
+    TaskChain& chain = chains[{t.device(), own_chain, acts[id], feeds_repeat[id]}];
     chain.device = t.device();
-    chain.forward = forward[id];
+    chain.forward = own_chain;
     chain.acts_per_step = acts[id];
     chain.tasks.push_back(id);
   }

@@ -1,8 +1,9 @@
 #pragma once
 // Task chains: the compiler's per-device execution order. A chain is the tasks of one device
 // that act at one rate in one phase of the step (forward: what a fetched value depends on;
-// backward: the rest, optimizer included), listed in one global topological order, so that
-// the chains of all devices agree with each other (collectives meet in the same order).
+// backward: the rest, optimizer updates and ASSIGNs included; with one micro-batch per step
+// both phases are one chain), listed in one global topological order, so that the chains of
+// all devices agree with each other (collectives meet in the same order).
 //
 // OrderChains makes a chain run strictly in that order, one piece at a time: a control
 // register from each task to the next, and one from the last task to the first with lag 1.
@@ -29,12 +30,12 @@ namespace twinflow::compiler {
 struct TaskChain {
   int32_t device = 0;
   int64_t acts_per_step = 1;
-  bool forward = false;
+  bool forward = false;        // the forward phase alone (only with several micro-batches)
   std::vector<int64_t> tasks;  // in execution order
 };
 
-// The chains of COMPUTE, COPY and COLLECTIVE tasks, by device, then backward before forward,
-// then rate; chains of one task are left out (there is nothing to order). Empty for a Plan
+// The chains of COMPUTE, COPY, COLLECTIVE and ASSIGN tasks, by device, then backward before
+// forward, then rate; chains of one task are left out (there is nothing to order). Empty for a Plan
 // without consistent times (above).
 std::vector<TaskChain> FindTaskChains(const plan::Plan& plan);
 

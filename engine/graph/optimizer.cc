@@ -2,6 +2,7 @@
 
 #include <cerrno>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <set>
 #include <vector>
@@ -93,6 +94,27 @@ OptimizerConfig ParseOptimizer(const std::string& text) {
     }
   }
   return config;
+}
+
+std::string OptimizerText(const OptimizerConfig& config) {
+  // The fewest digits that read back exactly (0.001, not 0.00100000000000000002).
+  const auto shortest = [](const char* name, double value) {
+    char text[64];
+    for (int digits = 1; digits <= 17; ++digits) {
+      std::snprintf(text, sizeof(text), "%.*g", digits, value);
+      if (std::strtod(text, nullptr) == value) break;
+    }
+    return std::string(name) + "=" + text;
+  };
+  if (config.kind == OptimizerConfig::Kind::kSgd) {
+    return "sgd:" + shortest("lr", config.learning_rate) + "," +
+           shortest("momentum", config.momentum) + "," +
+           shortest("weight_decay", config.weight_decay);
+  }
+  return std::string(config.kind == OptimizerConfig::Kind::kAdam ? "adam:" : "adamw:") +
+         shortest("lr", config.learning_rate) + "," + shortest("beta1", config.beta1) + "," +
+         shortest("beta2", config.beta2) + "," + shortest("epsilon", config.epsilon) + "," +
+         shortest("weight_decay", config.weight_decay);
 }
 
 void AddOptimizer(GraphBuilder& builder, const OptimizerConfig& config,

@@ -25,6 +25,11 @@ struct OptimizerConfig {
 // Throws InvalidArgumentError naming the bad field.
 OptimizerConfig ParseOptimizer(const std::string& text);
 
+// The text ParseOptimizer reads back into `config`, every field given, e.g.
+// "adamw:lr=0.001,beta1=0.9,beta2=0.999,epsilon=1e-08,weight_decay=0.01": what the commands
+// print as the optimizer they used.
+std::string OptimizerText(const OptimizerConfig& config);
+
 // Appends update and assign ops for every (variable, gradient) pair, in variable id order.
 void AddOptimizer(GraphBuilder& builder, const OptimizerConfig& config,
                   const std::map<TensorId, TensorId>& gradients);

@@ -3,6 +3,8 @@
 // checked as it is added, so errors name the op the user just wrote.
 #include <pybind11/stl.h>
 
+#include <optional>
+
 #include "engine/core/error.h"
 #include "engine/graph/graph_builder.h"
 #include "engine/graph/optimizer.h"
@@ -159,6 +161,8 @@ class Builder {
 void BindGraph(py::module_& m) {
   py::class_<Model>(m, "Model")
       .def_property_readonly("training", [](const Model& model) { return model.training; })
+      .def_property_readonly("optimizer",
+                             [](const Model& model) { return models::OptimizerLabel(model.built); })
       .def_property_readonly("ops",
                              [](const Model& model) { return model.built.graph.ops().size(); })
       .def_property_readonly("feeds", [](const Model& model) { return model.built.feeds; })
@@ -200,14 +204,15 @@ void BindGraph(py::module_& m) {
   m.def(
       "builtin_model",
       [](const std::string& name, const py::dict& config, const std::string& strategy,
-         int64_t devices, const std::string& optimizer, uint64_t seed) {
+         int64_t devices, const std::optional<std::string>& optimizer, uint64_t seed) {
         Model model;
         model.registry = std::make_shared<const graph::OpRegistry>(ops::BuiltinOps());
         models::BuildOptions options;
         options.strategy = models::ParseStrategy(strategy);
         options.devices = devices;
-        options.training = !optimizer.empty();
-        if (options.training) options.optimizer = graph::ParseOptimizer(optimizer);
+        // None: the model's own default (models::DefaultOptimizer); "": inference.
+        options.training = !optimizer || !optimizer->empty();
+        if (optimizer && options.training) options.optimizer = graph::ParseOptimizer(*optimizer);
         options.seed = seed;
         const auto get = [&](const char* key, int64_t& field) {
           if (config.contains(key)) field = config[key].cast<int64_t>();
@@ -244,7 +249,7 @@ void BindGraph(py::module_& m) {
         return model;
       },
       py::arg("name"), py::arg("config"), py::arg("strategy"), py::arg("devices"),
-      py::arg("optimizer") = "sgd", py::arg("seed") = 1);
+      py::arg("optimizer") = py::none(), py::arg("seed") = 1);
 
   m.def("check_placement",
         [](const std::string& text) { return sbp::ParsePlacement(text).ToString(); });

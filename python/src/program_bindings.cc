@@ -8,6 +8,7 @@
 #include "engine/plan/plan_enums.h"
 #include "engine/plan/plan_io.h"
 #include "engine/sbp/alpha_beta_cost_model.h"
+#include "models/memory_report.h"
 #include "python/src/program.h"
 #include "simulator/hardware/cluster.h"
 #include "simulator/hardware/search_cost.h"
@@ -73,25 +74,24 @@ py::dict Explain(const Program& p) {
                   py::arg("strategy") = p.model.built.strategy.ToString());
 }
 
-py::list Memory(const Program& p) {
+// Per device (models/memory_report.h): the arena, the planned peak and the peak by category.
+py::dict Memory(const Program& p) {
   const plan::Plan& plan = p.compiled.plan;
-  std::vector<int64_t> variable_bytes(plan.devices_size(), 0);
-  for (const plan::Task& t : plan.tasks()) {
-    if (t.kind() != plan::VARIABLE) continue;
-    for (int64_t r : t.produced_regsts()) {
-      variable_bytes[t.device()] += plan.regsts(static_cast<int>(r)).bytes_per_slot();
-    }
-  }
   py::list devices;
-  for (const plan::MemoryPlan& m : plan.memory()) {
-    const plan::Device& d = plan.devices(m.device());
-    devices.append(
-        py::dict(py::arg("device") = plan::EnumName(d.type()) + ":" + std::to_string(d.index()),
-                 py::arg("rank") = d.rank(), py::arg("arena_bytes") = m.arena_bytes(),
-                 py::arg("peak_bytes") = m.peak_bytes(),
-                 py::arg("variable_bytes") = variable_bytes[m.device()]));
+  for (const models::DeviceMemory& m : models::DeviceMemories(plan, p.model.built.strategy)) {
+    const plan::Device& d = plan.devices(m.device);
+    py::dict entry(py::arg("device") = plan::EnumName(d.type()) + ":" + std::to_string(d.index()),
+                   py::arg("rank") = d.rank(), py::arg("stage") = m.stage,
+                   py::arg("arena_bytes") = m.arena_bytes, py::arg("peak_bytes") = m.peak_bytes);
+    py::dict parts;
+    for (compiler::MemoryCategory c : compiler::kAllMemoryCategories) {
+      parts[compiler::MemoryCategoryName(c)] = m.bytes[static_cast<int>(c)];
+    }
+    entry["categories"] = parts;
+    devices.append(entry);
   }
-  return devices;
+  return py::dict(py::arg("devices") = devices,
+                  py::arg("optimizer") = models::OptimizerLabel(p.model.built));
 }
 
 }  // namespace

@@ -7,7 +7,9 @@ from .report import Explanation, MemoryReport, SimulationReport
 
 
 class BuiltinModel:
-    def __init__(self, name, config, strategy, devices=None, optimizer="sgd", seed=1):
+    def __init__(self, name, config, strategy, devices=None, optimizer=None, seed=1):
+        """optimizer: an optimizer text ("adamw:lr=3e-4"); None: the model's default (the GPT:
+        AdamW, the MLP: SGD). Reports name the one used."""
         self.name, self.config, self.strategy = name, dict(config), strategy
         self.optimizer, self.seed = optimizer, seed
         self.devices = devices if devices is not None else _devices_of(strategy)
@@ -29,8 +31,10 @@ class BuiltinModel:
     def explain(self):
         return Explanation(self._program().explain())
 
-    def memory(self):
-        return MemoryReport(self._program().memory())
+    def memory(self, cluster="dgx-h100", nodes=1):
+        """The compiled Plan's memory per device (a MemoryReport): the arena simulate() reports
+        for the same cluster and nodes, and the planned peak by category."""
+        return MemoryReport(self._program((cluster, nodes)).memory())
 
     def simulate(self, cluster="dgx-h100", nodes=1, steps=1, trace=False, replica=False):
         """Simulates a step on `cluster` x `nodes`. replica=True simulates one data-parallel
@@ -70,10 +74,10 @@ def _devices_of(strategy):
     return _C.parse_strategy(strategy).default_devices
 
 
-def gpt(strategy="auto", devices=None, preset=None, **sizes):
+def gpt(strategy="auto", devices=None, preset=None, optimizer=None, **sizes):
     """The GPT decoder of models/gpt.cc; preset="gpt3-175b" for GPT-3's sizes (96 layers,
     hidden 12288, 96 heads, 2048 tokens, vocabulary 50257); sizes: layers, hidden, heads,
-    sequence, vocab, batch."""
+    sequence, vocab, batch. optimizer: None trains with AdamW, as LLMs are."""
     unknown = sorted(set(sizes) - {"layers", "hidden", "heads", "sequence", "vocab", "batch"})
     if unknown:
         raise _C.InvalidArgumentError(f"gpt: unknown sizes {unknown} (expected layers, hidden, "
@@ -81,8 +85,9 @@ def gpt(strategy="auto", devices=None, preset=None, **sizes):
     config = dict(sizes)
     if preset is not None:
         config["preset"] = preset
-    return BuiltinModel("gpt", config, strategy, devices)
+    return BuiltinModel("gpt", config, strategy, devices, optimizer)
 
 
-def mlp(widths=(784, 4096, 4096, 10), batch=512, strategy="auto", devices=None):
-    return BuiltinModel("mlp", {"widths": list(widths), "batch": batch}, strategy, devices)
+def mlp(widths=(784, 4096, 4096, 10), batch=512, strategy="auto", devices=None, optimizer=None):
+    return BuiltinModel("mlp", {"widths": list(widths), "batch": batch}, strategy, devices,
+                        optimizer)

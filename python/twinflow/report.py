@@ -44,13 +44,25 @@ class Explanation:
 
 
 class MemoryReport(list):
-    """Per device: the arena the runtime allocates, the planned peak of live bytes, and the
-    variables' share (parameters and optimizer state)."""
+    """Per device of the compiled Plan: the arena the runtime allocates (what simulate() and
+    `twinflow sim` report), its pipeline stage, the planned peak of live bytes and that peak
+    split into `categories` (weights, gradients, optimizer state, activations, communication;
+    they sum to peak_bytes). `optimizer` names the optimizer the graph trains with;
+    `peak_bytes_per_device` is the largest arena."""
+
+    CATEGORIES = ("weights", "gradients", "optimizer state", "activations", "communication")
+
+    def __init__(self, data):
+        super().__init__(data["devices"])
+        self.optimizer = data["optimizer"]
+        self.peak_bytes_per_device = max((d["arena_bytes"] for d in self), default=0)
 
     def __str__(self):
-        return _table(["device", "rank", "arena", "planned peak", "variables"],
-                      [(d["device"], d["rank"], _bytes(d["arena_bytes"]), _bytes(d["peak_bytes"]),
-                        _bytes(d["variable_bytes"])) for d in self])
+        rows = [(d["device"], d["stage"], _bytes(d["arena_bytes"]), _bytes(d["peak_bytes"]))
+                + tuple(_bytes(d["categories"][c]) for c in self.CATEGORIES) for d in self]
+        return (f"optimizer {self.optimizer}\n"
+                + _table(["device", "stage", "arena", "planned peak"] + list(self.CATEGORIES),
+                         rows))
 
 
 class SimulationReport:

@@ -23,7 +23,7 @@ check() {
   elif [ -n "$pattern" ] && ! grep -qF -- "$pattern" "$work/$stream"; then
     problem="std$stream lacks '$pattern'"
   elif [ "$want" -ne 0 ] && [ "$stream" = err ] &&
-    [[ "$command" =~ ^(boxing|explain|compile|run|demo|sim|calibrate|tune)$ ]] &&
+    [[ "$command" =~ ^(boxing|explain|compile|run|demo|sim|memory|calibrate|tune)$ ]] &&
     ! grep -q "^twinflow $command: error: " "$work/err"; then
     problem="stderr lacks the 'twinflow $command: error: ' prefix"
   fi

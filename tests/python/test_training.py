@@ -197,3 +197,20 @@ def test_recompiling_keeps_the_trained_state(optimizer):
     x, y = batches(7)[6]
     _, _, reference = train("auto", steps=6, optimizer=optimizer)
     assert step(x, y) == pytest.approx(reference(x, y), rel=1e-5)
+
+
+def test_memory_is_the_plans_arena_split_by_category():
+    model = tw.models.gpt(strategy="dp=2,tp=2", layers=2, hidden=64, heads=4, sequence=16,
+                          vocab=128, batch=8)
+    memory = model.memory(cluster="dgx-h100", nodes=1)
+    assert memory.optimizer.startswith("adamw:"), memory.optimizer  # the GPT's default
+    report = model.simulate(cluster="dgx-h100", nodes=1)
+    assert [d["arena_bytes"] for d in memory] == [d["arena_bytes"] for d in report.devices]
+    assert memory.peak_bytes_per_device == report.peak_memory_bytes
+    for d in memory:
+        assert sum(d["categories"].values()) == d["peak_bytes"] <= d["arena_bytes"]
+        assert d["categories"]["optimizer state"] > 0 and d["categories"]["gradients"] > 0
+    sgd = tw.models.gpt(strategy="dp=2", layers=1, hidden=32, heads=2, sequence=8, vocab=64,
+                        batch=4, optimizer="sgd").memory(cluster="dgx-h100", nodes=1)
+    assert sgd.optimizer.startswith("sgd:") and "optimizer sgd:" in str(sgd)
+    assert all(d["categories"]["optimizer state"] == 0 for d in sgd)

@@ -1,0 +1,36 @@
+#include "launcher/cluster_plan.h"
+
+#include "engine/core/error.h"
+#include "launcher/cluster_args.h"
+#include "launcher/model_args.h"
+#include "simulator/hardware/search_cost.h"
+
+namespace twinflow::launcher {
+
+void AddRanksFlag(ArgParser& parser) {
+  parser.Optional("ranks", "N",
+                  "the Plan `mpirun -np N twinflow run` runs (devices split evenly over N "
+                  "ranks, SEND/RECV between them)",
+                  "1");
+}
+
+ClusterPlan CompileForCluster(const ArgParser& parser, const std::vector<std::string>& args,
+                              const graph::OpRegistry& registry) {
+  ParsedArgs parsed = parser.Parse(args);
+  sim::Topology topology(ClusterFromArgs(parsed));
+  // Without --devices: the product of the degrees, or the whole cluster when a degree is
+  // inferred (tp=2 on an 8-GPU node runs dp=4, as Megatron would).
+  models::BuiltModel model = BuildModelFromArgs(parsed, registry, false, topology.devices());
+  const sbp::AlphaBetaConfig cost = sim::SearchCostConfig(topology.spec());
+  const int64_t ranks = parsed.GetInt("ranks", 1, 1 << 20);
+  const int64_t devices = model.devices;
+  if (devices % ranks != 0) {
+    throw InvalidArgumentError("--ranks: " + std::to_string(devices) +
+                               " devices do not split over " + std::to_string(ranks) + " ranks");
+  }
+  compiler::Compiled compiled =
+      CompileFromArgs(model, parsed, registry, ranks > 1 ? devices / ranks : 0, &cost);
+  return ClusterPlan{std::move(parsed), std::move(topology), std::move(model), std::move(compiled)};
+}
+
+}  // namespace twinflow::launcher

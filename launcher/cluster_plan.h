@@ -1,0 +1,33 @@
+#pragma once
+// The Plan `sim` simulates and `memory` reports, compiled once for both: without --devices,
+// the product of the degrees, or the whole cluster when a degree is inferred; the search prices
+// layouts with the cluster's own costs, and --ranks splits the devices over MPI ranks as `mpirun
+// -np N twinflow run` would.
+#include <string>
+#include <vector>
+
+#include "engine/compiler/compile.h"
+#include "engine/graph/op_registry.h"
+#include "engine/plan/plan.pb.h"
+#include "launcher/cli_args.h"
+#include "models/model.h"
+#include "simulator/hardware/cluster.h"
+
+namespace twinflow::launcher {
+
+struct ClusterPlan {
+  ParsedArgs parsed;
+  sim::Topology topology;
+  models::BuiltModel model;  // its devices: --devices, else the degrees' or the cluster's
+  compiler::Compiled compiled;
+};
+
+// Adds --ranks (the model and cluster flags are added by their own functions).
+void AddRanksFlag(ArgParser& parser);
+
+// Parses `args` with `parser` (model, cluster and --ranks flags) and compiles the Plan;
+// InvalidArgumentError names the flag at fault.
+ClusterPlan CompileForCluster(const ArgParser& parser, const std::vector<std::string>& args,
+                              const graph::OpRegistry& registry);
+
+}  // namespace twinflow::launcher

@@ -1,0 +1,111 @@
+#include "launcher/memory_command.h"
+
+#include <sstream>
+
+#include "engine/core/file_io.h"
+#include "engine/plan/plan_enums.h"
+#include "engine/core/text_format.h"
+#include "engine/ops/builtin_ops.h"
+#include "launcher/cluster_args.h"
+#include "launcher/cluster_plan.h"
+#include "launcher/model_args.h"
+#include "launcher/replica_args.h"
+#include "models/memory_report.h"
+
+namespace twinflow::launcher {
+namespace {
+
+std::string DeviceName(const plan::Plan& plan, int32_t device) {
+  const plan::Device& d = plan.devices(device);
+  return plan::EnumName(d.type()) + ":" + std::to_string(d.index());
+}
+
+std::string Json(const plan::Plan& plan, const std::vector<models::DeviceMemory>& devices) {
+  std::ostringstream out;
+  out << "{\"devices\": [";
+  for (size_t i = 0; i < devices.size(); ++i) {
+    const models::DeviceMemory& d = devices[i];
+    out << (i ? "," : "") << "\n  {\"device\": \"" << DeviceName(plan, d.device)
+        << "\", \"stage\": " << d.stage << ", \"arena_bytes\": " << d.arena_bytes
+        << ", \"peak_bytes\": " << d.peak_bytes;
+    for (compiler::MemoryCategory c : compiler::kAllMemoryCategories) {
+      std::string key = compiler::MemoryCategoryName(c);
+      for (char& ch : key) ch = ch == ' ' ? '_' : ch;
+      out << ", \"" << key << "_bytes\": " << d.bytes[static_cast<int>(c)];
+    }
+    out << "}";
+  }
+  out << "\n]}\n";
+  return out.str();
+}
+
+int Report(const ArgParser& parser, const std::vector<std::string>& args, int64_t replicas,
+           std::ostream& out) {
+  const graph::OpRegistry registry = ops::BuiltinOps();
+  const ClusterPlan compiled = CompileForCluster(parser, args, registry);
+  const plan::Plan& plan = compiled.compiled.plan;
+  const sim::ClusterSpec& spec = compiled.topology.spec();
+  const std::vector<models::DeviceMemory> devices =
+      models::DeviceMemories(plan, compiled.model.strategy);
+  out << "memory of " << compiled.parsed.Get("model") << ", strategy "
+      << compiled.model.strategy.ToString() << ", optimizer "
+      << models::OptimizerLabel(compiled.model) << ", on " << spec.name() << " x " << spec.nodes()
+      << " nodes (" << plan.devices_size() << " devices)\n";
+  if (replicas > 1) out << "one of " << replicas << " data-parallel replicas, as `sim --replica`\n";
+  std::vector<std::string> header = {"stage", "devices",     "fullest",
+                                     "arena", "of capacity", "planned peak"};
+  for (compiler::MemoryCategory c : compiler::kAllMemoryCategories)
+    header.push_back(compiler::MemoryCategoryName(c));
+  TextTable table(header);
+  for (const models::StageMemory& s : models::StageMemories(devices)) {
+    const models::DeviceMemory& f = s.fullest;
+    std::vector<std::string> row = {
+        std::to_string(s.stage),
+        std::to_string(s.devices.size()),
+        DeviceName(plan, f.device),
+        FormatBytes(f.arena_bytes),
+        FormatFixed(100.0 * static_cast<double>(f.arena_bytes) /
+                        static_cast<double>(spec.device().memory_bytes()),
+                    1) +
+            "%",
+        FormatBytes(f.peak_bytes)};
+    for (compiler::MemoryCategory c : compiler::kAllMemoryCategories)
+      row.push_back(FormatBytes(f.bytes[static_cast<int>(c)]));
+    table.Add(row);
+  }
+  table.Print(out);
+  out << "arena: what the runtime allocates per device and `sim` reports; the categories split "
+         "the planned peak (the most bytes live at once), the arena adds the layout's slack\n";
+  if (compiled.parsed.Given("json"))
+    WriteFileAtomically(compiled.parsed.Get("json"), Json(plan, devices));
+  return 0;
+}
+
+}  // namespace
+
+int RunMemoryCommand(const std::vector<std::string>& args, std::ostream& out) {
+  ArgParser parser("twinflow memory",
+                   "Compile a model as `sim` does and print its Plan's memory per device, per "
+                   "pipeline stage: the arena and the planned peak split into weights, "
+                   "gradients, optimizer state, activations and communication buffers.");
+  AddModelFlags(parser);
+  AddClusterFlags(parser);
+  AddRanksFlag(parser);
+  parser.Optional("json", "FILE", "write every device's figures as JSON")
+      .Switch("replica", "one data-parallel replica, as `sim --replica` compiles it")
+      .Epilog(
+          "example:\n  twinflow memory --model gpt --layers 4 --strategy tp=4,pp=2,mb=4 "
+          "--cluster dgx-a100\n");
+  const ParsedArgs parsed = parser.Parse(args);
+  if (parsed.help()) {
+    out << parser.Usage();
+    return 0;
+  }
+  if (!parsed.Given("replica")) return Report(parser, args, 1, out);
+  const graph::OpRegistry registry = ops::BuiltinOps();
+  const auto [replica, dp] =
+      ReplicaArgs(parser, args, sim::Topology(ClusterFromArgs(parsed)), registry);
+  return Report(parser, replica, dp, out);
+}
+
+}  // namespace twinflow::launcher
