@@ -1,6 +1,10 @@
 #include "models/pins.h"
 
+#include <algorithm>
+
 #include "engine/core/error.h"
+#include "engine/graph/op_def.h"
+#include "engine/graph/op_registry.h"
 
 namespace twinflow::models {
 
@@ -23,14 +27,50 @@ void PinClassSplitLogits(graph::GraphBuilder& builder, const Strategy& strategy,
               /*binds_consumers=*/true);
 }
 
+void PinBatchSplit(graph::GraphBuilder& builder, const Strategy& strategy) {
+  if (strategy.automatic || strategy.dp == 1 || strategy.dp_source == DegreeSource::kSearched) {
+    return;
+  }
+  const graph::LogicalGraph& graph = builder.graph();
+  const graph::TensorPin split{NdSbp({Sbp::Split(0), Sbp::Broadcast()}), {1}};
+  std::vector<bool> from_data(graph.tensors().size(), false);
+  for (const graph::OpNode& op : graph.ops()) {  // creation order is a topological order
+    const graph::OpDef& def = builder.registry().Find(op.type);
+    bool data = def.role == graph::OpRole::kInput;
+    for (graph::TensorId t : op.inputs) data = data || from_data[t];
+    for (graph::TensorId t : op.outputs) from_data[t] = data;
+    if (!data || def.is_source()) continue;
+    std::vector<graph::TensorMeta> metas;
+    for (graph::TensorId t : op.inputs) metas.push_back(graph.tensor(t).meta);
+    const Shape& mesh = op.placement.hierarchy();
+    // Only where the op can write it: a reshape that merges the batch axis may split it over
+    // the whole mesh only (OpDef::signatures_need_whole_mesh), and then the search decides.
+    const std::vector<graph::NdSbpSignature> sigs =
+        graph::NdSignatures(def, graph::OpContext{op.type, op.attrs, metas}, mesh);
+    for (size_t o = 0; o < op.outputs.size(); ++o) {
+      const graph::TensorNode& node = graph.tensor(op.outputs[o]);
+      if (node.pin || node.meta.shape.rank() == 0) continue;
+      const bool writable = std::any_of(sigs.begin(), sigs.end(), [&](const auto& sig) {
+        return split.Allows(sig.outputs[o], mesh);
+      });
+      if (writable) builder.Pin(op.outputs[o], split);
+    }
+  }
+}
+
 sbp::NdSbp WeightLayout(WeightRole role) {
   Sbp tp_axis = Sbp::Broadcast();
   switch (role) {
-    case WeightRole::kReplicated: break;
-    case WeightRole::kColumn: tp_axis = Sbp::Split(1); break;
+    case WeightRole::kReplicated:
+      break;
+    case WeightRole::kColumn:
+      tp_axis = Sbp::Split(1);
+      break;
     case WeightRole::kColumnBias:
     case WeightRole::kRow:
-    case WeightRole::kVocabulary: tp_axis = Sbp::Split(0); break;
+    case WeightRole::kVocabulary:
+      tp_axis = Sbp::Split(0);
+      break;
   }
   return NdSbp({Sbp::Broadcast(), tp_axis});
 }

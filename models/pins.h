@@ -3,7 +3,7 @@
 // data split on the batch over dp; column-parallel weights split on their output features
 // over tp, row-parallel ones on their input features; everything else replicated; and the
 // residual stream between blocks whole on every tp member, split on the batch over dp. A
-// pinned weight or batch is read as pinned by every consumer (graph/logical_graph.h), so
+// pinned weight is read as pinned by every consumer (graph/logical_graph.h), so
 // tensor parallelism never gathers a weight, and each column/row pair costs the one
 // all-reduce Megatron pays. Under "auto" nothing is pinned; a degree written `auto` leaves
 // its mesh axis unpinned (Strategy::SearchedAxes).
@@ -15,11 +15,11 @@
 namespace twinflow::models {
 
 enum class WeightRole {
-  kReplicated,     // layer norm scales, biases after a row-parallel matmul, position table
-  kColumn,         // [in, out] split on out; its bias [out] split too
+  kReplicated,  // layer norm scales, biases after a row-parallel matmul, position table
+  kColumn,      // [in, out] split on out; its bias [out] split too
   kColumnBias,
-  kRow,            // [in, out] split on in
-  kVocabulary,     // an embedding table [vocab, hidden] split on the vocabulary
+  kRow,         // [in, out] split on in
+  kVocabulary,  // an embedding table [vocab, hidden] split on the vocabulary
 };
 
 // The layout of a weight of `role` on a [dp, tp] stage: replicated over dp; over tp split as
@@ -33,6 +33,12 @@ void PinData(graph::GraphBuilder& builder, const Strategy& strategy, graph::Tens
 // An activation of the residual stream (a block's output, the embedding's, a row-parallel
 // pair's output): (S(0),B), as Megatron keeps it without sequence parallelism.
 void PinActivation(graph::GraphBuilder& builder, const Strategy& strategy, graph::TensorId x);
+// dp's layout for the whole forward pass: every tensor computed from the data and not pinned
+// already is split on its batch axis (axis 0, batch-major as the models write them) over the
+// dp mesh axis, its tp axis left to the search. Without it the search may replicate a block
+// over dp to spare its weight gradients' all-reduce, which is not data parallelism. No-op
+// under auto, dp=1 or dp=auto. Call once the forward graph is written.
+void PinBatchSplit(graph::GraphBuilder& builder, const Strategy& strategy);
 // Logits [tokens, classes] of a column-parallel head: (S(0),S(1)), read so by every consumer,
 // so the class-split loss reduces over tp (Megatron's vocabulary-parallel cross entropy)
 // instead of gathering the logits.

@@ -145,9 +145,9 @@ void Strategy::CheckDevices(int64_t devices) const {
     return;
   }
   if (this->devices() != devices) {
-    throw InvalidArgumentError("strategy " + ToString() + " needs dp*tp*pp = " +
-                               std::to_string(this->devices()) + " devices but there are " +
-                               std::to_string(devices));
+    throw InvalidArgumentError("strategy " + ToString() +
+                               " needs dp*tp*pp = " + std::to_string(this->devices()) +
+                               " devices but there are " + std::to_string(devices));
   }
 }
 

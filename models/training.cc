@@ -1,5 +1,7 @@
 #include "models/training.h"
 
+#include "models/pins.h"
+
 #include <algorithm>
 
 #include "engine/core/error.h"
@@ -56,6 +58,7 @@ BuiltModel FinishModel(graph::GraphBuilder& builder, graph::TensorId losses,
     loss = builder.Add1("scalar_mul", {loss},
                         Attrs{{"value", 1.0 / static_cast<double>(micro_batches)}}, "loss");
   }
+  PinBatchSplit(builder, options.strategy);
   BuiltModel model;
   if (options.training) {
     model.optimizer = options.optimizer.value_or(default_optimizer);

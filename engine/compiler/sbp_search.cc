@@ -121,15 +121,15 @@ struct SearchModel {
   MinSumProblem problem;
 };
 
-// A pinned source (an input or a variable), or a pin that binds its consumers, is read as
-// pinned by every consumer on its placement: the strategy's weights and batch are never
-// re-laid-out (logical_graph.h).
+// A pinned variable, or a pin that binds its consumers, is read as pinned by every consumer on
+// its placement: the strategy's weights are never re-laid-out (logical_graph.h).
 const graph::TensorPin* ReadPin(const graph::LogicalGraph& graph, const graph::OpRegistry& registry,
                                 const graph::OpNode& consumer, TensorId tensor) {
   const graph::TensorNode& node = graph.tensor(tensor);
   if (!node.pin) return nullptr;
   const graph::OpNode& producer = graph.op(node.producer);
-  const bool binds = node.pin->binds_consumers || registry.Find(producer.type).is_source();
+  const bool binds =
+      node.pin->binds_consumers || registry.Find(producer.type).role == graph::OpRole::kVariable;
   if (!binds || !(producer.placement == consumer.placement)) {
     return nullptr;
   }

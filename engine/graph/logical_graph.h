@@ -31,9 +31,10 @@ struct TensorMeta {
 
 // A layout the user (or a strategy) insists on for a tensor. Mesh axes listed in `free_axes`
 // are left to the search (a strategy field written `auto`); on every other axis the producer
-// writes `layout`. When the producer is a source (an input or a variable), or `binds_consumers`
-// is set, every consumer on the same placement also reads it so: a pinned weight or batch is
-// never re-laid-out, so a tensor-parallel weight is never gathered (sbp_search.h).
+// writes `layout`. When the producer is a variable, or `binds_consumers` is set, every consumer
+// on the same placement also reads it so: a pinned weight is never re-laid-out, so a
+// tensor-parallel weight is never gathered (sbp_search.h). An input's pin binds its producer
+// only (a reshape of the batch may need another layout).
 struct TensorPin {
   sbp::NdSbp layout;
   std::vector<int> free_axes;  // ascending mesh axes

@@ -153,6 +153,9 @@ graph::TensorId SparseSoftmaxCrossEntropy(GraphBuilder& builder, TensorId logits
   over_classes.Set("keepdims", false);
   const TensorId m = builder.Add1("reduce_max", {logits}, over_classes);
   const TensorId e = builder.Add1("sparse_xent_class_split_exp", {logits, m});
+  // Pinned logits (a strategy's column-parallel head) keep their exponentials split too, so
+  // the class sums are all-reduced rather than the exponentials gathered.
+  if (const auto& pin = builder.graph().tensor(logits).pin) builder.Pin(e, *pin);
   const TensorId s = builder.Add1("reduce_sum", {e}, over_classes);
   const TensorId picked = builder.Add1("pick_label_logit", {logits, labels});
   return builder.Add1("sparse_xent_class_split_loss", {s, m, picked});

@@ -17,8 +17,8 @@ void BindStrategy(py::module_& m) {
       .def_readonly("pp", &models::Strategy::pp)
       .def_readonly("mb", &models::Strategy::micro_batches)
       .def_readonly("recompute", &models::Strategy::recompute)
-      .def_property_readonly("schedule",
-                             [](const models::Strategy& s) { return models::ScheduleName(s.schedule); })
+      .def_property_readonly(
+          "schedule", [](const models::Strategy& s) { return models::ScheduleName(s.schedule); })
       .def_property_readonly("devices", &models::Strategy::devices)
       .def_property_readonly("default_devices", &models::Strategy::DefaultDevices)
       .def_property_readonly("infers_degree", &models::Strategy::InfersDegree)
@@ -39,7 +39,9 @@ void BindStrategy(py::module_& m) {
   m.def("parse_strategy", &models::ParseStrategy, py::arg("text"));
   m.def(
       "weight_layout",
-      [](const std::string& role) { return models::WeightLayout(models::ParseWeightRole(role)).ToString(); },
+      [](const std::string& role) {
+        return models::WeightLayout(models::ParseWeightRole(role)).ToString();
+      },
       py::arg("role"));
 }
 

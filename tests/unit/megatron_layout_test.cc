@@ -59,8 +59,8 @@ std::map<std::string, std::string> BlockForwardBoxings(const BuiltModel& model,
     if (model.graph.IsBackward(consumer.id) || !consumer.name.starts_with(prefix)) continue;
     std::string kinds;
     for (const sbp::BoxingStep& step : e.plan.steps) {
-      kinds += std::string(kinds.empty() ? "" : "+") + sbp::BoxingStepKindName(step.kind) +
-               "@" + std::to_string(step.mesh_axis);
+      kinds += std::string(kinds.empty() ? "" : "+") + sbp::BoxingStepKindName(step.kind) + "@" +
+               std::to_string(step.mesh_axis);
     }
     out[model.graph.tensor(e.tensor).name] += kinds;
   }
