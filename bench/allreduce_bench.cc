@@ -58,7 +58,8 @@ double SecondsPerCall(int iterations, Begin begin, Fn fn, End end) {
     fn();
     const auto start = std::chrono::steady_clock::now();
     for (int i = 0; i < iterations; ++i) fn();
-    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     end();
     best = std::min(best, seconds / iterations);
   }
@@ -73,7 +74,8 @@ int Main(int argc, char** argv) {
   const plan::Plan plan = AllReducePlan(p);
   comm::MpiTransport transport(plan, mpi);
   if (mpi.rank() == 0) {
-    std::printf("all-reduce bus bandwidth, %d ranks, f32 sum, best of 3 x %d calls\n", p, iterations);
+    std::printf("all-reduce bus bandwidth, %d ranks, f32 sum, best of 3 x %d calls\n", p,
+                iterations);
     std::printf("%8s  %14s  %14s  %6s\n", "MiB", "MPI GB/s", "twinflow GB/s", "ratio");
   }
   for (const int mib : {8, 64}) {
@@ -82,17 +84,21 @@ int Main(int argc, char** argv) {
     std::fill_n(in.data<float>(), count, 1.0f);
     Tensor out(Shape{count}, DType::kF32);
     const auto nothing = [] {};
-    const double raw = SecondsPerCall(iterations, nothing, [&] {
-      MPI_Allreduce(in.raw(), out.raw(), static_cast<int>(count), MPI_FLOAT, MPI_SUM,
-                    MPI_COMM_WORLD);
-    }, nothing);
+    const double raw = SecondsPerCall(
+        iterations, nothing,
+        [&] {
+          MPI_Allreduce(in.raw(), out.raw(), static_cast<int>(count), MPI_FLOAT, MPI_SUM,
+                        MPI_COMM_WORLD);
+        },
+        nothing);
     // While the comm thread runs it owns MPI (MPI_THREAD_SERIALIZED), so it runs for a whole
     // round; each call hands it the collective and waits for the completion callback, as a
     // device thread's act would.
     std::mutex mutex;
     std::condition_variable cv;
     const double ours = SecondsPerCall(
-        iterations, [&] { transport.Begin([](std::exception_ptr e) { std::rethrow_exception(e); }); },
+        iterations,
+        [&] { transport.Begin([](std::exception_ptr e) { std::rethrow_exception(e); }); },
         [&] {
           bool done = false;
           std::vector<runtime::CollectiveMember> local(1);
@@ -109,7 +115,8 @@ int Main(int argc, char** argv) {
           cv.wait(lock, [&] { return done; });
         },
         [&] { transport.End(); });
-    if (out.GetDouble(0) != p) std::fprintf(stderr, "wrong all-reduce result %g\n", out.GetDouble(0));
+    if (out.GetDouble(0) != p)
+      std::fprintf(stderr, "wrong all-reduce result %g\n", out.GetDouble(0));
     const double bytes = static_cast<double>(count) * 4;
     const double factor = 2.0 * (p - 1) / p;
     if (mpi.rank() == 0) {

@@ -55,9 +55,8 @@ double MedianSeconds(Fn fn, double budget_s = 0.02) {
 class KernelCall {
  public:
   KernelCall(const runtime::PreparedTask& t, Rng& rng)
-      : task_(t),
-        ctx_{t.attrs, {}, {}, t.input_regions, t.output_regions, t.input_logical,
-             t.output_logical} {
+      : task_(t), ctx_{t.attrs,         {}, {}, t.input_regions, t.output_regions, t.input_logical,
+                       t.output_logical} {
     for (const plan::TensorDesc& d : t.task->op().inputs()) {
       const Shape shape(std::vector<int64_t>(d.shape().begin(), d.shape().end()));
       const DType dtype = plan::FromProto(d.dtype(), t.task->name());
@@ -157,9 +156,10 @@ int RunCalibrateCommand(const std::vector<std::string>& args, std::ostream& out)
   AddModelFlags(parser);
   parser.Required("output", "FILE", "where to write the ClusterSpec (protobuf text, .pbtxt)")
       .Optional("append", "FILE", "add to the kernel table of this spec instead of starting anew")
-      .Epilog("example:\n  twinflow calibrate --model mlp --devices 2 --strategy tp=2 --output "
-              "cpu.pbtxt\n  twinflow sim --model mlp --devices 2 --strategy tp=2 --cluster "
-              "cpu.pbtxt\n");
+      .Epilog(
+          "example:\n  twinflow calibrate --model mlp --devices 2 --strategy tp=2 --output "
+          "cpu.pbtxt\n  twinflow sim --model mlp --devices 2 --strategy tp=2 --cluster "
+          "cpu.pbtxt\n");
   const ParsedArgs parsed = parser.Parse(args);
   if (parsed.help()) {
     out << parser.Usage();
@@ -171,10 +171,10 @@ int RunCalibrateCommand(const std::vector<std::string>& args, std::ostream& out)
   const plan::Plan plan = CompileFromArgs(model, parsed, registry).plan;
   const std::vector<runtime::PreparedTask> tasks = runtime::PrepareTasks(plan, kernels);
 
-  sim::ClusterSpec spec = parsed.Given("append")
-                              ? sim::ParseClusterSpec(ReadFile(parsed.Get("append")),
-                                                      parsed.Get("append"))
-                              : sim::Preset("cpu-local", 1);
+  sim::ClusterSpec spec =
+      parsed.Given("append")
+          ? sim::ParseClusterSpec(ReadFile(parsed.Get("append")), parsed.Get("append"))
+          : sim::Preset("cpu-local", 1);
   std::map<std::string, std::pair<double, double>> table;  // key -> alone, contended
   for (const sim::KernelTime& k : spec.kernel_times()) {
     table[k.key()] = {k.seconds(), k.contended_seconds()};
@@ -202,8 +202,8 @@ int RunCalibrateCommand(const std::vector<std::string>& args, std::ostream& out)
   spec.mutable_device()->set_contended_memory_bandwidth(CopyBandwidth(HostCores() - 1));
   const double overhead = RuntimeOverheadPerAct(registry, kernels);
   spec.mutable_device()->set_launch_overhead_s(overhead);
-  spec.set_devices_per_node(std::max<int32_t>(spec.devices_per_node(),
-                                              static_cast<int32_t>(plan.devices_size())));
+  spec.set_devices_per_node(
+      std::max<int32_t>(spec.devices_per_node(), static_cast<int32_t>(plan.devices_size())));
   spec.set_cores_per_node(HostCores());
   spec.clear_kernel_times();
   for (const auto& [key, seconds] : table) {
@@ -218,10 +218,9 @@ int RunCalibrateCommand(const std::vector<std::string>& args, std::ostream& out)
   out << "timed " << timed << " kernels (" << table.size() << " in the table) in "
       << FormatSeconds(Since(start)) << "; memory bandwidth "
       << FormatBytes(static_cast<int64_t>(bandwidth)) << "/s; " << FormatSeconds(overhead)
-      << " of runtime per act; " << spec.cores_per_node()
-      << " cores; wrote " << parsed.Get("output") << " (model " << parsed.Get("model")
-      << ", strategy " << model.strategy.ToString() << ", optimizer "
-      << models::OptimizerLabel(model) << ")\n";
+      << " of runtime per act; " << spec.cores_per_node() << " cores; wrote "
+      << parsed.Get("output") << " (model " << parsed.Get("model") << ", strategy "
+      << model.strategy.ToString() << ", optimizer " << models::OptimizerLabel(model) << ")\n";
   return 0;
 }
 

@@ -15,8 +15,9 @@ int RunCompileCommand(const std::vector<std::string>& args, std::ostream& out) {
   ArgParser parser("twinflow compile", "Compile a model to an actor Plan and write it.");
   AddModelFlags(parser);
   parser.Required("output", "FILE", "where to write the Plan (protobuf)")
-      .Epilog("example:\n  twinflow compile --model mlp --devices 4 --strategy dp=2,tp=2 "
-              "--output plan.pb\n");
+      .Epilog(
+          "example:\n  twinflow compile --model mlp --devices 4 --strategy dp=2,tp=2 "
+          "--output plan.pb\n");
   const ParsedArgs parsed = parser.Parse(args);
   if (parsed.help()) {
     out << parser.Usage();

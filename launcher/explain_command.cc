@@ -9,10 +9,10 @@
 #include "engine/compiler/parallelism.h"
 #include "engine/compiler/sbp_search.h"
 #include "engine/core/error.h"
+#include "engine/core/text_format.h"
 #include "engine/ops/builtin_ops.h"
 #include "engine/sbp/alpha_beta_cost_model.h"
 #include "engine/sbp/slicing.h"
-#include "engine/core/text_format.h"
 #include "launcher/model_args.h"
 
 namespace twinflow::launcher {
@@ -75,8 +75,8 @@ void PrintMemory(const graph::LogicalGraph& graph, const compiler::SbpAssignment
       const graph::TensorNode& t = graph.tensor(op.outputs[o]);
       const sbp::Layout layout{op.placement, a.signatures[op.id].outputs[o]};
       for (int64_t d = 0; d < op.placement.size(); ++d) {
-        const int64_t b = sbp::PhysicalRegion(t.meta.shape, layout, d).numel() *
-                          DTypeSize(t.meta.dtype);
+        const int64_t b =
+            sbp::PhysicalRegion(t.meta.shape, layout, d).numel() * DTypeSize(t.meta.dtype);
         auto& entry = bytes[op.placement.device(d)];
         (op.type == "variable" ? entry.first : entry.second) += b;
       }
@@ -157,9 +157,10 @@ int RunExplainCommand(const std::vector<std::string>& args, std::ostream& out) {
       << compiler::ParallelismTable(
              compiler::ParallelismByFamily(model.graph, registry, assignment));
   PrintMemory(model.graph, assignment, out);
-  out << "search: " << (options.method == compiler::SbpSearchOptions::Method::kExact
-                            ? (assignment.exact ? "exact (optimal)" : "exact search, fell back")
-                            : "propagated from the strategy's pins")
+  out << "search: "
+      << (options.method == compiler::SbpSearchOptions::Method::kExact
+              ? (assignment.exact ? "exact (optimal)" : "exact search, fell back")
+              : "propagated from the strategy's pins")
       << "; estimated compute " << FormatSeconds(assignment.compute_time) << " + boxing "
       << FormatSeconds(assignment.boxing_time) << " over " << assignment.boxings.size()
       << " boxings (serial sums); explained in " << std::fixed << std::setprecision(2) << seconds

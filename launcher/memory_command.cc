@@ -3,9 +3,9 @@
 #include <sstream>
 
 #include "engine/core/file_io.h"
-#include "engine/plan/plan_enums.h"
 #include "engine/core/text_format.h"
 #include "engine/ops/builtin_ops.h"
+#include "engine/plan/plan_enums.h"
 #include "launcher/cluster_args.h"
 #include "launcher/cluster_plan.h"
 #include "launcher/model_args.h"

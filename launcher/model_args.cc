@@ -101,19 +101,20 @@ void ApplyMicroBatchSize(const ParsedArgs& args, int64_t batch, models::Strategy
   if (!args.Given("micro-batch-size")) return;
   const int64_t size = args.GetInt("micro-batch-size", 1, kMaxExtent);
   if (strategy.automatic) {
-    throw InvalidArgumentError("--micro-batch-size needs a dp/tp/pp strategy (it counts per "
-                               "data-parallel replica); with auto give mb= in --strategy");
+    throw InvalidArgumentError(
+        "--micro-batch-size needs a dp/tp/pp strategy (it counts per "
+        "data-parallel replica); with auto give mb= in --strategy");
   }
   const int64_t replica = size * strategy.dp;
   if (batch % replica != 0) {
-    throw InvalidArgumentError("--micro-batch-size " + std::to_string(size) + ": the batch of " +
-                               std::to_string(batch) + " is not a multiple of micro-batch-size * dp = " +
-                               std::to_string(replica));
+    throw InvalidArgumentError(
+        "--micro-batch-size " + std::to_string(size) + ": the batch of " + std::to_string(batch) +
+        " is not a multiple of micro-batch-size * dp = " + std::to_string(replica));
   }
   if (strategy.micro_batches_given && strategy.micro_batches != batch / replica) {
-    throw InvalidArgumentError("--micro-batch-size " + std::to_string(size) + " makes mb=" +
-                               std::to_string(batch / replica) + " but --strategy says mb=" +
-                               std::to_string(strategy.micro_batches));
+    throw InvalidArgumentError("--micro-batch-size " + std::to_string(size) +
+                               " makes mb=" + std::to_string(batch / replica) +
+                               " but --strategy says mb=" + std::to_string(strategy.micro_batches));
   }
   strategy.micro_batches = batch / replica;
 }
@@ -215,7 +216,8 @@ const plan::Binding* FindBinding(const google::protobuf::RepeatedPtrField<plan::
 
 std::string DescText(const plan::TensorDesc& desc) {
   std::string text = plan::EnumName(desc.dtype()) + "[";
-  for (int i = 0; i < desc.shape_size(); ++i) text += (i ? "," : "") + std::to_string(desc.shape(i));
+  for (int i = 0; i < desc.shape_size(); ++i)
+    text += (i ? "," : "") + std::to_string(desc.shape(i));
   return text + "]";
 }
 
@@ -231,15 +233,17 @@ plan::Plan LoadPlanForModel(const std::string& path, const models::BuiltModel& m
   }
   // Feeds and variables: the same names with the same logical shapes, in both directions.
   std::vector<std::pair<std::string, const plan::Binding*>> wanted;
-  for (const std::string& feed : model.feeds) wanted.emplace_back(feed, FindBinding(plan.feeds(), feed));
+  for (const std::string& feed : model.feeds)
+    wanted.emplace_back(feed, FindBinding(plan.feeds(), feed));
   for (const graph::OpNode& op : model.graph.ops()) {
     if (op.type == "variable") wanted.emplace_back(op.name, FindBinding(plan.variables(), op.name));
   }
   if (wanted.size() != static_cast<size_t>(plan.feeds_size() + plan.variables_size())) {
-    throw InvalidArgumentError(what + "it has " + std::to_string(plan.feeds_size()) + " feeds and " +
-                               std::to_string(plan.variables_size()) + " variables, the model " +
-                               std::to_string(model.feeds.size()) + " feeds and " +
-                               std::to_string(wanted.size() - model.feeds.size()) + " variables");
+    throw InvalidArgumentError(what + "it has " + std::to_string(plan.feeds_size()) +
+                               " feeds and " + std::to_string(plan.variables_size()) +
+                               " variables, the model " + std::to_string(model.feeds.size()) +
+                               " feeds and " + std::to_string(wanted.size() - model.feeds.size()) +
+                               " variables");
   }
   for (const auto& [name, binding] : wanted) {
     if (binding == nullptr) throw InvalidArgumentError(what + "it has no binding '" + name + "'");

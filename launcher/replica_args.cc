@@ -51,10 +51,9 @@ std::pair<std::vector<std::string>, int64_t> ReplicaArgs(const ArgParser& parser
                                std::to_string(nodes) + ")");
   }
   strategy.dp = 1;
-  std::vector<std::string> replica =
-      WithoutFlags(args,
-                   {"strategy", "batch", "global-batch-size", "micro-batch-size", "devices", "nodes"},
-                   {"replica"});
+  std::vector<std::string> replica = WithoutFlags(
+      args, {"strategy", "batch", "global-batch-size", "micro-batch-size", "devices", "nodes"},
+      {"replica"});
   for (const std::string& s :
        {std::string("--strategy"), strategy.ToString(), std::string("--batch"),
         std::to_string(samples / dp), std::string("--devices"), std::to_string(strategy.devices()),

@@ -2,22 +2,22 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
-#include <tuple>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <iomanip>
 #include <iostream>
 #include <memory>
+#include <tuple>
 
 #include "engine/comm/launch_environment.h"
 #include "engine/comm/mpi_session.h"
 #include "engine/comm/mpi_transport.h"
 #include "engine/core/file_io.h"
 #include "engine/core/text_format.h"
-#include "engine/plan/chrome_trace.h"
 #include "engine/interpreter/reference_interpreter.h"
 #include "engine/ops/builtin_ops.h"
+#include "engine/plan/chrome_trace.h"
 #include "engine/plan/plan_io.h"
 #include "engine/runtime/checkpoint.h"
 #include "engine/runtime/feed_spec.h"
@@ -112,7 +112,8 @@ int RunRunCommand(const std::vector<std::string>& args, std::ostream& out) {
   parser.Optional("steps", "N", "training steps", "10")
       .Optional("data-seed", "N", "seed of the synthetic batches", "7")
       .Optional("watchdog", "SECONDS", "fail if no task finishes for this long", "60")
-      .Optional("plan", "FILE", "run this Plan (from `twinflow compile` with the same model flags) "
+      .Optional("plan", "FILE",
+                "run this Plan (from `twinflow compile` with the same model flags) "
                 "instead of compiling")
       .Optional("devices-per-rank", "N",
                 "under mpirun: devices each rank owns (default: devices / ranks)")
@@ -120,16 +121,20 @@ int RunRunCommand(const std::vector<std::string>& args, std::ostream& out) {
                 "under mpirun: each rank feeds the rows of the batch its devices hold (local, "
                 "as DistributedSampler) or the whole batch (global)",
                 "local")
-      .Optional("losses-out", "FILE", "also write every step's loss to FILE, one per line, exactly "
+      .Optional("losses-out", "FILE",
+                "also write every step's loss to FILE, one per line, exactly "
                 "(%.17g)")
-      .Optional("trace", "FILE", "write every act's span as a Chrome trace (as `twinflow sim "
+      .Optional("trace", "FILE",
+                "write every act's span as a Chrome trace (as `twinflow sim "
                 "--trace` does), gathered from every rank")
       .Optional("save", "DIR", "after the run, save model and optimizer state to DIR")
-      .Optional("load", "DIR", "start from the state saved in DIR (under any strategy), at its step")
+      .Optional("load", "DIR",
+                "start from the state saved in DIR (under any strategy), at its step")
       .Switch("check", "also run the single-device reference and compare every step's loss")
-      .Epilog("examples:\n  twinflow run --model mlp --devices 4 --strategy dp=2,tp=2 --steps 20 "
-              "--check\n  mpirun -np 2 twinflow run --model mlp --devices 2 --strategy dp=2 "
-              "--steps 20\n");
+      .Epilog(
+          "examples:\n  twinflow run --model mlp --devices 4 --strategy dp=2,tp=2 --steps 20 "
+          "--check\n  mpirun -np 2 twinflow run --model mlp --devices 2 --strategy dp=2 "
+          "--steps 20\n");
   const ParsedArgs parsed = parser.Parse(args);
   if (parsed.help()) {
     out << parser.Usage();
@@ -166,10 +171,10 @@ int RunRunCommand(const std::vector<std::string>& args, std::ostream& out) {
       per_rank = parsed.Given("devices-per-rank") ? parsed.GetInt("devices-per-rank", 1, 1 << 20)
                                                   : devices / ranks;
       if (per_rank < 1 || (devices + per_rank - 1) / per_rank != ranks) {
-        throw InvalidArgumentError(
-            "--devices-per-rank: " + std::to_string(devices) + " devices at " +
-            std::to_string(per_rank) + " per rank do not make the " + std::to_string(ranks) +
-            " ranks mpirun started");
+        throw InvalidArgumentError("--devices-per-rank: " + std::to_string(devices) +
+                                   " devices at " + std::to_string(per_rank) +
+                                   " per rank do not make the " + std::to_string(ranks) +
+                                   " ranks mpirun started");
       }
     }
     plan = !parsed.Given("plan") ? CompileFromArgs(model, parsed, registry, per_rank).plan
@@ -221,7 +226,8 @@ int RunRunCommand(const std::vector<std::string>& args, std::ostream& out) {
     if (run.trace) {
       std::vector<plan::TraceSpan> spans = GatherSpans(result.trace, transport.get());
       if (rank == 0) {
-        WriteFileAtomically(parsed.Get("trace"), plan::ChromeTraceJson(plan, spans, "twinflow run"));
+        WriteFileAtomically(parsed.Get("trace"),
+                            plan::ChromeTraceJson(plan, spans, "twinflow run"));
       }
     }
     if (parsed.Given("save")) {
@@ -245,7 +251,8 @@ int RunRunCommand(const std::vector<std::string>& args, std::ostream& out) {
       }
     }
     out << "model " << parsed.Get("model") << " on " << plan.devices_size() << " CPU devices";
-    if (ranks > 1) out << " of " << ranks << " MPI ranks (" << mpi->local_size() << " on this node)";
+    if (ranks > 1)
+      out << " of " << ranks << " MPI ranks (" << mpi->local_size() << " on this node)";
     out << ", strategy " << model.strategy.ToString() << ", optimizer "
         << models::OptimizerLabel(model);
     if (parsed.Given("plan")) out << ", plan " << parsed.Get("plan");
@@ -271,11 +278,12 @@ int RunRunCommand(const std::vector<std::string>& args, std::ostream& out) {
         std::snprintf(text, sizeof(text), "%.17g\n", StepLoss(result.fetches[s].at(loss)));
         file << text;
       }
-      if (!file) throw InvalidArgumentError("--losses-out: cannot write " + parsed.Get("losses-out"));
+      if (!file)
+        throw InvalidArgumentError("--losses-out: cannot write " + parsed.Get("losses-out"));
     }
     if (parsed.Given("save")) {
-      out << "saved " << runtime::CheckpointPath(parsed.Get("save")) << " at step "
-          << first + steps << "\n";
+      out << "saved " << runtime::CheckpointPath(parsed.Get("save")) << " at step " << first + steps
+          << "\n";
     }
     out << "step time " << FormatSeconds(result.seconds / static_cast<double>(steps))
         << " (mean of " << steps << " steps, " << FormatSeconds(result.seconds) << " in all)\n";

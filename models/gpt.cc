@@ -36,8 +36,9 @@ class GptWriter {
     const graph::TensorId bias =
         Weight(name + "/bias", Shape{out},
                column ? WeightRole::kColumnBias : WeightRole::kReplicated, "zeros");
-    const graph::TensorId y = b_.Add1(
-        "bias_add", {b_.Add1("matmul", {x, w}, {}, name + "/matmul"), bias}, {}, name + "/bias_add");
+    const graph::TensorId y =
+        b_.Add1("bias_add", {b_.Add1("matmul", {x, w}, {}, name + "/matmul"), bias}, {},
+                name + "/bias_add");
     // A row-parallel linear ends whole on the tp group: its partial sum is all-reduced (not
     // reduce-scattered into a sequence split, which is sequence parallelism's layout).
     if (!column) PinActivation(b_, s_, y);

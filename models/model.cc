@@ -23,8 +23,7 @@ std::string OptimizerLabel(const BuiltModel& model) {
   return model.optimizer ? graph::OptimizerText(*model.optimizer) : "none (inference)";
 }
 
-std::map<std::string, Tensor> SyntheticBatch(const BuiltModel& model, int64_t step,
-                                             uint64_t seed) {
+std::map<std::string, Tensor> SyntheticBatch(const BuiltModel& model, int64_t step, uint64_t seed) {
   Rng rng(seed * 1000003 + static_cast<uint64_t>(step));
   std::map<std::string, Tensor> batch;
   for (const std::string& name : model.feeds) {
@@ -46,8 +45,6 @@ std::map<std::string, Tensor> SyntheticBatch(const BuiltModel& model, int64_t st
   return batch;
 }
 
-int64_t StageOf(int64_t layer, int64_t layers, int64_t stages) {
-  return layer * stages / layers;
-}
+int64_t StageOf(int64_t layer, int64_t layers, int64_t stages) { return layer * stages / layers; }
 
 }  // namespace twinflow::models

@@ -20,11 +20,11 @@ namespace twinflow::models {
 struct BuiltModel {
   graph::LogicalGraph graph;
   graph::TensorId loss = -1;
-  std::vector<graph::TensorId> parameters;  // the model's variables (not optimizer state)
-  std::vector<std::string> feeds;           // input op names, e.g. "x", "labels"
-  std::map<std::string, int64_t> index_bounds;  // integer feeds: values lie in [0, bound)
-  Strategy strategy;  // resolved: every degree known
-  int64_t devices = 1;  // the devices its placements span
+  std::vector<graph::TensorId> parameters;          // the model's variables (not optimizer state)
+  std::vector<std::string> feeds;                   // input op names, e.g. "x", "labels"
+  std::map<std::string, int64_t> index_bounds;      // integer feeds: values lie in [0, bound)
+  Strategy strategy;                                // resolved: every degree known
+  int64_t devices = 1;                              // the devices its placements span
   std::optional<graph::OptimizerConfig> optimizer;  // what trains it; none for inference
 };
 
@@ -39,8 +39,7 @@ std::string OptimizerLabel(const BuiltModel& model);
 // A deterministic synthetic batch for `step` (all micro-batches of the step, stacked on axis 0):
 // uniform [-1, 1) floats, integers below their bound. For benchmarks, smoke runs and the CLI's
 // `run` without data.
-std::map<std::string, Tensor> SyntheticBatch(const BuiltModel& model, int64_t step,
-                                             uint64_t seed);
+std::map<std::string, Tensor> SyntheticBatch(const BuiltModel& model, int64_t step, uint64_t seed);
 
 struct BuildOptions {
   Strategy strategy;

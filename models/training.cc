@@ -1,11 +1,10 @@
 #include "models/training.h"
 
-#include "models/pins.h"
-
 #include <algorithm>
 
 #include "engine/core/error.h"
 #include "engine/graph/autograd.h"
+#include "models/pins.h"
 
 namespace twinflow::models {
 

@@ -13,7 +13,8 @@ CommRunner::CommRunner(EventQueue& queue, const Topology& topology)
 PlanPtr CommRunner::Collective(int64_t group, CollectiveKind kind, const std::vector<int>& devices,
                                int64_t bytes) {
   PlanPtr& plan = collectives_[{group, kind, bytes}];
-  if (!plan) plan = std::make_shared<CollectivePlan>(PlanCollective(kind, devices, bytes, topology_));
+  if (!plan)
+    plan = std::make_shared<CollectivePlan>(PlanCollective(kind, devices, bytes, topology_));
   return plan;
 }
 
@@ -31,15 +32,15 @@ PlanPtr CommRunner::Transfer(int from, int to, int64_t bytes) const {
 PlanPtr CommRunner::ReplicaAllReduce(int device, int replicas, int64_t bytes) {
   PlanPtr& plan = replicas_[{device, bytes}];
   if (!plan) {
-    plan = std::make_shared<CollectivePlan>(ReplicaAllReducePlan(device, replicas, bytes, topology_));
+    plan =
+        std::make_shared<CollectivePlan>(ReplicaAllReducePlan(device, replicas, bytes, topology_));
   }
   return plan;
 }
 
 std::vector<plan::LinkSample> CommRunner::LinkSamples(
     const std::vector<int>& cluster_device) const {
-  static const char* const kNames[kPortsPerDevice] = {"intra out", "intra in", "nic out",
-                                                     "nic in"};
+  static const char* const kNames[kPortsPerDevice] = {"intra out", "intra in", "nic out", "nic in"};
   std::map<int, int> plan_device;  // cluster device -> plan device
   for (size_t d = 0; d < cluster_device.size(); ++d) {
     plan_device[cluster_device[d]] = static_cast<int>(d);

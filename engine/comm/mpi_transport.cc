@@ -16,19 +16,27 @@ namespace {
 
 MPI_Datatype MpiType(DType dtype) {
   switch (dtype) {
-    case DType::kF32: return MPI_FLOAT;
-    case DType::kF64: return MPI_DOUBLE;
-    case DType::kI32: return MPI_INT32_T;
-    case DType::kI64: return MPI_INT64_T;
-    default: return MPI_DATATYPE_NULL;
+    case DType::kF32:
+      return MPI_FLOAT;
+    case DType::kF64:
+      return MPI_DOUBLE;
+    case DType::kI32:
+      return MPI_INT32_T;
+    case DType::kI64:
+      return MPI_INT64_T;
+    default:
+      return MPI_DATATYPE_NULL;
   }
 }
 
 MPI_Op MpiOp(ReduceOp op) {
   switch (op) {
-    case ReduceOp::kSum: return MPI_SUM;
-    case ReduceOp::kMax: return MPI_MAX;
-    case ReduceOp::kMin: return MPI_MIN;
+    case ReduceOp::kSum:
+      return MPI_SUM;
+    case ReduceOp::kMax:
+      return MPI_MAX;
+    case ReduceOp::kMin:
+      return MPI_MIN;
   }
   return MPI_OP_NULL;
 }
@@ -304,13 +312,13 @@ void MpiTransport::Collective(const plan::Task& task, int64_t piece,
   const bool one_each = c.one_member_per_rank && members->size() == 1;
   if (one_each && kind == CollectiveKind::kAllReduce && MpiType(in.dtype()) != MPI_DATATYPE_NULL) {
     Enqueue(what, {[members, op, comm](MPI_Request* request) {
-               runtime::CollectiveMember& m = members->front();
-               CheckMpi(MPI_Iallreduce(m.input.raw(), m.output.raw(),
-                                       static_cast<int>(m.input.numel()),
-                                       MpiType(m.input.dtype()), MpiOp(op), comm, request),
-                        "MPI_Iallreduce");
-             },
-             [members, done](const MPI_Status&) { done(); }});
+                     runtime::CollectiveMember& m = members->front();
+                     CheckMpi(MPI_Iallreduce(m.input.raw(), m.output.raw(),
+                                             static_cast<int>(m.input.numel()),
+                                             MpiType(m.input.dtype()), MpiOp(op), comm, request),
+                              "MPI_Iallreduce");
+                   },
+                   [members, done](const MPI_Status&) { done(); }});
     return;
   }
   if (one_each && kind == CollectiveKind::kAllGather) {
@@ -328,20 +336,20 @@ void MpiTransport::Collective(const plan::Task& task, int64_t piece,
       total += counts->back();
     }
     runtime::CollectiveMember& m = members->front();
-    auto layout = std::make_shared<AxisChunks>(m.output.shape(), axis, extents,
-                                               DTypeSize(m.output.dtype()));
+    auto layout =
+        std::make_shared<AxisChunks>(m.output.shape(), axis, extents, DTypeSize(m.output.dtype()));
     auto packed = std::make_shared<std::vector<std::byte>>(static_cast<size_t>(total));
     Enqueue(what, {[members, packed, counts, displs, comm](MPI_Request* request) {
-               runtime::CollectiveMember& m = members->front();
-               CheckMpi(MPI_Iallgatherv(m.input.raw(), static_cast<int>(m.input.nbytes()),
-                                        MPI_BYTE, packed->data(), counts->data(), displs->data(),
-                                        MPI_BYTE, comm, request),
-                        "MPI_Iallgatherv");
-             },
-             [members, packed, layout, counts, displs, done](const MPI_Status&) {
-               layout->Move<false>(packed->data(), members->front().output.raw());
-               done();
-             }});
+                     runtime::CollectiveMember& m = members->front();
+                     CheckMpi(MPI_Iallgatherv(m.input.raw(), static_cast<int>(m.input.nbytes()),
+                                              MPI_BYTE, packed->data(), counts->data(),
+                                              displs->data(), MPI_BYTE, comm, request),
+                              "MPI_Iallgatherv");
+                   },
+                   [members, packed, layout, counts, displs, done](const MPI_Status&) {
+                     layout->Move<false>(packed->data(), members->front().output.raw());
+                     done();
+                   }});
     return;
   }
   if (one_each && kind == CollectiveKind::kReduceScatter &&
@@ -360,12 +368,13 @@ void MpiTransport::Collective(const plan::Task& task, int64_t piece,
     auto packed = std::make_shared<std::vector<std::byte>>(m.input.nbytes());
     layout.Move<true>(m.input.raw(), packed->data());
     Enqueue(what, {[members, packed, counts, op, comm](MPI_Request* request) {
-               runtime::CollectiveMember& m = members->front();
-               CheckMpi(MPI_Ireduce_scatter(packed->data(), m.output.raw(), counts->data(),
-                                            MpiType(m.input.dtype()), MpiOp(op), comm, request),
-                        "MPI_Ireduce_scatter");
-             },
-             [members, packed, counts, done](const MPI_Status&) { done(); }});
+                     runtime::CollectiveMember& m = members->front();
+                     CheckMpi(
+                         MPI_Ireduce_scatter(packed->data(), m.output.raw(), counts->data(),
+                                             MpiType(m.input.dtype()), MpiOp(op), comm, request),
+                         "MPI_Ireduce_scatter");
+                   },
+                   [members, packed, counts, done](const MPI_Status&) { done(); }});
     return;
   }
   // Everyone gets every member's input; each rank then computes its own members' outputs.
@@ -388,7 +397,8 @@ void MpiTransport::Collective(const plan::Task& task, int64_t piece,
   auto gathered = std::make_shared<std::vector<std::byte>>(static_cast<size_t>(total));
   const plan::Plan& plan = plan_;
   const CollectiveComm* info = &c;
-  Enqueue(what, {[send, gathered, counts, displs, comm](MPI_Request* request) {
+  Enqueue(what,
+          {[send, gathered, counts, displs, comm](MPI_Request* request) {
              CheckMpi(MPI_Iallgatherv(send->data(), static_cast<int>(send->size()), MPI_BYTE,
                                       gathered->data(), counts->data(), displs->data(), MPI_BYTE,
                                       comm, request),

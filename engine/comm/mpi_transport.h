@@ -76,8 +76,8 @@ class MpiTransport : public runtime::Transport {
   // The communicator of one collective spanning ranks, and who is where in it.
   struct CollectiveComm {
     MPI_Comm comm = MPI_COMM_NULL;
-    std::vector<const plan::Task*> members;       // by member index
-    std::vector<std::vector<int>> by_comm_rank;   // member indices of each rank, in order
+    std::vector<const plan::Task*> members;      // by member index
+    std::vector<std::vector<int>> by_comm_rank;  // member indices of each rank, in order
     bool one_member_per_rank = false;
   };
 

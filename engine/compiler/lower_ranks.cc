@@ -73,8 +73,8 @@ void Lowerer::SplitCrossRankReads() {
       current_rate_ = regst_rate_[x];
       current_pass_ = plan_.tasks(t).pass();
 
-      plan::Task& send = NewTask(plan::SEND, there, name + "/send@" +
-                                                        std::to_string(plan_.devices(there).index()));
+      plan::Task& send = NewTask(plan::SEND, there,
+                                 name + "/send@" + std::to_string(plan_.devices(there).index()));
       Consume(send, x);
       send.set_peer(here);
       send.set_tag(tag);
@@ -87,8 +87,8 @@ void Lowerer::SplitCrossRankReads() {
       send.set_bytes_moved(box.numel() * DTypeSize(dtype));
       const int64_t send_id = send.id();
 
-      plan::Task& recv = NewTask(plan::RECV, here, name + "/recv@" +
-                                                       std::to_string(plan_.devices(here).index()));
+      plan::Task& recv =
+          NewTask(plan::RECV, here, name + "/recv@" + std::to_string(plan_.devices(here).index()));
       recv.set_peer(there);
       recv.set_tag(tag);
       recv.set_issue_order(tag);

@@ -24,7 +24,8 @@ struct Span {
 // The registers living inside `chain`, with their spans.
 std::vector<Span> SpansOf(const plan::Plan& plan, const TaskChain& chain) {
   std::map<int64_t, int64_t> position;
-  for (size_t i = 0; i < chain.tasks.size(); ++i) position[chain.tasks[i]] = static_cast<int64_t>(i);
+  for (size_t i = 0; i < chain.tasks.size(); ++i)
+    position[chain.tasks[i]] = static_cast<int64_t>(i);
   std::vector<Span> spans;
   for (int64_t task : chain.tasks) {
     for (int64_t r : plan.tasks(static_cast<int>(task)).produced_regsts()) {
@@ -34,8 +35,10 @@ std::vector<Span> SpansOf(const plan::Plan& plan, const TaskChain& chain) {
       bool inside = true;
       for (int64_t c : regst.consumers()) {
         const auto it = position.find(c);
-        if (it == position.end()) inside = false;
-        else span.last = std::max(span.last, it->second);
+        if (it == position.end())
+          inside = false;
+        else
+          span.last = std::max(span.last, it->second);
       }
       if (inside) spans.push_back(span);
     }
@@ -59,7 +62,8 @@ int64_t PlaceSpans(std::vector<Span>& spans) {
     std::vector<std::pair<int64_t, int64_t>> taken;  // [offset, end) of conflicting registers
     for (size_t j : placed) {
       const Span& o = spans[j];
-      if (o.first <= s.last && s.first <= o.last) taken.push_back({o.offset, o.offset + Aligned(o.bytes)});
+      if (o.first <= s.last && s.first <= o.last)
+        taken.push_back({o.offset, o.offset + Aligned(o.bytes)});
     }
     std::sort(taken.begin(), taken.end());
     int64_t offset = 0;

@@ -27,8 +27,8 @@ class GraphBuilder {
 
   // Adds an op of `type`; `name` defaults to "<type>_<id>". Throws the OpDef's error with the
   // op's name prepended.
-  std::vector<TensorId> Add(const std::string& type, std::vector<TensorId> inputs,
-                            Attrs attrs = {}, std::string name = "");
+  std::vector<TensorId> Add(const std::string& type, std::vector<TensorId> inputs, Attrs attrs = {},
+                            std::string name = "");
   TensorId Add1(const std::string& type, std::vector<TensorId> inputs, Attrs attrs = {},
                 std::string name = "");
 

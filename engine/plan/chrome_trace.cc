@@ -25,7 +25,7 @@ std::string Escape(const std::string& text) {
 // appear), with a span per stretch of constant non-zero load named by that load, so a link's
 // busy time reads like a stream's.
 std::string LinkThreads(const std::vector<LinkSample>& links, int64_t origin) {
-  std::map<std::pair<int, std::string>, int> tid;                   // (device, link) -> thread
+  std::map<std::pair<int, std::string>, int> tid;                 // (device, link) -> thread
   std::map<std::pair<int, std::string>, const LinkSample*> open;  // the segment in progress
   std::map<int, int> next_tid;
   std::string json;
@@ -45,8 +45,8 @@ std::string LinkThreads(const std::vector<LinkSample>& links, int64_t origin) {
     if (added) {
       it->second = 2 + next_tid[l.device]++;
       json += ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":" + std::to_string(l.device) +
-              ",\"tid\":" + std::to_string(it->second) + ",\"args\":{\"name\":\"" +
-              Escape(l.link) + "\"}}";
+              ",\"tid\":" + std::to_string(it->second) + ",\"args\":{\"name\":\"" + Escape(l.link) +
+              "\"}}";
     }
     const auto previous = open.find(key);
     if (previous != open.end()) close(*previous->second, l.ns, it->second);
@@ -64,15 +64,15 @@ std::string ChromeTraceJson(const Plan& plan, const std::vector<TraceSpan>& span
   for (size_t i = 0; i < spans.size(); ++i) {
     origin = i == 0 ? spans[i].start_ns : std::min(origin, spans[i].start_ns);
   }
-  std::string json = "{\"traceEvents\":[\n{\"name\":\"" + Escape(title) +
-                     "\",\"ph\":\"M\",\"pid\":0,\"tid\":0}";
+  std::string json =
+      "{\"traceEvents\":[\n{\"name\":\"" + Escape(title) + "\",\"ph\":\"M\",\"pid\":0,\"tid\":0}";
   for (const Device& d : plan.devices()) {
     const std::string pid = std::to_string(d.id());
     json += ",\n{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":" + pid + ",\"args\":{\"name\":\"" +
             EnumName(d.type()) + ":" + std::to_string(d.index()) + "\"}}";
     for (const auto& [tid, stream] : {std::pair{0, "compute"}, {1, "communication"}}) {
-      json += ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":" + pid + ",\"tid\":" +
-              std::to_string(tid) + ",\"args\":{\"name\":\"" + stream + "\"}}";
+      json += ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":" + pid +
+              ",\"tid\":" + std::to_string(tid) + ",\"args\":{\"name\":\"" + stream + "\"}}";
     }
   }
   for (const TraceSpan& s : spans) {

@@ -88,11 +88,20 @@ std::vector<int64_t> ActsPerStep(const Plan& plan) {
     if (peer[id] >= 0) in = acts[peer[id]];
     if (in < 0) in = 1;
     switch (t.kind()) {
-      case SOURCE: acts[id] = pieces; break;
-      case VARIABLE: acts[id] = 1; break;
-      case ACC: acts[id] = std::max<int64_t>(1, in / std::max<int64_t>(t.acc_count(), 1)); break;
-      case REPEAT: acts[id] = in * std::max<int64_t>(t.repeat_count(), 1); break;
-      default: acts[id] = in;
+      case SOURCE:
+        acts[id] = pieces;
+        break;
+      case VARIABLE:
+        acts[id] = 1;
+        break;
+      case ACC:
+        acts[id] = std::max<int64_t>(1, in / std::max<int64_t>(t.acc_count(), 1));
+        break;
+      case REPEAT:
+        acts[id] = in * std::max<int64_t>(t.repeat_count(), 1);
+        break;
+      default:
+        acts[id] = in;
     }
   }
   return acts;

@@ -187,7 +187,8 @@ void PreparePointToPoint(const plan::Plan& plan, PreparedTask& t, const std::str
   if (!send && DescribeRegst(plan, t.outputs[0], what).shape != box.shape()) {
     throw PlanError(what + ": its register does not hold the box " + box.ToString());
   }
-  t.copies.push_back(SlotCopy{tr.src_regst(), box.RelativeTo(src_region), Region::Full(box.shape())});
+  t.copies.push_back(
+      SlotCopy{tr.src_regst(), box.RelativeTo(src_region), Region::Full(box.shape())});
 }
 
 void PrepareCollective(const plan::Plan& plan, PreparedTask& t, const std::string& what) {

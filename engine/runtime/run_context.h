@@ -56,7 +56,7 @@ struct RunContext {
   // and when each in-flight communication act started.
   bool trace = false;
   std::vector<std::vector<plan::TraceSpan>> spans;  // by device
-  std::vector<int64_t> comm_started;               // by task
+  std::vector<int64_t> comm_started;                // by task
   static int64_t NowNs();
 
   // Run state.

@@ -43,15 +43,15 @@ struct BoxingStep {
   BoxingStepKind kind = BoxingStepKind::kLocalSlice;
   Layout from;
   Layout to;
-  int mesh_axis = -1;                           // collectives and local slices
-  std::vector<std::vector<int64_t>> groups;     // collectives: parallel indices, ring order
-  int gather_axis = -1;                         // all_gather, all_to_all: tensor axis joined
-  int scatter_axis = -1;                        // reduce_scatter, all_to_all: tensor axis cut
-  ReduceOp reduce_op = ReduceOp::kSum;          // all_reduce, reduce_scatter
-  int64_t root = -1;                            // broadcast: parallel index in `from`
-  std::vector<RegionTransfer> transfers;        // send_recv (same-device ones included)
-  LinkBytes link_bytes;                         // bytes over each link class
-  double time = 0;                              // seconds, from the CostModel
+  int mesh_axis = -1;                        // collectives and local slices
+  std::vector<std::vector<int64_t>> groups;  // collectives: parallel indices, ring order
+  int gather_axis = -1;                      // all_gather, all_to_all: tensor axis joined
+  int scatter_axis = -1;                     // reduce_scatter, all_to_all: tensor axis cut
+  ReduceOp reduce_op = ReduceOp::kSum;       // all_reduce, reduce_scatter
+  int64_t root = -1;                         // broadcast: parallel index in `from`
+  std::vector<RegionTransfer> transfers;     // send_recv (same-device ones included)
+  LinkBytes link_bytes;                      // bytes over each link class
+  double time = 0;                           // seconds, from the CostModel
 
   int64_t cross_device_bytes() const;  // bytes over every link class but kSameDevice
 };
@@ -63,8 +63,8 @@ struct BoxingPlan {
   Layout dst;
   std::vector<BoxingStep> steps;
 
-  double time() const;             // sum of the steps' times
-  LinkBytes link_bytes() const;    // summed over steps
+  double time() const;           // sum of the steps' times
+  LinkBytes link_bytes() const;  // summed over steps
   int64_t cross_device_bytes() const;
   // A readable table: one line per step with its groups, bytes per link class and time.
   std::string ToString() const;

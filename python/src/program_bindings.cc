@@ -60,7 +60,8 @@ py::dict Explain(const Program& p) {
   py::list boxings;
   for (const compiler::BoxingEdge& edge : a.boxings) {
     std::vector<std::string> steps;
-    for (const sbp::BoxingStep& step : edge.plan.steps) steps.push_back(sbp::BoxingStepKindName(step.kind));
+    for (const sbp::BoxingStep& step : edge.plan.steps)
+      steps.push_back(sbp::BoxingStepKindName(step.kind));
     boxings.append(py::dict(py::arg("consumer") = graph.op(edge.consumer).name,
                             py::arg("tensor") = graph.tensor(edge.tensor).name,
                             py::arg("src") = edge.plan.src.ToString(),
@@ -98,14 +99,19 @@ py::dict Memory(const Program& p) {
 
 void BindProgram(py::module_& m) {
   py::class_<Program>(m, "Program")
-      .def_property_readonly("hash", [](const Program& p) { return plan::ContentHash(p.compiled.plan); })
-      .def_property_readonly("devices", [](const Program& p) { return p.compiled.plan.devices_size(); })
-      .def_property_readonly("ranks", [](const Program& p) { return p.compiled.plan.cluster().ranks(); })
+      .def_property_readonly("hash",
+                             [](const Program& p) { return plan::ContentHash(p.compiled.plan); })
+      .def_property_readonly("devices",
+                             [](const Program& p) { return p.compiled.plan.devices_size(); })
+      .def_property_readonly("ranks",
+                             [](const Program& p) { return p.compiled.plan.cluster().ranks(); })
       .def_property_readonly("tasks", [](const Program& p) { return p.compiled.plan.tasks_size(); })
       .def_property_readonly("model", [](const Program& p) { return p.model; })
       .def("explain", &Explain)
       .def("memory", &Memory)
-      .def("save_plan", [](const Program& p, const std::string& path) { plan::SavePlan(p.compiled.plan, path); });
+      .def("save_plan", [](const Program& p, const std::string& path) {
+        plan::SavePlan(p.compiled.plan, path);
+      });
   m.def("compile", &Compile, py::arg("model"), py::arg("devices_per_rank") = 0,
         py::arg("cost_model") = "cpu-host", py::arg("search") = "auto",
         py::arg("memory_limit") = 0.0, py::arg("devices_per_node") = 8, py::arg("cluster") = "",

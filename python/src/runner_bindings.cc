@@ -39,7 +39,8 @@ py::list FeedSpecList(const Program& program, int rank, const std::string& feed)
 }
 
 Shape LogicalShape(const plan::Binding& binding) {
-  return Shape(std::vector<int64_t>(binding.logical().shape().begin(), binding.logical().shape().end()));
+  return Shape(
+      std::vector<int64_t>(binding.logical().shape().begin(), binding.logical().shape().end()));
 }
 
 class Runner {

@@ -57,8 +57,10 @@ CollectivePlan AllToAllPlan(const std::vector<int>& ring, double s, const Topolo
     spans |= local < p;
     const double intra = static_cast<double>(local - 1) / p * s;
     const double inter = static_cast<double>(p - local) / p * s;
-    if (intra > 0) phase.flows.push_back({{LinkId(d, Port::kIntraOut), LinkId(d, Port::kIntraIn)}, intra});
-    if (inter > 0) phase.flows.push_back({{LinkId(d, Port::kNicOut), LinkId(d, Port::kNicIn)}, inter});
+    if (intra > 0)
+      phase.flows.push_back({{LinkId(d, Port::kIntraOut), LinkId(d, Port::kIntraIn)}, intra});
+    if (inter > 0)
+      phase.flows.push_back({{LinkId(d, Port::kNicOut), LinkId(d, Port::kNicIn)}, inter});
   }
   phase.latency_s = (p - 1) * Latency(topology, spans);
   return Finish("ring", {std::move(phase)}, topology);
@@ -92,8 +94,8 @@ CollectivePlan HierarchicalPlan(const std::vector<std::vector<int>>& nodes, doub
   const int k = static_cast<int>(nodes.front().size());
   const double shard = s / k;
   CollectivePhase inside, between;
-  const std::vector<std::pair<int, int>> edges = tree ? DoubleBinaryTreeEdges(n)
-                                                      : std::vector<std::pair<int, int>>{};
+  const std::vector<std::pair<int, int>> edges =
+      tree ? DoubleBinaryTreeEdges(n) : std::vector<std::pair<int, int>>{};
   for (const std::vector<int>& node : nodes) {
     Merge(inside, RingPhase(topology, node, static_cast<double>(k - 1) / k * s, true, k - 1));
   }
@@ -166,9 +168,8 @@ CollectivePlan ReplicaAllReducePlan(int device, int replicas, int64_t bytes,
   const std::vector<int> nic = {LinkId(device, Port::kNicOut), LinkId(device, Port::kNicIn)};
   const double s = static_cast<double>(bytes);
   const double a = topology.spec().inter_node().latency_s();
-  CollectivePlan best =
-      Finish("ring", {{{{nic, 2.0 * (replicas - 1) / replicas * s}}, 2 * (replicas - 1) * a}},
-             topology);
+  CollectivePlan best = Finish(
+      "ring", {{{{nic, 2.0 * (replicas - 1) / replicas * s}}, 2 * (replicas - 1) * a}}, topology);
   CollectivePlan tree = Finish(
       "tree", {{{{nic, MaxTreeDegree(replicas) * s / 2}}, 2 * TreeDepth(replicas) * a}}, topology);
   return tree.idle_s < best.idle_s ? tree : best;

@@ -1,6 +1,8 @@
 // Checkpoint files: round trips are exact; truncation, a flipped byte, a wrong magic and a
 // checkpoint of another model are InvalidArgumentErrors naming the file or the variable; and a
 // save replaces the file whole.
+#include "engine/runtime/checkpoint.h"
+
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -10,14 +12,14 @@
 #include "engine/core/error.h"
 #include "engine/core/file_io.h"
 #include "engine/core/rng.h"
-#include "engine/runtime/checkpoint.h"
 
 namespace twinflow::runtime {
 namespace {
 
 std::string TempDir(const std::string& name) {
   const auto dir = std::filesystem::temp_directory_path() /
-                   ("twinflow_ck_" + name + "_" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()));
+                   ("twinflow_ck_" + name + "_" +
+                    std::to_string(::testing::UnitTest::GetInstance()->random_seed()));
   std::filesystem::remove_all(dir);
   return dir.string();
 }

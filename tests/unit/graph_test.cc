@@ -175,7 +175,8 @@ TEST(GraphTest, PinsAreChecked) {
   ExpectError<SbpError>([&] { b.Pin(x, ParseNdSbp("(S(2),B)")); }, {"tensor 'x'", "S(2)"});
   ExpectError<SbpError>([&] { b.Pin(x, ParseNdSbp("S(0)")); }, {"tensor 'x'", "hierarchy"});
   ExpectError<InvalidArgumentError>([&] { b.Pin(42, ParseNdSbp("(B,B)")); }, {"42"});
-  EXPECT_EQ(b.graph().tensor(x).pin->layout, ParseNdSbp("(S(0),S(1))"));  // failed pins change nothing
+  EXPECT_EQ(b.graph().tensor(x).pin->layout,
+            ParseNdSbp("(S(0),S(1))"));  // failed pins change nothing
   b.graph().Validate(registry);
 }
 

@@ -2,6 +2,8 @@
 // equally, max-min fairness gives what one flow cannot use to the others, the double binary
 // tree all-reduce takes its formula, and two all-reduces on the same devices at once take
 // twice as long as one.
+#include "simulator/network/link_network.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -11,7 +13,6 @@
 
 #include "simulator/collectives/tree.h"
 #include "simulator/des/event_queue.h"
-#include "simulator/network/link_network.h"
 #include "simulator/sim_executor.h"
 #include "tests/unit/hand_built_plan.h"
 
@@ -49,8 +50,7 @@ TEST(LinkNetwork, TwoEqualFlowsOnOneLinkTakeTwiceAsLong) {
 // of L1 would give A only 1.5). B (1 MB) ends at 2 ms, A having sent 5 of its 10 MB and C 1
 // of its 3 MB; then A has L1 alone (5 MB more at 3 GB/s: 3.667 ms) and C L2 (2 MB: 4 ms).
 TEST(LinkNetwork, SharesLinksMaxMinFairly) {
-  const std::vector<double> t =
-      FinishTimes({3e9, 1e9}, {{{0}, 10e6}, {{0, 1}, 1e6}, {{1}, 3e6}});
+  const std::vector<double> t = FinishTimes({3e9, 1e9}, {{{0}, 10e6}, {{0, 1}, 1e6}, {{1}, 3e6}});
   EXPECT_NEAR(t[0], 2e-3 + 5e6 / 3e9, 1e-8);
   EXPECT_NEAR(t[1], 2e-3, 1e-8);
   EXPECT_NEAR(t[2], 4e-3, 1e-8);
@@ -161,10 +161,11 @@ Topology Cluster(int nodes, int per_node, double intra_bandwidth, double inter_b
           " devices_per_node: " + std::to_string(per_node) +
           " device { name: 'd' peak_flops: 1e12 memory_bandwidth: 1e18 memory_bytes: 1000000000"
           " launch_overhead_s: 0 flops_efficiency: 1 memory_efficiency: 1 }"
-          " intra_node { bandwidth: " + std::to_string(intra_bandwidth) +
+          " intra_node { bandwidth: " +
+          std::to_string(intra_bandwidth) +
           " latency_s: 1e-6 efficiency: 1 }"
-          " inter_node { bandwidth: " + std::to_string(inter_bandwidth) +
-          " latency_s: 5e-6 efficiency: 1 }",
+          " inter_node { bandwidth: " +
+          std::to_string(inter_bandwidth) + " latency_s: 5e-6 efficiency: 1 }",
       "flow cluster"));
 }
 

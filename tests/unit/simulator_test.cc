@@ -28,8 +28,9 @@ Topology Cluster(int devices, double link_bandwidth, double link_latency) {
       "name: 'test' nodes: 1 devices_per_node: " + std::to_string(devices) +
           " device { name: 'd' peak_flops: 1e12 memory_bandwidth: 1e18 memory_bytes: 1000000000"
           " launch_overhead_s: 0 flops_efficiency: 1 memory_efficiency: 1 }"
-          " intra_node { bandwidth: " + std::to_string(link_bandwidth) +
-          " latency_s: " + std::to_string(link_latency) + " efficiency: 1 }"
+          " intra_node { bandwidth: " +
+          std::to_string(link_bandwidth) + " latency_s: " + std::to_string(link_latency) +
+          " efficiency: 1 }"
           " inter_node { bandwidth: 1e9 latency_s: 0 efficiency: 1 }",
       "test cluster"));
 }
@@ -138,9 +139,9 @@ TEST(Simulator, AllReduceAcrossNodesGoesHierarchical) {
   const SimResult r = Simulate(plan, cluster, SimOptions{});
   ASSERT_TRUE(r.finished) << r.deadlock_report;
   const double s = static_cast<double>(bytes);
-  const double hierarchical = 2 * ((per_node - 1) * 2e-6 + (per_node - 1.0) / per_node * s / 400e9) +
-                              2 * (nodes - 1) * 5e-6 +
-                              2.0 * (nodes - 1) / nodes * (s / per_node) / 40e9;
+  const double hierarchical =
+      2 * ((per_node - 1) * 2e-6 + (per_node - 1.0) / per_node * s / 400e9) +
+      2 * (nodes - 1) * 5e-6 + 2.0 * (nodes - 1) / nodes * (s / per_node) / 40e9;
   const double ring = 2 * (p - 1) * 5e-6 + 2.0 * (p - 1) / p * s / 40e9;
   ASSERT_LT(hierarchical, ring);
   EXPECT_NEAR(r.total_s, hierarchical, 0.01 * hierarchical);
