@@ -83,7 +83,9 @@ class GptWriter {
     return h;
   }
 
-  void Stage(int64_t stage) { b_.SetPlacement(s_.StagePlacement(stage, o_.devices)); }
+  void Stage(int64_t stage) {
+    b_.SetStage(static_cast<int32_t>(stage), s_.StagePlacement(stage, o_.devices));
+  }
   std::vector<graph::TensorId>& parameters() { return parameters_; }
 
  private:

@@ -39,7 +39,8 @@ BuiltModel BuildMlp(const graph::OpRegistry& registry, const MlpConfig& config,
   graph::TensorId h = x;
   for (int64_t i = 0; i < layers; ++i) {
     const auto first = static_cast<graph::OpId>(builder.graph().ops().size());
-    builder.SetPlacement(strategy.StagePlacement(StageOf(i, layers, strategy.pp), options.devices));
+    const int64_t stage = StageOf(i, layers, strategy.pp);
+    builder.SetStage(static_cast<int32_t>(stage), strategy.StagePlacement(stage, options.devices));
     const int64_t in = config.widths[i], out = config.widths[i + 1];
     const std::string name = "layer" + std::to_string(i);
     const graph::TensorId w =

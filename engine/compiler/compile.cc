@@ -9,7 +9,7 @@ Compiled Compile(const graph::LogicalGraph& graph, const graph::OpRegistry& regi
   graph.Validate(registry);
   Compiled compiled;
   compiled.assignment = SearchSbp(graph, registry, cost_model, options.search);
-  compiled.plan = LowerToPlan(graph, registry, compiled.assignment, cost_model, options.lower);
+  compiled.plan = LowerToPlan(graph, registry, compiled.assignment, options.lower);
   plan::ValidatePlan(compiled.plan);  // the compiler's own output must pass the loader's checks
   return compiled;
 }

@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 
 #include "engine/compiler/lower_internal.h"
 #include "engine/compiler/plan_memory.h"
 #include "engine/compiler/rates.h"
+#include "engine/compiler/slot_counts.h"
 #include "engine/compiler/task_chains.h"
 #include "engine/core/error.h"
 #include "engine/plan/plan_enums.h"
@@ -73,28 +75,18 @@ plan::Plan Lowerer::Run(const LowerOptions& options) {
   if (micro_batches_ < 1) throw PlanError("micro_batches must be positive");
   plan_.set_pieces_per_step(micro_batches_);
   rates_ = OpRates(graph_, registry_);
-  // The pipeline stages, derived here once: distinct op placements in order of first use (the
-  // strategy does not name stages yet). Every task takes the stage of its device (NewTask).
-  std::map<std::string, int> stages;  // placement text -> stage
-  for (const graph::OpId id : graph_.TopologicalOrder()) {
-    const graph::OpNode& op = graph_.op(id);
-    const int stage =
-        stages.emplace(op.placement.ToString(), static_cast<int>(stages.size())).first->second;
-    for (int64_t d = 0; d < op.placement.size(); ++d) {
-      device_stage_.emplace(DeviceOf(op.placement.device(d)), stage);
-    }
-  }
+  const int stages = AssignStages();
   for (const graph::OpId id : graph_.TopologicalOrder()) LowerOp(graph_.op(id));
   SplitCrossRankReads();
   AddControlEdgesToAssigns();
   for (TensorId t : options.fetches) AddFetch(t);
-  SetSlots(options, static_cast<int>(stages.size()));
   for (auto& regst : *plan_.mutable_regsts()) {
     std::sort(regst.mutable_consumers()->begin(), regst.mutable_consumers()->end());
   }
   const std::vector<TaskChain> chains = FindTaskChains(plan_);
   OrderChains(plan_, chains);
-  if (options.one_f_one_b) OrderOneFOneB(chains, static_cast<int>(stages.size()));
+  if (options.one_f_one_b) OrderOneFOneB(chains, stages);
+  DecideSlotCounts(plan_, chains, Schedule(options, stages));
   PlanMemory(plan_, chains);
   int32_t ranks = 1;
   for (const plan::Device& d : plan_.devices()) ranks = std::max(ranks, d.rank() + 1);
@@ -105,6 +97,26 @@ plan::Plan Lowerer::Run(const LowerOptions& options) {
   plan_.set_version(plan::kPlanVersion);
   plan_.set_content_hash(plan::ContentHash(plan_));
   return std::move(plan_);
+}
+
+int Lowerer::AssignStages() {
+  std::set<int32_t> used;
+  for (const graph::OpId id : graph_.TopologicalOrder()) {
+    const graph::OpNode& op = graph_.op(id);
+    used.insert(op.stage);
+    for (int64_t d = 0; d < op.placement.size(); ++d) {
+      device_stage_.emplace(DeviceOf(op.placement.device(d)), op.stage);
+    }
+  }
+  int32_t expected = 0;
+  for (const int32_t stage : used) {
+    if (stage != expected) {
+      throw PlanError("pipeline stage " + std::to_string(expected) + " has no op, but stage " +
+                      std::to_string(stage) + " has: stages are numbered from 0 without gaps");
+    }
+    ++expected;
+  }
+  return std::max(1, static_cast<int>(used.size()));
 }
 
 int32_t Lowerer::DeviceOf(const sbp::DeviceId& id) {
@@ -138,7 +150,6 @@ int64_t Lowerer::NewRegst(plan::Task& task, const Shape& shape, DType dtype, boo
   plan::Regst* regst = plan_.add_regsts();
   regst->set_id(plan_.regsts_size() - 1);
   regst->set_producer(task.id());
-  regst->set_slots(1);
   if (!control) {
     *regst->mutable_tensor() = Desc(shape, dtype);
     regst->set_bytes_per_slot(shape.numel() * DTypeSize(dtype));
@@ -268,8 +279,7 @@ std::vector<int64_t> Lowerer::RegstsFor(TensorId tensor, const Layout& layout, R
     current = RateChange(node, produced, current, plan::ACC);
   }
   if (!(produced == layout)) {
-    const sbp::BoxingPlan boxing =
-        sbp::PlanBoxing(node.meta.shape, node.meta.dtype, produced, layout, cost_model_);
+    const sbp::BoxingPlan& boxing = PlannedBoxing(tensor, consumer, layout);
     for (size_t s = 0; s < boxing.steps.size(); ++s) {
       current = LowerStep(node, boxing.steps[s], current, s);
     }
@@ -280,6 +290,18 @@ std::vector<int64_t> Lowerer::RegstsFor(TensorId tensor, const Layout& layout, R
     current = RateChange(node, layout, current, plan::REPEAT, backward_repeat);
   }
   return boxed_[key] = current;
+}
+
+const sbp::BoxingPlan& Lowerer::PlannedBoxing(TensorId tensor, graph::OpId consumer,
+                                              const Layout& layout) const {
+  const std::vector<BoxingEdge>& edges = assignment_.boxings;  // by consumer, then input
+  auto it = std::lower_bound(edges.begin(), edges.end(), consumer,
+                             [](const BoxingEdge& e, graph::OpId op) { return e.consumer < op; });
+  for (; it != edges.end() && it->consumer == consumer; ++it) {
+    if (it->tensor == tensor && it->plan.dst == layout) return it->plan;
+  }
+  throw PlanError("the SBP assignment plans no boxing of '" + graph_.tensor(tensor).name +
+                  "' to " + layout.ToString() + " for op '" + graph_.op(consumer).name + "'");
 }
 
 std::vector<int64_t> Lowerer::RateChange(const graph::TensorNode& node, const Layout& layout,
@@ -320,20 +342,14 @@ std::vector<int64_t> Lowerer::Snapshot(const graph::TensorNode& node, const Layo
   return next;
 }
 
-void Lowerer::SetSlots(const LowerOptions& options, int stages) {
-  if (micro_batches_ == 1) return;
-  for (plan::Regst& regst : *plan_.mutable_regsts()) {
-    if (regst_rate_[regst.id()] != Rate::kMicroBatch) continue;
-    // An ACC takes each piece as soon as it is produced, on the same device: one slot.
-    bool only_acc = regst.consumers_size() > 0;
-    for (int64_t c : regst.consumers()) only_acc = only_acc && plan_.tasks(c).kind() == plan::ACC;
-    if (only_acc) continue;
-    const int stage = device_stage_.at(plan_.tasks(regst.producer()).device());
-    int64_t ahead =
-        options.one_f_one_b ? std::min<int64_t>(micro_batches_, stages - stage) : micro_batches_;
-    if (plan_.tasks(regst.producer()).kind() == plan::REPEAT) ahead = std::min<int64_t>(ahead, 2);
-    regst.set_slots(static_cast<int32_t>(std::max<int64_t>(1, ahead)));
-  }
+SlotSchedule Lowerer::Schedule(const LowerOptions& options, int stages) const {
+  SlotSchedule schedule;
+  schedule.micro_batches = micro_batches_;
+  schedule.one_f_one_b = options.one_f_one_b;
+  schedule.stages = stages;
+  schedule.device_stage = device_stage_;
+  for (const Rate rate : regst_rate_) schedule.per_micro_batch.push_back(rate == Rate::kMicroBatch);
+  return schedule;
 }
 
 void Lowerer::AddControlEdgesToAssigns() {
@@ -416,9 +432,8 @@ void Lowerer::OrderOneFOneB(const std::vector<TaskChain>& chains, int stages) {
 }  // namespace lowering
 
 plan::Plan LowerToPlan(const graph::LogicalGraph& graph, const graph::OpRegistry& registry,
-                       const SbpAssignment& assignment, const sbp::CostModel& cost_model,
-                       const LowerOptions& options) {
-  return lowering::Lowerer(graph, registry, assignment, cost_model).Run(options);
+                       const SbpAssignment& assignment, const LowerOptions& options) {
+  return lowering::Lowerer(graph, registry, assignment).Run(options);
 }
 
 }  // namespace twinflow::compiler

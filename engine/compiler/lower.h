@@ -42,7 +42,6 @@ struct LowerOptions {
 
 // Throws SbpError/PlanError naming the op when the assignment does not fit the graph.
 plan::Plan LowerToPlan(const graph::LogicalGraph& graph, const graph::OpRegistry& registry,
-                       const SbpAssignment& assignment, const sbp::CostModel& cost_model,
-                       const LowerOptions& options);
+                       const SbpAssignment& assignment, const LowerOptions& options);
 
 }  // namespace twinflow::compiler

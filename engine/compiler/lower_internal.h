@@ -11,6 +11,7 @@
 
 #include "engine/compiler/lower.h"
 #include "engine/compiler/rates.h"
+#include "engine/compiler/slot_counts.h"
 #include "engine/compiler/task_chains.h"
 #include "engine/core/reduce_op.h"
 #include "engine/core/region.h"
@@ -30,17 +31,21 @@ plan::RegionDesc Desc(const Region& region);
 class Lowerer {
  public:
   Lowerer(const graph::LogicalGraph& graph, const graph::OpRegistry& registry,
-          const SbpAssignment& assignment, const sbp::CostModel& cost_model)
-      : graph_(graph), registry_(registry), assignment_(assignment), cost_model_(cost_model) {}
+          const SbpAssignment& assignment)
+      : graph_(graph), registry_(registry), assignment_(assignment) {}
 
   plan::Plan Run(const LowerOptions& options);
 
  private:
+  // Each device's pipeline stage: that of the first op (in topological order) placed on it;
+  // every op's stage is its OpNode::stage, set when the graph was built. Returns the number of
+  // stages; a gap in the numbering is a PlanError.
+  int AssignStages();
   int32_t DeviceOf(const sbp::DeviceId& id);
   // A task on `device`, with the pipeline stage of the device and the current pass.
   plan::Task& NewTask(plan::TaskKind kind, int32_t device, const std::string& name);
 
-  // A register produced by `task`, one slot, sized for `shape`/`dtype` (empty: control),
+  // A register produced by `task` (its slots decided later, slot_counts.h), sized for `shape`/`dtype` (empty: control),
   // carrying data at the rate of the op being lowered.
   int64_t NewRegst(plan::Task& task, const Shape& shape, DType dtype, bool control = false);
   void Consume(plan::Task& task, int64_t regst);
@@ -54,6 +59,11 @@ class Lowerer {
   // its copies at its own pace.
   std::vector<int64_t> RegstsFor(TensorId tensor, const Layout& layout, Rate rate,
                                  graph::OpId consumer);
+
+  // The boxing the SBP search planned for `consumer`'s read of `tensor` as `layout`: boxing is
+  // planned once, in the search, and lowered as it is (PlanError if the search planned none).
+  const sbp::BoxingPlan& PlannedBoxing(TensorId tensor, graph::OpId consumer,
+                                       const Layout& layout) const;
 
   // One ACC (summing the step's micro-batches) or REPEAT (once per micro-batch; named
   // ".../repeat_backward@d" for the backward pass's) task per device of `layout`, copying the
@@ -70,11 +80,9 @@ class Lowerer {
   std::vector<int64_t> Snapshot(const graph::TensorNode& node, const Layout& layout,
                                 const std::vector<int64_t>& current);
 
-  // Slots of per-micro-batch registers follow the schedule: GPipe lets every micro-batch of a
-  // step run ahead, 1F1B lets stage s run (stages - s) ahead. Registers whose consumers take
-  // each piece when it comes need fewer: one for what only an ACC reads, two for a REPEAT's
-  // (read by one pass).
-  void SetSlots(const LowerOptions& options, int stages);
+  // What DecideSlotCounts (slot_counts.h) needs of the lowering: the micro-batches, the
+  // schedule, each device's stage and which registers carry per-micro-batch data.
+  SlotSchedule Schedule(const LowerOptions& options, int stages) const;
 
   // Every reader of a variable's register (an op, or the first step of a boxing that copies
   // it) tells the variable's ASSIGN when it is done with the step, so the update never
@@ -104,7 +112,6 @@ class Lowerer {
   const graph::LogicalGraph& graph_;
   const graph::OpRegistry& registry_;
   const SbpAssignment& assignment_;
-  const sbp::CostModel& cost_model_;
   plan::Plan plan_;
   std::map<sbp::DeviceId, int32_t> devices_;
   std::map<TensorId, std::vector<int64_t>> produced_;

@@ -3,7 +3,10 @@
 #include <algorithm>
 #include <map>
 #include <tuple>
+#include <string>
 #include <utility>
+
+#include "engine/core/error.h"
 
 namespace twinflow::compiler {
 namespace {
@@ -143,6 +146,12 @@ int64_t Total(const CategoryBytes& bytes) {
 
 }  // namespace
 
+std::vector<bool> ChainResidentRegsts(const plan::Plan& plan, const std::vector<TaskChain>& chains) {
+  std::vector<bool> shared;
+  ChainPools(plan, chains, shared);
+  return shared;
+}
+
 std::vector<CategoryBytes> PlannedPeaks(const plan::Plan& plan) {
   std::vector<bool> shared;
   const auto pools = ChainPools(plan, FindTaskChains(plan), shared);
@@ -168,7 +177,12 @@ void PlanMemory(plan::Plan& plan, const std::vector<TaskChain>& chains) {
   auto pools = ChainPools(plan, chains, shared);
   for (const auto& [device, spans] : pools) {
     for (const Span& s : spans) {
-      plan.mutable_regsts(static_cast<int>(s.regst))->set_slots(1);  // the chain is serial
+      if (plan.regsts(static_cast<int>(s.regst)).slots() != 1) {
+        throw PlanError("register " + std::to_string(s.regst) + " lives inside a chain of device " +
+                        std::to_string(device) + " but has " +
+                        std::to_string(plan.regsts(static_cast<int>(s.regst)).slots()) +
+                        " slots: slot counts are decided (DecideSlotCounts) before memory");
+      }
     }
   }
   const std::vector<CategoryBytes> peak = Peaks(plan, pools, shared);

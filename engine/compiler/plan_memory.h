@@ -4,7 +4,7 @@
 // A register that lives inside one serial chain (task_chains.h: produced and consumed only by
 // the chain's tasks, at lag 0) is live over a fixed span of the chain's positions, from its
 // producer to its last consumer, and the chain finishes a piece before it starts the next. It
-// gets one slot, and shares bytes with the chain's other such registers whose spans do not
+// has one slot (slot_counts.h), and shares bytes with the chain's other such registers whose spans do not
 // meet. Every other slot (variables, inputs, activations kept for the backward pass, values
 // crossing devices or rates) has bytes of its own, since when it dies depends on the run.
 //
@@ -20,7 +20,13 @@
 
 namespace twinflow::compiler {
 
-// Replaces the plan's memory plans; `chains` must have been ordered (OrderChains).
+// The registers that live inside one of `chains` (by register id), whose bytes the chain's
+// registers share; DecideSlotCounts (slot_counts.h) gives them one slot.
+std::vector<bool> ChainResidentRegsts(const plan::Plan& plan, const std::vector<TaskChain>& chains);
+
+// Replaces the plan's memory plans; `chains` must have been ordered (OrderChains) and the slot
+// counts decided (DecideSlotCounts): a register inside a chain with more than one slot is a
+// PlanError.
 void PlanMemory(plan::Plan& plan, const std::vector<TaskChain>& chains);
 
 // Every device's peak_bytes (as PlanMemory planned them for a compiled `plan`) by category;

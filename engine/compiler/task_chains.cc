@@ -104,7 +104,6 @@ int64_t AddControlRegst(plan::Plan& plan, int64_t from, int64_t to, int32_t lag)
   regst->set_id(plan.regsts_size() - 1);
   regst->set_producer(from);
   regst->add_consumers(to);
-  regst->set_slots(std::max(1, lag));
   regst->set_lag(lag);
   plan.mutable_tasks(static_cast<int>(from))->add_produced_regsts(regst->id());
   plan.mutable_tasks(static_cast<int>(to))->add_consumed_regsts(regst->id());

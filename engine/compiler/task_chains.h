@@ -40,7 +40,7 @@ struct TaskChain {
 std::vector<TaskChain> FindTaskChains(const plan::Plan& plan);
 
 // A control register (no bytes) from `from` to `to`: to's act p waits for from's act p - lag.
-// It gets max(1, lag) slots, so the producer never waits for the consumer beyond that.
+// Its slots, max(1, lag), are decided with every other register's (slot_counts.h).
 int64_t AddControlRegst(plan::Plan& plan, int64_t from, int64_t to, int32_t lag);
 
 // Serialises every chain as described above; a step already implied by a register of lag 0

@@ -79,12 +79,12 @@ std::map<TensorId, TensorId> Backward(GraphBuilder& builder, TensorId loss,
   Recomputation recomputation(builder, recompute, order, keep);
   const std::vector<bool> from_wrt = DependOnWrt(graph, order, wrt);
   const std::vector<bool> to_loss = LossDependsOn(graph, order, loss);
-  const sbp::Placement saved = builder.placement();
+  const GraphBuilder::Site saved = builder.site();
 
   // contributions[t]: gradient parts of tensor t, summed when t's producer is reached.
   std::map<TensorId, std::vector<TensorId>> contributions;
   if (from_wrt[loss]) {
-    builder.SetPlacement(graph.op(loss_node.producer).placement);
+    builder.PlaceLike(graph.op(loss_node.producer));
     contributions[loss].push_back(
         builder.Add1("ones_like", {loss}, {}, loss_node.name + "/grad_seed"));
   }
@@ -94,7 +94,7 @@ std::map<TensorId, TensorId> Backward(GraphBuilder& builder, TensorId loss,
     bool relevant = false;
     for (TensorId t : op.inputs) relevant = relevant || (from_wrt[t] && to_loss[t]);
     if (!relevant) continue;
-    builder.SetPlacement(op.placement);
+    builder.PlaceLike(op);
     std::vector<std::optional<TensorId>> dy;
     bool any = false;
     for (TensorId t : op.outputs) {
@@ -105,14 +105,14 @@ std::map<TensorId, TensorId> Backward(GraphBuilder& builder, TensorId loss,
     if (!any) continue;
     const OpDef& def = builder.registry().Find(op.type);
     if (!def.gradient) {
-      builder.SetPlacement(saved);
+      builder.SetSite(saved);
       throw InvalidArgumentError("autograd: op '" + op.name + "' (" + op.type +
                                  ") is not differentiable, but the loss needs its gradient");
     }
     const OpNode reads = recomputation.Reads(builder, op, dy);
     const std::vector<std::optional<TensorId>> dx = def.gradient(builder, reads, dy);
     if (dx.size() != op.inputs.size()) {
-      builder.SetPlacement(saved);
+      builder.SetSite(saved);
       throw InvalidArgumentError("autograd: the gradient of op '" + op.name + "' (" + op.type +
                                  ") returned " + std::to_string(dx.size()) + " entries for " +
                                  std::to_string(op.inputs.size()) + " inputs");
@@ -127,13 +127,13 @@ std::map<TensorId, TensorId> Backward(GraphBuilder& builder, TensorId loss,
   for (TensorId t : wrt) {
     if (result.count(t)) continue;
     const TensorNode& node = builder.graph().tensor(t);
-    if (node.producer >= 0) builder.SetPlacement(builder.graph().op(node.producer).placement);
+    if (node.producer >= 0) builder.PlaceLike(builder.graph().op(node.producer));
     auto found = contributions.find(t);
     std::optional<TensorId> grad =
         found == contributions.end() ? std::nullopt : Sum(builder, found->second);
     result[t] = grad ? *grad : builder.Add1("zeros_like", {t}, {}, node.name + "/zero_grad");
   }
-  builder.SetPlacement(saved);
+  builder.SetSite(saved);
   if (!builder.graph().IsBackward(first_backward_op))
     builder.graph().MarkBackwardFrom(first_backward_op);
   if (emitted) *emitted = recomputation.emitted();

@@ -8,7 +8,7 @@ namespace {
 }  // namespace
 
 GraphBuilder::GraphBuilder(const OpRegistry& registry, sbp::Placement placement)
-    : registry_(registry), placement_(std::move(placement)) {}
+    : registry_(registry), site_{std::move(placement), 0} {}
 
 TensorId GraphBuilder::Input(const std::string& name, Shape shape, DType dtype) {
   Attrs attrs{{"shape", shape.dims()}, {"dtype", std::string(DTypeName(dtype))}};
@@ -46,7 +46,8 @@ std::vector<TensorId> GraphBuilder::Add(const std::string& type, std::vector<Ten
     RethrowPrefixed(e, label);
   }
   const OpId id =
-      graph_.AddOp(std::move(name), type, std::move(attrs), std::move(inputs), outputs, placement_);
+      graph_.AddOp(std::move(name), type, std::move(attrs), std::move(inputs), outputs,
+                   site_.placement, site_.stage);
   return graph_.op(id).outputs;
 }
 

@@ -14,9 +14,23 @@ class GraphBuilder {
  public:
   GraphBuilder(const OpRegistry& registry, sbp::Placement placement);
 
-  // Ops added from now on go to `placement` (pipeline stages use several).
-  void SetPlacement(sbp::Placement placement) { placement_ = std::move(placement); }
-  const sbp::Placement& placement() const { return placement_; }
+  // Where ops added from now on go: a placement and a pipeline stage.
+  struct Site {
+    sbp::Placement placement;
+    int32_t stage = 0;
+  };
+  // Ops added from now on go to `placement`, in the current stage.
+  void SetPlacement(sbp::Placement placement) { site_.placement = std::move(placement); }
+  // Ops added from now on belong to pipeline stage `stage`, on `placement`.
+  void SetStage(int32_t stage, sbp::Placement placement) {
+    site_ = Site{std::move(placement), stage};
+  }
+  // Ops added from now on go where `op` is (gradients and updates join their op's stage).
+  void PlaceLike(const OpNode& op) { site_ = Site{op.placement, op.stage}; }
+  void SetSite(Site site) { site_ = std::move(site); }
+  const Site& site() const { return site_; }
+  const sbp::Placement& placement() const { return site_.placement; }
+  int32_t stage() const { return site_.stage; }
 
   // A data input fed from outside at every step.
   TensorId Input(const std::string& name, Shape shape, DType dtype = DType::kF32);
@@ -46,7 +60,7 @@ class GraphBuilder {
 
  private:
   const OpRegistry& registry_;
-  sbp::Placement placement_;
+  Site site_;
   LogicalGraph graph_;
 };
 

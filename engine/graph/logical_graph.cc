@@ -18,7 +18,7 @@ std::string TensorMeta::ToString() const { return DTypeName(dtype) + shape.ToStr
 
 OpId LogicalGraph::AddOp(std::string name, std::string type, Attrs attrs,
                          std::vector<TensorId> inputs, const std::vector<TensorMeta>& outputs,
-                         sbp::Placement placement) {
+                         sbp::Placement placement, int32_t stage) {
   if (name.empty()) throw InvalidArgumentError("an op of type '" + type + "' has an empty name");
   if (op_index_.count(name)) throw InvalidArgumentError("duplicate op name '" + name + "'");
   const OpId id = static_cast<OpId>(ops_.size());
@@ -30,8 +30,12 @@ OpId LogicalGraph::AddOp(std::string name, std::string type, Attrs attrs,
                                  "' is already taken");
     }
   }
-  OpNode op{
-      id, name, std::move(type), std::move(attrs), std::move(inputs), {}, std::move(placement)};
+  if (stage < 0) {
+    throw InvalidArgumentError("op '" + name + "': pipeline stage " + std::to_string(stage) +
+                               " is negative");
+  }
+  OpNode op{id,  name, std::move(type), std::move(attrs), std::move(inputs), {}, std::move(placement),
+            stage};
   for (size_t i = 0; i < outputs.size(); ++i) {
     const TensorId t = static_cast<TensorId>(tensors_.size());
     tensors_.push_back(TensorNode{t, tensor_names[i], outputs[i], id, static_cast<int>(i), {}});

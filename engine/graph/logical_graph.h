@@ -65,6 +65,9 @@ struct OpNode {
   std::vector<TensorId> inputs;
   std::vector<TensorId> outputs;
   sbp::Placement placement;
+  // Its pipeline stage, given by whoever placed it (GraphBuilder::SetStage; a model's strategy
+  // gives each layer's): the lowering reads it, and never guesses stages from placements.
+  int32_t stage = 0;
   // A forward op's recomputation for the backward pass (recompute.cc marks it); the lowering
   // copies it into Task.recomputes, so nothing reads it from the name.
   bool recomputed = false;
@@ -77,7 +80,8 @@ class LogicalGraph {
   // Appends an op whose outputs' metas are already known; returns its id. Names must be
   // unique (InvalidArgumentError otherwise). Used by GraphBuilder.
   OpId AddOp(std::string name, std::string type, Attrs attrs, std::vector<TensorId> inputs,
-             const std::vector<TensorMeta>& outputs, sbp::Placement placement);
+             const std::vector<TensorMeta>& outputs, sbp::Placement placement,
+             int32_t stage = 0);
   // Throws SbpError (prefixed with the tensor and its producer) when the layout does not fit the
   // tensor's rank or the producer's hierarchy, or a free axis is out of range.
   void Pin(TensorId tensor, sbp::NdSbp nd_sbp, std::vector<int> free_axes = {},

@@ -119,13 +119,13 @@ std::string OptimizerText(const OptimizerConfig& config) {
 
 void AddOptimizer(GraphBuilder& builder, const OptimizerConfig& config,
                   const std::map<TensorId, TensorId>& gradients) {
-  const sbp::Placement saved = builder.placement();
+  const GraphBuilder::Site saved = builder.site();
   const bool adam = config.kind != OptimizerConfig::Kind::kSgd;
   for (const auto& [var, grad] : gradients) {
     const LogicalGraph& graph = builder.graph();
     if (var < 0 || var >= static_cast<TensorId>(graph.tensors().size()) ||
         graph.tensor(var).producer < 0 || graph.op(graph.tensor(var).producer).type != "variable") {
-      builder.SetPlacement(saved);
+      builder.SetSite(saved);
       throw InvalidArgumentError("optimizer: tensor " + std::to_string(var) +
                                  " is not the output of a variable op");
     }
@@ -134,11 +134,11 @@ void AddOptimizer(GraphBuilder& builder, const OptimizerConfig& config,
     const std::optional<TensorPin> pin = graph.tensor(var).pin;
     if (grad < 0 || grad >= static_cast<TensorId>(graph.tensors().size()) ||
         !(graph.tensor(grad).meta == meta)) {
-      builder.SetPlacement(saved);
+      builder.SetSite(saved);
       throw InvalidArgumentError("optimizer: the gradient of variable '" + var_op.name +
                                  "' does not match its " + meta.ToString());
     }
-    builder.SetPlacement(var_op.placement);
+    builder.PlaceLike(var_op);
     const std::string& name = var_op.name;
     // Optimizer state: zero-initialised variables laid out like the parameter.
     auto state = [&](const std::string& suffix, Shape shape, DType dtype, bool like_param) {
@@ -178,7 +178,7 @@ void AddOptimizer(GraphBuilder& builder, const OptimizerConfig& config,
       assign(step, next_step, "/adam_step_assign");
     }
   }
-  builder.SetPlacement(saved);
+  builder.SetSite(saved);
 }
 
 }  // namespace twinflow::graph

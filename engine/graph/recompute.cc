@@ -52,9 +52,9 @@ OpNode Recomputation::Reads(GraphBuilder& builder, const OpNode& op,
   if (!done_[k]) {
     TensorId after = -1;
     for (const auto& d : dy) after = after >= 0 || !d ? after : *d;
-    const sbp::Placement placement = builder.placement();
+    const GraphBuilder::Site site = builder.site();
     Emit(builder, k, after);
-    builder.SetPlacement(placement);
+    builder.SetSite(site);
     done_[k] = true;
   }
   OpNode reads = op;
@@ -77,7 +77,7 @@ void Recomputation::Emit(GraphBuilder& builder, int segment, TensorId after) {
   for (OpId id : segments_[segment]) {
     const OpNode op = builder.graph().op(id);  // a copy: adding ops may move the graph's storage
     if (keep_ && !keep_->count(op.name + "/recompute")) continue;
-    builder.SetPlacement(op.placement);
+    builder.PlaceLike(op);
     // Inputs computed outside the segment are gated; weights and data only where the op has
     // nothing else to wait for (few gates: each is a copy and a choice for the SBP search).
     bool waits = false;

@@ -57,6 +57,11 @@ class Builder {
 
   void SetPlacement(const std::string& text) { builder_.SetPlacement(sbp::ParsePlacement(text)); }
   std::string Placement() const { return builder_.placement().ToString(); }
+  // set_stage: ops added from now on belong to pipeline stage `stage`, on `placement`.
+  void SetStage(int32_t stage, const std::string& placement) {
+    builder_.SetStage(stage, sbp::ParsePlacement(placement));
+  }
+  int32_t Stage() const { return builder_.stage(); }
 
   int64_t Input(const std::string& name, const std::vector<int64_t>& shape,
                 const std::string& dtype) {
@@ -182,6 +187,8 @@ void BindGraph(py::module_& m) {
   py::class_<Builder>(m, "GraphBuilder")
       .def(py::init<const std::string&>(), py::arg("placement"))
       .def_property("placement", &Builder::Placement, &Builder::SetPlacement)
+      .def_property_readonly("stage", &Builder::Stage)
+      .def("set_stage", &Builder::SetStage, py::arg("stage"), py::arg("placement"))
       .def("input", &Builder::Input, py::arg("name"), py::arg("shape"), py::arg("dtype"))
       .def("variable", &Builder::Variable, py::arg("name"), py::arg("shape"), py::arg("dtype"),
            py::arg("init"))

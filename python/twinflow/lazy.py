@@ -57,7 +57,7 @@ class Trace:
         self.recompute.append((first, self.builder.op_count))
 
     def set_stage(self, stage, placement=None):
-        self.builder.placement = str(placement or self.layout.stage_placement(stage))
+        self.builder.set_stage(stage, str(placement or self.layout.stage_placement(stage)))
 
     def current_placement(self):
         from .placement import placement as Placement

@@ -5,8 +5,9 @@
 # fastest of three runs of SIM_STEPS steps (default 30: the first step's MPI and allocation
 # warm-up, which the simulator does not model, weighs on a short run's mean). Prints the table;
 # fails when an error exceeds SIM_MAX_ERROR percent (default 25: a guard against regressions;
-# a judged job beyond it is measured three times more first, in case other load slowed it;
-# the goal is 10, docs/simulator.md has the figures). The GPT hybrid runs four device threads
+# a judged job beyond it is calibrated and measured again, up to three attempts in all, in case
+# other load skewed the calibration or the runs; the goal is 10, docs/simulator.md has the
+# figures). The GPT hybrid runs four device threads
 # on two cores, and its real time swings from run to run (24 to 40 ms for the same Plan), so it
 # is reported, not judged.
 # Usage: sim_validation_test.sh path/to/twinflow
@@ -31,42 +32,51 @@ ms() {  # "step time 51.5 ms (...)" -> milliseconds
 }
 
 printf "%-4s %-22s %10s %10s %8s\n" model strategy "real ms" "sim ms" error
-check() {  # check judge|report MODEL DEVICES STRATEGY FLAGS...
-  local judge="$1" name="$2" devices="$3" strategy="$4"
-  shift 4
-  local job=("$@" --devices "$devices" --strategy "$strategy")
+# One attempt at a job: calibrate, the fastest of three real runs, simulate. Sets real, sim
+# and error; returns 1 when a step time is missing.
+attempt() {
   "$tf" calibrate "${job[@]}" --output "$work/cal.pbtxt" >/dev/null 2>"$work/err" ||
-    { echo "FAIL - calibrate $name $strategy"; cat "$work/err"; failed=1; return; }
-  local real="" sim run error
+    { echo "FAIL - calibrate $name $strategy"; cat "$work/err"; return 1; }
+  real=""
   # The fastest of three real runs: the machine's other load only ever slows a run down.
-  measure() {
-    for _ in 1 2 3; do
-      run=$(timeout 120 mpirun --oversubscribe --bind-to none -np 2 "$tf" run "${job[@]}" \
-        --steps "$steps" 2>"$work/err" | ms)
-      if [ -n "$run" ] && { [ -z "$real" ] || awk -v a="$run" -v b="$real" 'BEGIN { exit !(a < b) }'; }; then
-        real="$run"
-      fi
-    done
-  }
-  measure
+  for _ in 1 2 3; do
+    run=$(timeout 120 mpirun --oversubscribe --bind-to none -np 2 "$tf" run "${job[@]}" \
+      --steps "$steps" 2>"$work/err" | ms)
+    if [ -n "$run" ] && { [ -z "$real" ] || awk -v a="$run" -v b="$real" 'BEGIN { exit !(a < b) }'; }; then
+      real="$run"
+    fi
+  done
   sim=$("$tf" sim "${job[@]}" --cluster "$work/cal.pbtxt" --ranks 2 --steps "$steps" \
     2>"$work/err" | ms)
   if [ -z "$real" ] || [ -z "$sim" ]; then
     echo "FAIL - $name $strategy: no step time"
     cat "$work/err"
-    failed=1
-    return
+    return 1
   fi
-  beyond() { awk -v e="$error" -v l="$limit" 'BEGIN { exit !(e > l || e < -l) }'; }
   error=$(awk -v r="$real" -v s="$sim" 'BEGIN { printf "%+.1f", 100 * (s - r) / r }')
-  if [ "$judge" = judge ] && beyond; then  # a burst of other load? three more real runs
-    measure
-    error=$(awk -v r="$real" -v s="$sim" 'BEGIN { printf "%+.1f", 100 * (s - r) / r }')
-  fi
+}
+
+beyond() { awk -v e="$error" -v l="$limit" 'BEGIN { exit !(e > l || e < -l) }'; }
+
+check() {  # check judge|report MODEL DEVICES STRATEGY FLAGS...
+  local judge="$1" name="$2" devices="$3" strategy="$4"
+  shift 4
+  local job=("$@" --devices "$devices" --strategy "$strategy")
+  local real="" sim="" run="" error="" tries=1
+  attempt || { failed=1; return; }
+  # Beyond the limit: the calibration or the real runs may have met a burst of other load (a
+  # calibration caught in a fast phase makes every prediction fast), so the whole job, its
+  # calibration included, is measured again, up to twice more; the last attempt is judged.
+  while [ "$judge" = judge ] && beyond && [ "$tries" -lt 3 ]; do
+    printf "%-4s %-22s %10s %10s %7s%%  (attempt %d, measured again)\n" "$name" "$strategy" \
+      "$real" "$sim" "$error" "$tries"
+    tries=$((tries + 1))
+    attempt || { failed=1; return; }
+  done
   printf "%-4s %-22s %10s %10s %7s%%%s\n" "$name" "$strategy" "$real" "$sim" "$error" \
     "$([ "$judge" = report ] && echo "  (reported only)")"
   if [ "$judge" = judge ] && beyond; then
-    echo "FAIL - $name $strategy: error $error% beyond $limit%"
+    echo "FAIL - $name $strategy: error $error% beyond $limit% in $tries attempts"
     failed=1
   fi
 }

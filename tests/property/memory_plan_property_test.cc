@@ -6,6 +6,7 @@
 #include <rapidcheck/gtest.h>
 
 #include "engine/compiler/plan_memory.h"
+#include "engine/compiler/slot_counts.h"
 #include "engine/compiler/task_chains.h"
 #include "engine/core/rng.h"
 #include "engine/plan/memory_overlaps.h"
@@ -27,6 +28,7 @@ RC_GTEST_PROP(MemoryPlanProperty, OrderedChainsTerminateAndSharedBytesAreNeverCl
   plan::Plan planned = original;
   const std::vector<TaskChain> chains = FindTaskChains(planned);
   OrderChains(planned, chains);
+  DecideSlotCounts(planned, chains, std::nullopt);
   PlanMemory(planned, chains);
   plan::ValidatePlan(planned);
 

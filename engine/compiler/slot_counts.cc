@@ -1,0 +1,47 @@
+#include "engine/compiler/slot_counts.h"
+
+#include <algorithm>
+
+#include "engine/compiler/plan_memory.h"
+
+namespace twinflow::compiler {
+namespace {
+
+// Rule 4: the micro-batches a per-micro-batch register lets its producer run ahead.
+int32_t ScheduledSlots(const plan::Plan& plan, const plan::Regst& regst,
+                       const SlotSchedule& schedule) {
+  bool only_acc = regst.consumers_size() > 0;
+  for (int64_t c : regst.consumers()) only_acc = only_acc && plan.tasks(c).kind() == plan::ACC;
+  if (only_acc) return 1;
+  const plan::Task& producer = plan.tasks(static_cast<int>(regst.producer()));
+  const int stage = schedule.device_stage.at(producer.device());
+  int64_t ahead = schedule.one_f_one_b
+                      ? std::min<int64_t>(schedule.micro_batches, schedule.stages - stage)
+                      : schedule.micro_batches;
+  if (producer.kind() == plan::REPEAT) ahead = std::min<int64_t>(ahead, 2);
+  return static_cast<int32_t>(std::max<int64_t>(1, ahead));
+}
+
+}  // namespace
+
+void DecideSlotCounts(plan::Plan& plan, const std::vector<TaskChain>& chains,
+                      const std::optional<SlotSchedule>& schedule) {
+  const std::vector<bool> in_chain = ChainResidentRegsts(plan, chains);
+  for (plan::Regst& regst : *plan.mutable_regsts()) {
+    const size_t id = static_cast<size_t>(regst.id());
+    int32_t slots = 1;
+    if (in_chain[id]) {
+      slots = 1;
+    } else if (!schedule) {
+      slots = regst.slots() > 0 ? regst.slots() : std::max(1, regst.lag());
+    } else if (regst.lag() > 0) {
+      slots = std::max(1, regst.lag());
+    } else if (schedule->micro_batches > 1 && id < schedule->per_micro_batch.size() &&
+               schedule->per_micro_batch[id]) {
+      slots = ScheduledSlots(plan, regst, *schedule);
+    }
+    regst.set_slots(slots);
+  }
+}
+
+}  // namespace twinflow::compiler
