@@ -7,8 +7,8 @@
 
 namespace twinflow::sim {
 
-CommRunner::CommRunner(EventQueue& queue, const Topology& topology)
-    : queue_(queue), topology_(topology), network_(queue, LinkBandwidths(topology)) {}
+CommRunner::CommRunner(NetworkApi& network, const Topology& topology)
+    : network_(network), topology_(topology) {}
 
 PlanPtr CommRunner::Collective(int64_t group, CollectiveKind kind, const std::vector<int>& devices,
                                int64_t bytes) {
@@ -46,7 +46,7 @@ std::vector<plan::LinkSample> CommRunner::LinkSamples(
     plan_device[cluster_device[d]] = static_cast<int>(d);
   }
   std::vector<plan::LinkSample> samples;
-  for (const LinkLoad& l : network_.loads()) {
+  for (const LinkLoad& l : network_.Loads()) {
     const auto it = plan_device.find(l.link / kPortsPerDevice);
     if (it == plan_device.end()) continue;
     samples.push_back({it->second, kNames[l.link % kPortsPerDevice], l.at, l.load});
@@ -55,10 +55,11 @@ std::vector<plan::LinkSample> CommRunner::LinkSamples(
 }
 
 void CommRunner::Run(PlanPtr plan, Nanos start, std::function<void()> done) {
-  if (start > queue_.now()) {  // e.g. waiting for a core on a CPU host
-    queue_.Schedule(start, [this, plan = std::move(plan), done = std::move(done)]() mutable {
-      RunPhase(std::move(plan), 0, std::move(done));
-    });
+  if (start > network_.Now()) {  // e.g. waiting for a core on a CPU host
+    network_.Schedule(start - network_.Now(),
+                      [this, plan = std::move(plan), done = std::move(done)]() mutable {
+                        RunPhase(std::move(plan), 0, std::move(done));
+                      });
     return;
   }
   RunPhase(std::move(plan), 0, std::move(done));
@@ -71,7 +72,7 @@ void CommRunner::RunPhase(PlanPtr plan, size_t phase, std::function<void()> done
   }
   const CollectivePhase& p = plan->phases[phase];
   const Nanos latency = static_cast<Nanos>(std::llround(p.latency_s * 1e9));
-  network_.Start(p.flows, latency, [this, plan, phase, done = std::move(done)]() mutable {
+  network_.Send(p.flows, latency, [this, plan, phase, done = std::move(done)]() mutable {
     RunPhase(std::move(plan), phase + 1, std::move(done));
   });
 }

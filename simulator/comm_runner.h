@@ -1,9 +1,9 @@
 #pragma once
-// CommRunner: the SimExecutor's communication. It turns a collective, a SEND/RECV transfer or
-// a replica gradient all-reduce into a CollectivePlan (collectives/algorithms.h: phases of
-// flows, the fastest algorithm on idle links) and runs it on the LinkNetwork, where it shares
-// the links with everything else in flight, phase after phase. Collective plans are cached by
-// (group, kind, bytes), so a Plan's repeated collectives are planned once.
+// CommRunner: the comm system's collective layer. It turns a collective, a SEND/RECV transfer
+// or a replica gradient all-reduce into a CollectivePlan (collectives/algorithms.h: phases of
+// flows, the fastest algorithm on idle links) and runs it on the network (NetworkApi), where it
+// shares the links with everything else in flight, phase after phase. Collective plans are
+// cached by (group, kind, bytes), so a Plan's repeated collectives are planned once.
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -16,15 +16,17 @@
 #include "simulator/collectives/algorithms.h"
 #include "simulator/des/event_queue.h"
 #include "simulator/hardware/cluster.h"
-#include "simulator/network/link_network.h"
+#include "simulator/network/network_api.h"
 
 namespace twinflow::sim {
 
 using PlanPtr = std::shared_ptr<const CollectivePlan>;
 
+// Lifetime: keeps `network` and `topology` by reference; both must outlive this (one Simulate
+// call's, as is the CommSystem that owns this).
 class CommRunner {
  public:
-  CommRunner(EventQueue& queue, const Topology& topology);
+  CommRunner(NetworkApi& network, const Topology& topology);
 
   // `devices`: cluster devices of group `group`, in the group's order.
   PlanPtr Collective(int64_t group, CollectiveKind kind, const std::vector<int>& devices,
@@ -37,17 +39,15 @@ class CommRunner {
   // Runs `plan` from `start` (not before now); `done` runs when its last phase completed.
   void Run(PlanPtr plan, Nanos start, std::function<void()> done);
 
-  const LinkNetwork& network() const { return network_; }
-  void RecordLoads() { network_.RecordLoads(); }
-  // The recorded loads for the trace, by plan device (`cluster_device`: plan -> cluster).
+  // The network's recorded loads for the trace, by plan device (`cluster_device`: plan ->
+  // cluster).
   std::vector<plan::LinkSample> LinkSamples(const std::vector<int>& cluster_device) const;
 
  private:
   void RunPhase(PlanPtr plan, size_t phase, std::function<void()> done);
 
-  EventQueue& queue_;
+  NetworkApi& network_;
   const Topology& topology_;
-  LinkNetwork network_;
   std::map<std::tuple<int64_t, CollectiveKind, int64_t>, PlanPtr> collectives_;
   std::map<std::pair<int, int64_t>, PlanPtr> replicas_;
 };

@@ -9,7 +9,7 @@
 // its KernelKey, else max(flops / (peak x efficiency), bytes / (memory bandwidth x
 // efficiency)); COPY its transfers over the link to each source device (memory for its own);
 // ACC, REPEAT, ASSIGN and SOURCE their bytes through memory. Communication does not hold the
-// compute stream and runs as flows on the physical links (simulator/comm_runner.h): a
+// compute stream and runs as flows on the physical links (simulator/comm_system.h): a
 // COLLECTIVE starts when its last member arrived, as the fastest algorithm on idle links
 // (ring, hierarchical or double binary tree: simulator/collectives/algorithms.h), and
 // completes for every member at once; a SEND and its RECV start when both have, as one flow
@@ -20,6 +20,11 @@
 //
 // Per device it reports busy (computing), exposed communication (communicating and not
 // computing), bubble (neither) and the planned peak memory against capacity.
+//
+// Parts (docs/simulator.md, Architecture): the ActorDriver (actor_driver.h) runs the actors,
+// the event loop and the compute streams, and hands communication to the CommSystem
+// (comm_system.h), which moves its bytes through the NetworkApi (network/network_api.h), here
+// a LinkNetworkBackend.
 #include <cstdint>
 #include <functional>
 #include <string>

@@ -1,7 +1,7 @@
 #pragma once
 // Collective algorithms as flows on the physical links (simulator/network/ports.h), run by the
-// LinkNetwork. An algorithm is a sequence of phases; a phase is one flow per directed link it
-// uses, carrying everything the algorithm sends over that link in the phase (not one flow per
+// network (NetworkApi). An algorithm is a sequence of phases; a phase is one flow per directed link
+// it uses, carrying everything the algorithm sends over that link in the phase (not one flow per
 // ring step: the steps are pipelined anyway, and this keeps a collective to a few events),
 // plus its steps x per-step latency, added once the flows drained. On idle links a phase takes
 // latency + max over its links of bytes / bandwidth, which is exactly the closed forms of
@@ -27,7 +27,7 @@
 
 #include "engine/core/collective_kind.h"
 #include "simulator/hardware/cluster.h"
-#include "simulator/network/link_network.h"
+#include "simulator/network/flow.h"
 
 namespace twinflow::sim {
 

@@ -25,20 +25,9 @@
 #include <vector>
 
 #include "simulator/des/event_queue.h"
+#include "simulator/network/flow.h"
 
 namespace twinflow::sim {
-
-// A link's load from `at` on: the fraction of its bandwidth its flows take.
-struct LinkLoad {
-  int link = 0;
-  Nanos at = 0;
-  double load = 0;
-};
-
-struct FlowSpec {
-  std::vector<int> links;  // indexes into the network's links (simulator/network/ports.h)
-  double bytes = 0;
-};
 
 class LinkNetwork {
  public:

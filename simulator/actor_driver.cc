@@ -1,0 +1,301 @@
+#include "simulator/actor_driver.h"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <variant>
+
+#include "engine/core/error.h"
+#include "engine/plan/plan_enums.h"
+#include "engine/plan/plan_rates.h"
+
+namespace twinflow::sim {
+namespace {
+
+Nanos ToNanos(double seconds) { return static_cast<Nanos>(std::llround(seconds * 1e9)); }
+
+// Total length of the union of intervals, minus where they overlap `cover` (sorted, disjoint).
+double UncoveredSeconds(std::vector<std::pair<Nanos, Nanos>> spans,
+                        const std::vector<std::pair<Nanos, Nanos>>& cover) {
+  std::sort(spans.begin(), spans.end());
+  std::vector<std::pair<Nanos, Nanos>> merged;
+  for (const auto& s : spans) {
+    if (!merged.empty() && s.first <= merged.back().second) {
+      merged.back().second = std::max(merged.back().second, s.second);
+    } else {
+      merged.push_back(s);
+    }
+  }
+  Nanos uncovered = 0;
+  size_t c = 0;
+  for (const auto& [begin, end] : merged) {
+    Nanos at = begin;
+    while (c < cover.size() && cover[c].second <= at) ++c;
+    for (size_t k = c; k < cover.size() && cover[k].first < end; ++k) {
+      if (cover[k].first > at) uncovered += cover[k].first - at;
+      at = std::max(at, cover[k].second);
+    }
+    if (at < end) uncovered += end - at;
+  }
+  return static_cast<double>(uncovered) * 1e-9;
+}
+
+// The cluster device of each plan device.
+std::vector<int> ClusterDevices(const plan::Plan& plan, const Topology& topology) {
+  std::vector<int> cluster_device;
+  for (const plan::Device& d : plan.devices()) {
+    if (d.index() >= topology.devices()) {
+      throw InvalidArgumentError("the Plan uses device " + plan::EnumName(d.type()) + ":" +
+                                 std::to_string(d.index()) + " but the cluster has " +
+                                 std::to_string(topology.devices()) + " devices");
+    }
+    cluster_device.push_back(static_cast<int>(d.index()));
+  }
+  return cluster_device;
+}
+
+// On a CPU host (the spec has cores_per_node) its cores, shared by the device threads, their
+// comm threads and the ranks' pollers (CoreThreads); else null.
+std::unique_ptr<CoreSharing> MakeCores(EventQueue& queue, const plan::Plan& plan,
+                                       const Topology& topology) {
+  const ClusterSpec& spec = topology.spec();
+  if (spec.cores_per_node() <= 0) return nullptr;
+  return std::make_unique<CoreSharing>(queue, spec.nodes(), spec.cores_per_node(),
+                                       CoreThreads(plan));
+}
+
+}  // namespace
+
+ActorDriver::ActorDriver(const plan::Plan& plan, const Topology& topology,
+                         const SimOptions& options, EventQueue& queue, NetworkApi& network)
+    : plan_(plan),
+      topology_(topology),
+      options_(options),
+      queue_(queue),
+      cluster_device_(ClusterDevices(plan, topology)),
+      timing_(plan, topology, cluster_device_),
+      memory_(plan, options.trace),
+      cores_(MakeCores(queue, plan, topology)),
+      comm_(plan, topology, cluster_device_, network, timing_, cores_.get(),
+            options.data_parallel_replicas,
+            [this](int64_t task, Nanos start, Nanos end) { Communicated(task, start, end); }) {
+  const int devices = plan.devices_size();
+  device_free_.assign(devices, 0);
+  waiting_.resize(devices);
+  if (cores_) acts_.resize(devices);
+  compute_spans_.resize(devices);
+  comm_spans_.resize(devices);
+  flops_.assign(devices, 0);
+  const std::vector<int64_t> acts = plan::ActsPerStep(plan);
+  const int64_t per_step = std::max<int64_t>(1, plan.pieces_per_step());
+  for (const plan::Task& t : plan.tasks()) {
+    const int64_t pieces = t.kind() == plan::SOURCE     ? options.steps * per_step
+                           : t.kind() == plan::VARIABLE ? options.steps
+                           : t.kind() == plan::RECV     ? options.steps * acts[t.id()]
+                                                        : 0;
+    actors_.push_back(std::make_unique<runtime::Actor>(plan, t.id(), pieces));
+  }
+}
+
+SimResult ActorDriver::Run() {
+  for (auto& actor : actors_) {
+    runtime::Outbox out;
+    actor->Start(out);
+    Process(out);
+  }
+  const int64_t every = std::max<int64_t>(1, options_.progress_every);
+  while (queue_.RunNext()) {
+    if (options_.progress && queue_.executed() % every == 0) {
+      options_.progress(queue_.executed(), static_cast<double>(queue_.now()) * 1e-9);
+    }
+  }
+  return Report();
+}
+
+// Delivers `out`'s messages through the event queue (so their order is the queue's) and
+// launches its acts.
+void ActorDriver::Process(runtime::Outbox& out) {
+  for (runtime::Envelope& e : out.messages) {
+    const int64_t task = e.to_task;
+    runtime::ActorMessage message = std::move(e.message);
+    queue_.Schedule(queue_.now(), [this, task, message] {
+      if (const auto* free = std::get_if<runtime::RegstFree>(&message)) {
+        memory_.Returned(*free, queue_.now());
+      }
+      runtime::Outbox next;
+      actors_[task]->Receive(message, next);
+      Process(next);
+    });
+  }
+  for (const runtime::Launch& launch : out.launches) Launch(launch);
+  out = runtime::Outbox{};
+}
+
+void ActorDriver::Finish(int64_t task, Nanos at) {
+  queue_.Schedule(at, [this, task] {
+    runtime::Outbox next;
+    actors_[task]->Done(next);
+    Process(next);
+  });
+}
+
+void ActorDriver::Launch(const runtime::Launch& launch) {
+  const plan::Task& t = plan_.tasks(static_cast<int>(launch.task));
+  const int device = t.device();
+  memory_.Launched(launch, queue_.now());
+  if (t.kind() == plan::COLLECTIVE || t.kind() == plan::SEND || t.kind() == plan::RECV) {
+    comm_.Launch(t, launch.piece);
+    return;
+  }
+  const int64_t gradient_bytes = comm_.ReplicaGradientBytes(t);
+  if (waiting_[device].empty() && gradient_bytes == 0) return Place(t);
+  waiting_[device].push_back({t.id(), gradient_bytes == 0});
+  if (gradient_bytes > 0) SyncGradient(t, gradient_bytes);
+  Drain(device);
+}
+
+// The comm system's word that `task`'s operation ran over [start, end]: its act is done.
+void ActorDriver::Communicated(int64_t task, Nanos start, Nanos end) {
+  comm_spans_[plan_.tasks(static_cast<int>(task)).device()].push_back({start, end});
+  Trace(task, start, end, 1);
+  Finish(task, end);
+}
+
+// The gradient all-reduce over the replicas, on the communication stream; when it ends the
+// waiting update may take the compute stream.
+void ActorDriver::SyncGradient(const plan::Task& t, int64_t bytes) {
+  const int64_t task = t.id();
+  const int device = t.device();
+  comm_.SyncGradient(t, bytes, [this, task, device](Nanos start, Nanos end) {
+    comm_spans_[device].push_back({start, end});
+    Trace(task, start, end, 1);
+    for (Waiting& w : waiting_[device]) w.ready |= w.task == task;
+    Drain(device);
+  });
+}
+
+// Compute acts wait behind one waiting for its gradient's all-reduce, in launch order, as on a
+// device thread.
+void ActorDriver::Drain(int device) {
+  std::deque<Waiting>& waiting = waiting_[device];
+  while (!waiting.empty() && waiting.front().ready) {
+    const int64_t task = waiting.front().task;
+    waiting.pop_front();
+    Place(plan_.tasks(static_cast<int>(task)));
+  }
+}
+
+// Places a compute-stream act on its device from now (after the device's earlier acts).
+void ActorDriver::Place(const plan::Task& t) {
+  const int device = t.device();
+  if (cores_) {
+    acts_[device].push_back(t.id());
+    if (acts_[device].size() == 1) RunOnCores(device);
+    return;
+  }
+  const Nanos start = std::max(queue_.now(), device_free_[device]);
+  const Nanos end = start + ToNanos(timing_.ActSeconds(t, 0));
+  device_free_[device] = end;
+  CountFlops(t);
+  EndAct(t, start, end);
+}
+
+// The model's flops (MFU's), recomputation left out.
+void ActorDriver::CountFlops(const plan::Task& t) {
+  if (t.kind() == plan::COMPUTE && !t.recomputes()) flops_[t.device()] += t.flops();
+}
+
+// A compute-stream act of `t` over [start, end]: its span, its trace, its Done at `end`.
+void ActorDriver::EndAct(const plan::Task& t, Nanos start, Nanos end) {
+  if (end > start) compute_spans_[t.device()].push_back({start, end});
+  Trace(t.id(), start, end, 0);
+  Finish(t.id(), end);
+}
+
+// On a CPU host: runs the device's first queued act from now, its thread sharing the node's
+// cores with the others; then the next.
+void ActorDriver::RunOnCores(int device) {
+  const plan::Task& t = plan_.tasks(static_cast<int>(acts_[device].front()));
+  const Nanos start = queue_.now();
+  CountFlops(t);
+  const double seconds = timing_.ActSeconds(t, Contention(device));
+  cores_->Run(NodeOf(device), device, seconds, [this, device, start] {
+    EndAct(plan_.tasks(static_cast<int>(acts_[device].front())), start, queue_.now());
+    acts_[device].pop_front();
+    if (!acts_[device].empty()) RunOnCores(device);
+  });
+}
+
+// The share of its time work `device` starts now runs with every core of its CPU host busy,
+// contending for caches and memory bandwidth (0: the calibrated times alone apply, 1: the
+// contended ones; CoreSharing::Contention).
+double ActorDriver::Contention(int device) const {
+  return cores_ ? cores_->Contention(NodeOf(device)) : 0;
+}
+
+void ActorDriver::Trace(int64_t task, Nanos start, Nanos end, int stream) {
+  if (options_.trace) spans_.push_back({task, stream, start, end});
+}
+
+SimResult ActorDriver::Report() const {
+  SimResult result;
+  result.events = queue_.executed();
+  result.finished = true;
+  for (const auto& actor : actors_) {
+    if (actor->finished()) continue;
+    result.finished = false;
+    result.deadlock_report += actor->WaitingOn() + "\n";
+  }
+  const Nanos total = queue_.now();
+  result.total_s = static_cast<double>(total) * 1e-9;
+  result.step_s = result.total_s / static_cast<double>(std::max<int64_t>(1, options_.steps));
+  double flops = 0;
+  for (int d = 0; d < plan_.devices_size(); ++d) {
+    result.devices.push_back(ReportDevice(d, result.total_s));
+    flops += result.devices.back().flops;
+  }
+  result.flops_per_step = flops / static_cast<double>(std::max<int64_t>(1, options_.steps)) *
+                          std::max(1, options_.data_parallel_replicas);
+  if (total > 0 && !result.devices.empty()) {
+    result.mfu = flops / (result.total_s * static_cast<double>(result.devices.size()) *
+                          topology_.spec().device().peak_flops());
+  }
+  if (options_.trace) {
+    result.trace_json = plan::ChromeTraceJson(plan_, spans_, "twinflow sim", memory_.samples(),
+                                              comm_.LinkSamples());
+  }
+  return result;
+}
+
+// Plan device `d`'s figures over a run of `total_s` seconds.
+DeviceReport ActorDriver::ReportDevice(int d, double total_s) const {
+  DeviceReport r;
+  r.plan_device = d;
+  r.cluster_device = cluster_device_[d];
+  r.name = plan::EnumName(plan_.devices(d).type()) + ":" + std::to_string(plan_.devices(d).index());
+  for (const auto& [begin, end] : compute_spans_[d])
+    r.busy_s += static_cast<double>(end - begin) * 1e-9;
+  r.exposed_comm_s = UncoveredSeconds(comm_spans_[d], compute_spans_[d]);
+  r.bubble_s = std::max(0.0, total_s - r.busy_s - r.exposed_comm_s);
+  r.flops = flops_[d];
+  for (const plan::MemoryPlan& m : plan_.memory()) {
+    if (m.device() != d) continue;
+    r.peak_bytes = m.peak_bytes();
+    r.arena_bytes = m.arena_bytes();
+  }
+  r.live_peak_bytes = memory_.peak(d);
+  r.out_of_memory = r.arena_bytes > topology_.spec().device().memory_bytes();
+  const PortTraffic traffic = comm_.Traffic(d);  // what its outgoing ports carried
+  r.intra_bytes = timing_.intra_bytes(d) + traffic.intra_bytes;
+  r.inter_bytes = timing_.inter_bytes(d) + traffic.inter_bytes;
+  r.intra_busy_s = static_cast<double>(traffic.intra_busy) * 1e-9;
+  r.inter_busy_s = static_cast<double>(traffic.inter_busy) * 1e-9;
+  if (total_s > 0) {
+    const ClusterSpec& spec = topology_.spec();
+    r.intra_utilisation = r.intra_bytes / (total_s * spec.intra_node().bandwidth());
+    r.inter_utilisation = r.inter_bytes / (total_s * spec.inter_node().bandwidth());
+  }
+  return r;
+}
+
+}  // namespace twinflow::sim

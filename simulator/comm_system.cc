@@ -1,0 +1,178 @@
+#include "simulator/comm_system.h"
+
+#include <algorithm>
+
+#include "engine/core/collective_kind.h"
+#include "engine/plan/plan_enums.h"
+#include "simulator/network/ports.h"
+
+namespace twinflow::sim {
+namespace {
+
+// The node of each rank (rank -> the node of its devices).
+std::vector<int> NodeOfRank(const plan::Plan& plan, const Topology& topology,
+                            const std::vector<int>& cluster_device) {
+  std::vector<int> node_of_rank;
+  for (int d = 0; d < plan.devices_size(); ++d) {
+    const int rank = plan.devices(d).rank();
+    if (rank >= static_cast<int>(node_of_rank.size())) node_of_rank.resize(rank + 1, 0);
+    node_of_rank[rank] = topology.NodeOf(cluster_device[d]);
+  }
+  return node_of_rank;
+}
+
+}  // namespace
+
+int CoreThreads(const plan::Plan& plan) {
+  int ranks = 0;
+  for (const plan::Device& d : plan.devices()) ranks = std::max(ranks, d.rank() + 1);
+  return 2 * plan.devices_size() + ranks;
+}
+
+CommSystem::CommSystem(const plan::Plan& plan, const Topology& topology,
+                       std::vector<int> cluster_device, NetworkApi& network,
+                       const ActTiming& timing, CoreSharing* cores, int replicas, Finished finished)
+    : plan_(plan),
+      topology_(topology),
+      cluster_device_(std::move(cluster_device)),
+      network_(network),
+      timing_(timing),
+      cores_(cores),
+      replicas_(replicas),
+      finished_(std::move(finished)),
+      runner_(network, topology) {
+  if (cores_) {
+    polling_ = std::make_unique<CommPolling>(*cores_, NodeOfRank(plan, topology, cluster_device_),
+                                             2 * plan.devices_size());
+  }
+}
+
+int64_t CommSystem::RegstBytes(int64_t regst) const {
+  return plan_.regsts(static_cast<int>(regst)).bytes_per_slot();
+}
+
+void CommSystem::Launch(const plan::Task& t, int64_t piece) {
+  if (t.kind() == plan::COLLECTIVE) {
+    Meet(t, piece);
+  } else {
+    Pair(t, piece);
+  }
+}
+
+void CommSystem::Meet(const plan::Task& t, int64_t piece) {
+  const auto key = std::make_tuple(t.collective().group(), t.issue_order(), piece);
+  std::vector<int64_t>& arrived = collectives_[key];
+  arrived.push_back(t.id());
+  const bool spans_ranks = SpansRanks(plan_, t);
+  if (polling_ && spans_ranks && LastOfItsRank(plan_, arrived)) {
+    polling_->Post(plan_.devices(t.device()).rank());
+  }
+  const plan::CommGroup& group = plan_.groups(static_cast<int>(t.collective().group()));
+  if (static_cast<int>(arrived.size()) < group.devices_size()) return;
+  std::vector<int> devices;
+  for (int32_t d : group.devices()) devices.push_back(cluster_device_[d]);
+  int64_t bytes = 0;
+  for (int64_t r : t.consumed_regsts()) bytes = std::max(bytes, RegstBytes(r));
+  // The simulator's one reading of the kind (validated with the Plan).
+  const CollectiveKind kind = plan::FromProto(t.collective().kind(), t.name());
+  if (kind == CollectiveKind::kAllGather) {
+    for (int64_t r : t.produced_regsts()) bytes = std::max(bytes, RegstBytes(r));
+  }
+  std::vector<int> members;
+  for (int64_t member : arrived) members.push_back(plan_.tasks(static_cast<int>(member)).device());
+  const PlanPtr collective = runner_.Collective(t.collective().group(), kind, devices, bytes);
+  // the MPI transport packs all but all_reduce
+  const bool staged = kind != CollectiveKind::kAllReduce;
+  Communicate(collective, members, std::move(arrived), CollectiveReduces(kind),
+              spans_ranks && staged ? bytes : 0);
+  collectives_.erase(key);
+}
+
+void CommSystem::Pair(const plan::Task& t, int64_t piece) {
+  if (polling_ && SpansRanks(plan_, t)) polling_->Post(plan_.devices(t.device()).rank());
+  const auto key = std::make_pair(t.tag(), piece);
+  std::vector<int64_t>& arrived = pairs_[key];
+  arrived.push_back(t.id());
+  if (arrived.size() < 2) return;
+  const plan::Task& send = plan_.tasks(static_cast<int>(
+      plan_.tasks(static_cast<int>(arrived[0])).kind() == plan::SEND ? arrived[0] : arrived[1]));
+  const PlanPtr transfer = runner_.Transfer(cluster_device_[send.device()],
+                                            cluster_device_[send.peer()], send.bytes_moved());
+  Communicate(transfer, {send.device(), static_cast<int>(send.peer())}, std::move(arrived), false,
+              send.bytes_moved());
+  pairs_.erase(key);
+}
+
+// Runs `plan` for the communication tasks `tasks` (on `devices`, plan devices) from now; when
+// it ends they all finish. On a CPU host moving bytes is the cores' work too: each device's
+// comm thread copies what it sends and receives (CommCopiedBytes; `reduces`: an all-reduce or
+// reduce-scatter) and, for an op between ranks, 1.5 times the op's `staged` bytes besides (the
+// transport packs them into a fresh buffer, or out of one), sharing the node's cores; the
+// tasks finish when the links and the copies are done.
+void CommSystem::Communicate(const PlanPtr& plan, const std::vector<int>& devices,
+                             std::vector<int64_t> tasks, bool reduces, int64_t staged) {
+  const Nanos now = network_.Now();
+  // Between ranks the copies are the polling comm thread's: it copies instead of polling.
+  const bool polls = polling_ && SpansRanks(plan_, plan_.tasks(static_cast<int>(tasks[0])));
+  auto pending = std::make_shared<int>(1 + (cores_ ? static_cast<int>(devices.size()) : 0));
+  auto done = [this, now, pending, tasks = std::move(tasks)] {
+    if (--*pending > 0) return;
+    const Nanos end = network_.Now();
+    if (polling_) EndPolling(tasks);
+    for (int64_t task : tasks) finished_(task, now, end);
+  };
+  if (cores_) {
+    for (int d : devices) {
+      const double copied = CommCopiedBytes(*plan, cluster_device_[d], reduces) + 1.5 * staged;
+      const int rank = plan_.devices(d).rank();
+      if (polls) polling_->BeginCopy(rank);
+      const double contention = cores_->Contention(NodeOf(d));
+      cores_->Run(NodeOf(d), plan_.devices_size() + d,
+                  timing_.MemorySeconds(2 * copied, contention), [this, polls, rank, done] {
+                    if (polls) polling_->EndCopy(rank);
+                    done();
+                  });
+    }
+  }
+  runner_.Run(plan, now, done);
+}
+
+// The ranks of `tasks` (one operation) whose comm threads polled for it stop counting it.
+void CommSystem::EndPolling(const std::vector<int64_t>& tasks) {
+  std::vector<int> ranks;
+  for (int64_t task : tasks) {
+    const plan::Task& t = plan_.tasks(static_cast<int>(task));
+    const int rank = plan_.devices(t.device()).rank();
+    if (!SpansRanks(plan_, t) || std::find(ranks.begin(), ranks.end(), rank) != ranks.end())
+      continue;
+    ranks.push_back(rank);
+    polling_->Complete(rank);
+  }
+}
+
+int64_t CommSystem::ReplicaGradientBytes(const plan::Task& t) const {
+  if (replicas_ <= 1 || !t.optimizer_update() || t.consumed_regsts_size() < 2) return 0;
+  return RegstBytes(t.consumed_regsts(1));
+}
+
+void CommSystem::SyncGradient(const plan::Task& t, int64_t bytes, Synced synced) {
+  const Nanos now = network_.Now();
+  const PlanPtr sync = runner_.ReplicaAllReduce(cluster_device_[t.device()], replicas_, bytes);
+  runner_.Run(sync, now, [this, now, synced = std::move(synced)] { synced(now, network_.Now()); });
+}
+
+PortTraffic CommSystem::Traffic(int device) const {
+  const int c = cluster_device_[device];
+  PortTraffic traffic;
+  traffic.intra_bytes = network_.BytesCarried(LinkId(c, Port::kIntraOut));
+  traffic.inter_bytes = network_.BytesCarried(LinkId(c, Port::kNicOut));
+  traffic.intra_busy = network_.BusyTime(LinkId(c, Port::kIntraOut));
+  traffic.inter_busy = network_.BusyTime(LinkId(c, Port::kNicOut));
+  return traffic;
+}
+
+std::vector<plan::LinkSample> CommSystem::LinkSamples() const {
+  return runner_.LinkSamples(cluster_device_);
+}
+
+}  // namespace twinflow::sim
