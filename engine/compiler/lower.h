@@ -9,7 +9,7 @@
 // register sends the ASSIGN a control register: the update waits until the step's last read.
 //
 // Micro-batches: ops run per micro-batch or per step (rates.h); REPEAT and ACC tasks join the
-// two, and pipeline stages are the op placements, in order of first use.
+// two; each op's pipeline stage is its OpNode::stage, given when the graph was built.
 //
 // Order and memory: each device's tasks run in fixed chains (task_chains.h), 1F1B orders each
 // stage's forward chain after its backward chain, and registers living inside a chain share
