@@ -102,9 +102,8 @@ std::vector<plan::TraceSpan> GatherSpans(const std::vector<plan::TraceSpan>& min
   return all;
 }
 
-}  // namespace
-
-int RunRunCommand(const std::vector<std::string>& args, std::ostream& out) {
+// The flags of `twinflow run`, declared once for parsing and for the usage text.
+ArgParser RunParser() {
   ArgParser parser("twinflow run",
                    "Train a model on CPU devices with synthetic data: in-process, or across the "
                    "ranks of mpirun.");
@@ -135,6 +134,184 @@ int RunRunCommand(const std::vector<std::string>& args, std::ostream& out) {
           "examples:\n  twinflow run --model mlp --devices 4 --strategy dp=2,tp=2 --steps 20 "
           "--check\n  mpirun -np 2 twinflow run --model mlp --devices 2 --strategy dp=2 "
           "--steps 20\n");
+  return parser;
+}
+
+// What every rank runs, once built, compiled (or loaded) and checked at startup.
+struct RunJob {
+  models::BuiltModel model;
+  plan::Plan plan;
+  int64_t steps = 0;
+  uint64_t data_seed = 0;
+  runtime::Checkpoint loaded;  // the state to start from, with --load
+  runtime::FeedMode feed = runtime::FeedMode::kLocal;
+  std::vector<runtime::FeedSpec> feed_specs;  // what this rank feeds
+};
+
+// The devices each rank owns under mpirun (0 on one rank: every device in this process);
+// they must make exactly the ranks mpirun started.
+int64_t DevicesPerRank(const ParsedArgs& parsed, int64_t devices, int ranks) {
+  if (ranks <= 1) return 0;
+  const int64_t per_rank = parsed.Given("devices-per-rank")
+                               ? parsed.GetInt("devices-per-rank", 1, 1 << 20)
+                               : devices / ranks;
+  if (per_rank < 1 || (devices + per_rank - 1) / per_rank != ranks) {
+    throw InvalidArgumentError("--devices-per-rank: " + std::to_string(devices) + " devices at " +
+                               std::to_string(per_rank) + " per rank do not make the " +
+                               std::to_string(ranks) + " ranks mpirun started");
+  }
+  return per_rank;
+}
+
+// Startup, on every rank: read the run flags, build the model, compile (or load) its Plan and
+// the checkpoint to start from. Throws on anything this rank cannot run.
+RunJob PrepareJob(const ParsedArgs& parsed, const graph::OpRegistry& registry,
+                  const comm::MpiSession* mpi, int rank, int ranks) {
+  RunJob job;
+  comm::CheckLaunchEnvironment(mpi);
+  job.feed = runtime::ParseFeedMode(parsed.Get("feed"), "--feed");
+  job.steps = parsed.GetInt("steps", 1, 1 << 20);
+  job.data_seed = static_cast<uint64_t>(parsed.GetInt("data-seed", 0, 1LL << 40));
+  // Under mpirun without --devices, an inferred degree takes ranks x devices per rank.
+  const int64_t given_per_rank =
+      parsed.Given("devices-per-rank") ? parsed.GetInt("devices-per-rank", 1, 1 << 20) : 1;
+  job.model = BuildModelFromArgs(parsed, registry, false, ranks > 1 ? ranks * given_per_rank : 0);
+  const int64_t per_rank = DevicesPerRank(parsed, job.model.devices, ranks);
+  job.plan = !parsed.Given("plan") ? CompileFromArgs(job.model, parsed, registry, per_rank).plan
+                                   : LoadPlanForModel(parsed.Get("plan"), job.model);
+  if (job.plan.cluster().ranks() > ranks) {
+    throw InvalidArgumentError("the Plan spans " + std::to_string(job.plan.cluster().ranks()) +
+                               " ranks; launch it with mpirun -np " +
+                               std::to_string(job.plan.cluster().ranks()));
+  }
+  if (parsed.Given("load")) {
+    job.loaded = runtime::LoadCheckpoint(parsed.Get("load"));
+    runtime::CheckCheckpointFits(job.plan, job.loaded);
+  }
+  job.feed_specs = runtime::FeedSpecs(job.plan, rank, job.feed);
+  return job;
+}
+
+// Runs the training steps on this rank, then writes the gathered trace and the checkpoint as
+// asked (both collective under mpirun; rank 0 writes the files).
+runtime::RunResult TrainAndSave(const ParsedArgs& parsed, const RunJob& job,
+                                runtime::ThreadedExecutor& executor, runtime::Transport* transport,
+                                int rank) {
+  // Steps are numbered on from the checkpoint's, so a resumed run sees the same batches as an
+  // uninterrupted one.
+  const int64_t first = job.loaded.steps;
+  const runtime::FeedFn feeds = [&](int64_t step) {
+    return RankBatch(job.model, first + step, job.data_seed, job.feed_specs);
+  };
+  if (parsed.Given("load")) runtime::RestoreCheckpoint(executor, job.plan, job.loaded);
+  runtime::RunOptions run;
+  run.steps = job.steps;
+  run.watchdog_seconds = parsed.GetPositiveDouble("watchdog");
+  run.trace = parsed.Given("trace");
+  run.feed = job.feed;
+  runtime::RunResult result = executor.Run(feeds, run);
+  if (run.trace) {
+    std::vector<plan::TraceSpan> spans = GatherSpans(result.trace, transport);
+    if (rank == 0) {
+      WriteFileAtomically(parsed.Get("trace"),
+                          plan::ChromeTraceJson(job.plan, spans, "twinflow run"));
+    }
+  }
+  if (parsed.Given("save")) {
+    // Every rank gathers (collectively); rank 0 writes.
+    const runtime::Checkpoint state =
+        runtime::CaptureCheckpoint(executor, job.plan, first + job.steps);
+    if (rank == 0) runtime::SaveCheckpoint(parsed.Get("save"), state);
+  }
+  return result;
+}
+
+// With --check, every step's loss on one device, the whole batch at once: the ground truth for
+// any strategy. Empty without --check.
+std::vector<double> ReferenceLosses(const ParsedArgs& parsed, const graph::OpRegistry& registry,
+                                    const kernels::KernelRegistry& kernels, const RunJob& job) {
+  std::vector<double> reference;
+  if (!parsed.Given("check")) return reference;
+  const models::BuiltModel whole =
+      BuildModelFromArgs(parsed, registry, /*whole_batch=*/true, job.model.devices);
+  interpreter::ReferenceInterpreter interp(whole.graph, kernels);
+  for (const auto& [name, value] : job.loaded.tensors) interp.set_variable(name, value);
+  for (int64_t s = 0; s < job.steps; ++s) {
+    const auto batch = models::SyntheticBatch(job.model, job.loaded.steps + s, job.data_seed);
+    reference.push_back(interp.Step(batch, {whole.loss}).at(whole.loss).GetDouble(0));
+  }
+  return reference;
+}
+
+// The report's first line: what ran, where, and from what.
+void PrintRunHeader(std::ostream& out, const ParsedArgs& parsed, const RunJob& job,
+                    const comm::MpiSession* mpi, int ranks) {
+  out << "model " << parsed.Get("model") << " on " << job.plan.devices_size() << " CPU devices";
+  if (ranks > 1) out << " of " << ranks << " MPI ranks (" << mpi->local_size() << " on this node)";
+  out << ", strategy " << job.model.strategy.ToString() << ", optimizer "
+      << models::OptimizerLabel(job.model);
+  if (parsed.Given("plan")) out << ", plan " << parsed.Get("plan");
+  if (parsed.Given("load")) out << ", from " << runtime::CheckpointPath(parsed.Get("load"));
+  out << "\n";
+}
+
+// One line a step: its loss, and with a reference, that and their relative difference.
+// Returns the largest relative difference (0 without a reference).
+double PrintStepLosses(std::ostream& out, const RunJob& job, const runtime::RunResult& result,
+                       const std::vector<double>& reference) {
+  const std::string loss = job.model.graph.tensor(job.model.loss).name;
+  double worst = 0;
+  for (int64_t s = 0; s < job.steps; ++s) {
+    const double value = StepLoss(result.fetches[s].at(loss));
+    out << "step " << std::setw(4) << job.loaded.steps + s << "  loss " << std::setprecision(8)
+        << value;
+    if (!reference.empty()) {
+      const double diff =
+          std::fabs(value - reference[s]) / std::max(1e-30, std::fabs(reference[s]));
+      worst = std::max(worst, diff);
+      out << "  reference " << reference[s] << "  rel. diff " << std::scientific
+          << std::setprecision(2) << diff << std::defaultfloat;
+    }
+    out << "\n";
+  }
+  return worst;
+}
+
+// --losses-out: every step's loss exactly, one a line, for scripts to compare runs bit for bit.
+void WriteLosses(const std::string& path, const RunJob& job, const runtime::RunResult& result) {
+  const std::string loss = job.model.graph.tensor(job.model.loss).name;
+  std::ofstream file(path);
+  for (int64_t s = 0; s < job.steps; ++s) {
+    char text[64];
+    std::snprintf(text, sizeof(text), "%.17g\n", StepLoss(result.fetches[s].at(loss)));
+    file << text;
+  }
+  if (!file) throw InvalidArgumentError("--losses-out: cannot write " + path);
+}
+
+// Rank 0's report for all ranks: the header, the step losses, what was saved and the timing.
+void ReportRun(std::ostream& out, const ParsedArgs& parsed, const RunJob& job,
+               const runtime::RunResult& result, const std::vector<double>& reference,
+               const comm::MpiSession* mpi, int ranks) {
+  PrintRunHeader(out, parsed, job, mpi, ranks);
+  const double worst = PrintStepLosses(out, job, result, reference);
+  if (parsed.Given("losses-out")) WriteLosses(parsed.Get("losses-out"), job, result);
+  if (parsed.Given("save")) {
+    out << "saved " << runtime::CheckpointPath(parsed.Get("save")) << " at step "
+        << job.loaded.steps + job.steps << "\n";
+  }
+  out << "step time " << FormatSeconds(result.seconds / static_cast<double>(job.steps))
+      << " (mean of " << job.steps << " steps, " << FormatSeconds(result.seconds) << " in all)\n";
+  if (!reference.empty()) {
+    out << "largest relative difference from the reference: " << std::scientific
+        << std::setprecision(2) << worst << std::defaultfloat << "\n";
+  }
+}
+
+}  // namespace
+
+int RunRunCommand(const std::vector<std::string>& args, std::ostream& out) {
+  const ArgParser parser = RunParser();
   const ParsedArgs parsed = parser.Parse(args);
   if (parsed.help()) {
     out << parser.Usage();
@@ -148,55 +325,18 @@ int RunRunCommand(const std::vector<std::string>& args, std::ostream& out) {
   // Startup, on every rank: build, compile (or load), then agree on the job.
   const graph::OpRegistry registry = ops::BuiltinOps();
   const kernels::KernelRegistry kernels = kernels::CpuKernels();
-  models::BuiltModel model;
-  plan::Plan plan;
-  int64_t steps = 0;
-  uint64_t data_seed = 0;
-  runtime::Checkpoint loaded;  // the state to start from, with --load
-  runtime::FeedMode feed = runtime::FeedMode::kLocal;
-  std::vector<runtime::FeedSpec> feed_specs;  // what this rank feeds
-  std::string job;
+  RunJob job;
+  std::string job_text;
   try {
-    comm::CheckLaunchEnvironment(mpi.get());
-    feed = runtime::ParseFeedMode(parsed.Get("feed"), "--feed");
-    steps = parsed.GetInt("steps", 1, 1 << 20);
-    data_seed = static_cast<uint64_t>(parsed.GetInt("data-seed", 0, 1LL << 40));
-    // Under mpirun without --devices, an inferred degree takes ranks x devices per rank.
-    const int64_t given_per_rank =
-        parsed.Given("devices-per-rank") ? parsed.GetInt("devices-per-rank", 1, 1 << 20) : 1;
-    model = BuildModelFromArgs(parsed, registry, false, ranks > 1 ? ranks * given_per_rank : 0);
-    const int64_t devices = model.devices;
-    int64_t per_rank = 0;  // one rank: every device in this process
-    if (ranks > 1) {
-      per_rank = parsed.Given("devices-per-rank") ? parsed.GetInt("devices-per-rank", 1, 1 << 20)
-                                                  : devices / ranks;
-      if (per_rank < 1 || (devices + per_rank - 1) / per_rank != ranks) {
-        throw InvalidArgumentError("--devices-per-rank: " + std::to_string(devices) +
-                                   " devices at " + std::to_string(per_rank) +
-                                   " per rank do not make the " + std::to_string(ranks) +
-                                   " ranks mpirun started");
-      }
-    }
-    plan = !parsed.Given("plan") ? CompileFromArgs(model, parsed, registry, per_rank).plan
-                                 : LoadPlanForModel(parsed.Get("plan"), model);
-    if (plan.cluster().ranks() > ranks) {
-      throw InvalidArgumentError("the Plan spans " + std::to_string(plan.cluster().ranks()) +
-                                 " ranks; launch it with mpirun -np " +
-                                 std::to_string(plan.cluster().ranks()));
-    }
-    if (parsed.Given("load")) {
-      loaded = runtime::LoadCheckpoint(parsed.Get("load"));
-      runtime::CheckCheckpointFits(plan, loaded);
-    }
-    feed_specs = runtime::FeedSpecs(plan, rank, feed);
-    job = JobText(plan, steps, data_seed, loaded.steps, feed);
+    job = PrepareJob(parsed, registry, mpi.get(), rank, ranks);
+    job_text = JobText(job.plan, job.steps, job.data_seed, job.loaded.steps, job.feed);
   } catch (const Error& e) {
     if (ranks == 1) throw;
-    job = "error " + std::to_string(ExitCodeFor(e.kind())) + " " + e.message();
+    job_text = "error " + std::to_string(ExitCodeFor(e.kind())) + " " + e.message();
   }
   if (mpi) {
     try {
-      AgreeOnJob(job, rank);
+      AgreeOnJob(job_text, rank);
     } catch (const Error& e) {
       // Every rank prints its refusal before any exits: mpirun ends the others as soon as one
       // rank exits non-zero, which would cut their reports short.
@@ -208,89 +348,12 @@ int RunRunCommand(const std::vector<std::string>& args, std::ostream& out) {
 
   try {
     std::unique_ptr<comm::MpiTransport> transport;
-    if (mpi && ranks > 1) transport = std::make_unique<comm::MpiTransport>(plan, *mpi);
-    // Steps are numbered on from the checkpoint's, so a resumed run sees the same batches as an
-    // uninterrupted one.
-    const int64_t first = loaded.steps;
-    const runtime::FeedFn feeds = [&](int64_t step) {
-      return RankBatch(model, first + step, data_seed, feed_specs);
-    };
-    runtime::ThreadedExecutor executor(plan, kernels, transport.get());
-    if (parsed.Given("load")) runtime::RestoreCheckpoint(executor, plan, loaded);
-    runtime::RunOptions run;
-    run.steps = steps;
-    run.watchdog_seconds = parsed.GetPositiveDouble("watchdog");
-    run.trace = parsed.Given("trace");
-    run.feed = feed;
-    const runtime::RunResult result = executor.Run(feeds, run);
-    if (run.trace) {
-      std::vector<plan::TraceSpan> spans = GatherSpans(result.trace, transport.get());
-      if (rank == 0) {
-        WriteFileAtomically(parsed.Get("trace"),
-                            plan::ChromeTraceJson(plan, spans, "twinflow run"));
-      }
-    }
-    if (parsed.Given("save")) {
-      // Every rank gathers (collectively); rank 0 writes.
-      const runtime::Checkpoint state = runtime::CaptureCheckpoint(executor, plan, first + steps);
-      if (rank == 0) runtime::SaveCheckpoint(parsed.Get("save"), state);
-    }
+    if (mpi && ranks > 1) transport = std::make_unique<comm::MpiTransport>(job.plan, *mpi);
+    runtime::ThreadedExecutor executor(job.plan, kernels, transport.get());
+    const runtime::RunResult result = TrainAndSave(parsed, job, executor, transport.get(), rank);
     if (rank != 0) return 0;  // rank 0 reports for all
-    const std::string loss = model.graph.tensor(model.loss).name;
-
-    std::vector<double> reference;
-    if (parsed.Given("check")) {
-      // One device, the whole batch at once: the ground truth for any strategy.
-      const models::BuiltModel whole =
-          BuildModelFromArgs(parsed, registry, /*whole_batch=*/true, model.devices);
-      interpreter::ReferenceInterpreter interp(whole.graph, kernels);
-      for (const auto& [name, value] : loaded.tensors) interp.set_variable(name, value);
-      for (int64_t s = 0; s < steps; ++s) {
-        const auto batch = models::SyntheticBatch(model, first + s, data_seed);
-        reference.push_back(interp.Step(batch, {whole.loss}).at(whole.loss).GetDouble(0));
-      }
-    }
-    out << "model " << parsed.Get("model") << " on " << plan.devices_size() << " CPU devices";
-    if (ranks > 1)
-      out << " of " << ranks << " MPI ranks (" << mpi->local_size() << " on this node)";
-    out << ", strategy " << model.strategy.ToString() << ", optimizer "
-        << models::OptimizerLabel(model);
-    if (parsed.Given("plan")) out << ", plan " << parsed.Get("plan");
-    if (parsed.Given("load")) out << ", from " << runtime::CheckpointPath(parsed.Get("load"));
-    out << "\n";
-    double worst = 0;
-    for (int64_t s = 0; s < steps; ++s) {
-      const double value = StepLoss(result.fetches[s].at(loss));
-      out << "step " << std::setw(4) << first + s << "  loss " << std::setprecision(8) << value;
-      if (!reference.empty()) {
-        const double diff =
-            std::fabs(value - reference[s]) / std::max(1e-30, std::fabs(reference[s]));
-        worst = std::max(worst, diff);
-        out << "  reference " << reference[s] << "  rel. diff " << std::scientific
-            << std::setprecision(2) << diff << std::defaultfloat;
-      }
-      out << "\n";
-    }
-    if (parsed.Given("losses-out")) {
-      std::ofstream file(parsed.Get("losses-out"));
-      for (int64_t s = 0; s < steps; ++s) {
-        char text[64];
-        std::snprintf(text, sizeof(text), "%.17g\n", StepLoss(result.fetches[s].at(loss)));
-        file << text;
-      }
-      if (!file)
-        throw InvalidArgumentError("--losses-out: cannot write " + parsed.Get("losses-out"));
-    }
-    if (parsed.Given("save")) {
-      out << "saved " << runtime::CheckpointPath(parsed.Get("save")) << " at step " << first + steps
-          << "\n";
-    }
-    out << "step time " << FormatSeconds(result.seconds / static_cast<double>(steps))
-        << " (mean of " << steps << " steps, " << FormatSeconds(result.seconds) << " in all)\n";
-    if (!reference.empty()) {
-      out << "largest relative difference from the reference: " << std::scientific
-          << std::setprecision(2) << worst << std::defaultfloat << "\n";
-    }
+    const std::vector<double> reference = ReferenceLosses(parsed, registry, kernels, job);
+    ReportRun(out, parsed, job, result, reference, mpi.get(), ranks);
     return 0;
   } catch (const Error& e) {
     if (ranks == 1) throw;

@@ -50,52 +50,44 @@ std::string Json(const sim::SimResult& r, const models::BuiltModel& model,
   return out.str();
 }
 
-// Compiles and simulates the job the flags describe; `replicas` > 1: it is one of that many
-// data-parallel replicas (ReplicaArgs).
-int Simulated(const ArgParser& parser, const std::vector<std::string>& args, int64_t replicas,
-              std::ostream& out) {
-  const auto start = std::chrono::steady_clock::now();
-  const graph::OpRegistry registry = ops::BuiltinOps();
-  const ClusterPlan cluster_plan = CompileForCluster(parser, args, registry);
-  const ParsedArgs& parsed = cluster_plan.parsed;
-  const sim::Topology& topology = cluster_plan.topology;
-  const models::BuiltModel& model = cluster_plan.model;
-  const compiler::Compiled& compiled = cluster_plan.compiled;
-  const plan::Plan& plan = compiled.plan;
-  const int64_t steps = parsed.GetInt("steps", 1, 1 << 16);
-  const double compile_s =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+double SecondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// The simulation's options from the flags; a long simulation reports its progress on stderr.
+sim::SimOptions SimOptionsFor(const ParsedArgs& parsed, int64_t steps, int64_t replicas) {
   sim::SimOptions options;
   options.steps = steps;
   options.data_parallel_replicas = static_cast<int>(replicas);
   options.trace = parsed.Given("trace");
   const auto sim_start = std::chrono::steady_clock::now();
-  options.progress = [&](int64_t events, double simulated_s) {
+  options.progress = [sim_start](int64_t events, double simulated_s) {
     // Only long runs report: a line per million events after the first two seconds.
-    const double wall =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - sim_start).count();
+    const double wall = SecondsSince(sim_start);
     if (wall < 2) return;
     std::cerr << "  ... " << events / 1000000 << " M events, simulated "
               << FormatSeconds(simulated_s) << ", " << FormatSeconds(wall) << " so far\n";
   };
-  const sim::SimResult r = sim::Simulate(plan, topology, options);
-  const double total_s =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  if (!r.finished) {
-    throw TimeoutError("the Plan deadlocks in simulation at " + FormatSeconds(r.total_s) +
-                       "; waiting:\n" + r.deadlock_report);
-  }
-  const int64_t samples = SamplesPerStep(model) * replicas;
+  return options;
+}
+
+// What was simulated, how it is split, and its step time, throughput and MFU.
+void PrintSimSummary(std::ostream& out, const ClusterPlan& cluster_plan,
+                     const graph::OpRegistry& registry, const sim::SimResult& r, int64_t steps,
+                     int64_t replicas, int64_t samples) {
+  const models::BuiltModel& model = cluster_plan.model;
+  const plan::Plan& plan = cluster_plan.compiled.plan;
+  const sim::Topology& topology = cluster_plan.topology;
   const sim::ClusterSpec& spec = topology.spec();
-  out << "simulated " << parsed.Get("model") << ", strategy " << model.strategy.ToString()
-      << ", on " << spec.name() << " x " << spec.nodes() << " nodes (" << plan.devices_size()
-      << " of " << topology.devices() << " " << spec.device().name() << " devices), " << steps
-      << " step" << (steps == 1 ? "" : "s") << ", optimizer " << models::OptimizerLabel(model)
-      << "\n";
+  out << "simulated " << cluster_plan.parsed.Get("model") << ", strategy "
+      << model.strategy.ToString() << ", on " << spec.name() << " x " << spec.nodes() << " nodes ("
+      << plan.devices_size() << " of " << topology.devices() << " " << spec.device().name()
+      << " devices), " << steps << " step" << (steps == 1 ? "" : "s") << ", optimizer "
+      << models::OptimizerLabel(model) << "\n";
   out << "parallelism of the forward ops, by mesh axis"
       << (model.strategy.automatic ? "" : " (0: dp, 1: tp)") << ":\n"
-      << compiler::ParallelismTable(
-             compiler::ParallelismByFamily(model.graph, registry, compiled.assignment));
+      << compiler::ParallelismTable(compiler::ParallelismByFamily(
+             model.graph, registry, cluster_plan.compiled.assignment));
   if (replicas > 1) {
     out << "one of " << replicas << " data-parallel replicas (" << replicas * spec.nodes()
         << " nodes, " << replicas * plan.devices_size() << " devices in all); each optimizer "
@@ -103,12 +95,12 @@ int Simulated(const ArgParser& parser, const std::vector<std::string>& args, int
   }
   out << "step time " << FormatSeconds(r.step_s) << ", " << FormatFixed(samples / r.step_s, 1)
       << " samples/s, MFU " << FormatFixed(100 * r.mfu, 1) << "%\n";
+}
+
+// Per device (the first 16; --json has all): time shares, link use and memory.
+void PrintDeviceTable(std::ostream& out, const sim::SimResult& r, const sim::ClusterSpec& spec) {
   TextTable table({"device", "busy", "exposed comm", "bubble", "intra link", "inter link",
                    "live peak", "arena", "of capacity"});
-  const sim::DeviceReport* fullest = nullptr;
-  for (const sim::DeviceReport& d : r.devices) {
-    if (!fullest || d.arena_bytes > fullest->arena_bytes) fullest = &d;
-  }
   const size_t shown = std::min<size_t>(r.devices.size(), 16);
   for (size_t i = 0; i < shown; ++i) {
     const sim::DeviceReport& d = r.devices[i];
@@ -124,25 +116,60 @@ int Simulated(const ArgParser& parser, const std::vector<std::string>& args, int
   table.Print(out);
   if (shown < r.devices.size())
     out << "(" << r.devices.size() - shown << " more devices in --json)\n";
-  if (fullest && fullest->out_of_memory) {
-    out << "OUT OF MEMORY: " << fullest->name << " needs " << FormatBytes(fullest->arena_bytes)
-        << " (planned peak " << FormatBytes(fullest->peak_bytes) << ", live peak in the run "
-        << FormatBytes(fullest->live_peak_bytes) << ") of "
-        << FormatBytes(spec.device().memory_bytes()) << "; largest registers:";
-    std::vector<std::pair<int64_t, std::string>> registers;
-    for (const plan::Regst& reg : plan.regsts()) {
-      const plan::Task& producer = plan.tasks(static_cast<int>(reg.producer()));
-      if (producer.device() != fullest->plan_device || reg.bytes_per_slot() == 0) continue;
-      registers.emplace_back(reg.bytes_per_slot() * reg.slots(),
-                             producer.name() + " (" + FormatBytes(reg.bytes_per_slot()) + " x " +
-                                 std::to_string(reg.slots()) + ")");
-    }
-    std::sort(registers.rbegin(), registers.rend());
-    for (size_t i = 0; i < std::min<size_t>(3, registers.size()); ++i) {
-      out << (i ? ", " : " ") << registers[i].second;
-    }
-    out << "\n";
+}
+
+// When the device with the largest arena runs out of memory: by how much, and its three
+// largest registers, the first places to look for savings.
+void PrintOutOfMemory(std::ostream& out, const sim::SimResult& r, const plan::Plan& plan,
+                      const sim::ClusterSpec& spec) {
+  const sim::DeviceReport* fullest = nullptr;
+  for (const sim::DeviceReport& d : r.devices) {
+    if (!fullest || d.arena_bytes > fullest->arena_bytes) fullest = &d;
   }
+  if (!fullest || !fullest->out_of_memory) return;
+  out << "OUT OF MEMORY: " << fullest->name << " needs " << FormatBytes(fullest->arena_bytes)
+      << " (planned peak " << FormatBytes(fullest->peak_bytes) << ", live peak in the run "
+      << FormatBytes(fullest->live_peak_bytes) << ") of "
+      << FormatBytes(spec.device().memory_bytes()) << "; largest registers:";
+  std::vector<std::pair<int64_t, std::string>> registers;
+  for (const plan::Regst& reg : plan.regsts()) {
+    const plan::Task& producer = plan.tasks(static_cast<int>(reg.producer()));
+    if (producer.device() != fullest->plan_device || reg.bytes_per_slot() == 0) continue;
+    registers.emplace_back(reg.bytes_per_slot() * reg.slots(),
+                           producer.name() + " (" + FormatBytes(reg.bytes_per_slot()) + " x " +
+                               std::to_string(reg.slots()) + ")");
+  }
+  std::sort(registers.rbegin(), registers.rend());
+  for (size_t i = 0; i < std::min<size_t>(3, registers.size()); ++i) {
+    out << (i ? ", " : " ") << registers[i].second;
+  }
+  out << "\n";
+}
+
+// Compiles and simulates the job the flags describe; `replicas` > 1: it is one of that many
+// data-parallel replicas (ReplicaArgs).
+int Simulated(const ArgParser& parser, const std::vector<std::string>& args, int64_t replicas,
+              std::ostream& out) {
+  const auto start = std::chrono::steady_clock::now();
+  const graph::OpRegistry registry = ops::BuiltinOps();
+  const ClusterPlan cluster_plan = CompileForCluster(parser, args, registry);
+  const ParsedArgs& parsed = cluster_plan.parsed;
+  const sim::Topology& topology = cluster_plan.topology;
+  const models::BuiltModel& model = cluster_plan.model;
+  const plan::Plan& plan = cluster_plan.compiled.plan;
+  const int64_t steps = parsed.GetInt("steps", 1, 1 << 16);
+  const double compile_s = SecondsSince(start);
+  const sim::SimResult r = sim::Simulate(plan, topology, SimOptionsFor(parsed, steps, replicas));
+  const double total_s = SecondsSince(start);
+  if (!r.finished) {
+    throw TimeoutError("the Plan deadlocks in simulation at " + FormatSeconds(r.total_s) +
+                       "; waiting:\n" + r.deadlock_report);
+  }
+  const int64_t samples = SamplesPerStep(model) * replicas;
+  const sim::ClusterSpec& spec = topology.spec();
+  PrintSimSummary(out, cluster_plan, registry, r, steps, replicas, samples);
+  PrintDeviceTable(out, r, spec);
+  PrintOutOfMemory(out, r, plan, spec);
   out << "compiled and simulated in " << FormatSeconds(total_s) << " (compile "
       << FormatSeconds(compile_s) << "), " << r.events << " events, "
       << FormatFixed(static_cast<double>(r.events) / std::max(total_s - compile_s, 1e-9) / 1e6, 2)

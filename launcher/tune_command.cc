@@ -61,9 +61,9 @@ std::vector<Candidate> Enumerate(int64_t devices, int64_t per_node, int64_t max_
   return out;
 }
 
-}  // namespace
-
-int RunTuneCommand(const std::vector<std::string>& args, std::ostream& out) {
+// The flags of `twinflow tune`, declared once for parsing, the usage text and for re-parsing
+// each candidate's own flags.
+ArgParser TuneParser() {
   ArgParser parser("twinflow tune",
                    "Enumerate the (dp, tp, pp, micro-batches, schedule) strategies that fit a "
                    "cluster, simulate each (again with recompute=full when it runs out of "
@@ -80,6 +80,128 @@ int RunTuneCommand(const std::vector<std::string>& args, std::ostream& out) {
           "--sequence 512 --batch 64 --cluster dgx-h100 --nodes 2\n"
           "  twinflow tune --model gpt --preset gpt3-175b --cluster dgx-h100 --nodes 128 "
           "--max-micro-batches 64 --replica\n");
+  return parser;
+}
+
+// What every candidate's evaluation shares: the command line it extends and the cluster.
+struct TuneSetting {
+  const ArgParser& parser;
+  const std::vector<std::string>& args;
+  const sim::Topology& topology;
+  const graph::OpRegistry& registry;
+  const sbp::AlphaBetaConfig& cost;
+  bool replica = false;
+};
+
+// Compiles and simulates one candidate: its command line is the tune flags with the
+// candidate's --strategy and the cluster's --devices added. A failure drops it, with why.
+Outcome Evaluate(const TuneSetting& setting, const Candidate& candidate) {
+  const sim::Topology& topology = setting.topology;
+  Outcome o;
+  o.candidate = candidate;
+  std::vector<std::string> with = setting.args;
+  for (const std::string& flag : {std::string("--strategy"), o.candidate.Text(),
+                                  std::string("--devices"), std::to_string(topology.devices())}) {
+    with.push_back(flag);
+  }
+  try {
+    int64_t replicas = 1;
+    if (setting.replica) {
+      std::tie(with, replicas) = ReplicaArgs(setting.parser, with, topology, setting.registry);
+    }
+    const ParsedArgs one = setting.parser.Parse(with);
+    const sim::Topology cluster(ClusterFromArgs(one));  // a replica's nodes with --replica
+    const models::BuiltModel model = BuildModelFromArgs(one, setting.registry);
+    const compiler::Compiled compiled =
+        CompileFromArgs(model, one, setting.registry, 0, &setting.cost);
+    const plan::Plan& plan = compiled.plan;
+    o.parallelism = compiler::ParallelismTable(
+        compiler::ParallelismByFamily(model.graph, setting.registry, compiled.assignment));
+    sim::SimOptions options;
+    options.data_parallel_replicas = static_cast<int>(replicas);
+    const sim::SimResult r = sim::Simulate(plan, cluster, options);
+    for (const sim::DeviceReport& d : r.devices)
+      o.peak_bytes = std::max(o.peak_bytes, d.arena_bytes);
+    o.step_s = r.step_s;
+    o.mfu = r.mfu;
+    o.samples_per_s =
+        static_cast<double>(SamplesPerStep(model) * replicas) / std::max(r.step_s, 1e-12);
+    if (!r.finished) {
+      o.why = "deadlocks";
+    } else if (o.peak_bytes > topology.spec().device().memory_bytes()) {
+      o.why = "out of memory (" + FormatBytes(o.peak_bytes) + ")";
+    } else {
+      o.ok = true;
+    }
+  } catch (const Error& e) {
+    o.why = e.message().substr(0, 100);
+  }
+  return o;
+}
+
+// One candidate's outcome; one out of memory is tried again with recompute=full, trading time
+// for memory, and keeps that when it fits.
+Outcome EvaluateOrRecompute(const TuneSetting& setting, const Candidate& candidate) {
+  Outcome o = Evaluate(setting, candidate);
+  if (o.why.starts_with("out of memory")) {
+    Candidate again = candidate;
+    again.recompute = true;
+    const Outcome recomputed = Evaluate(setting, again);
+    if (recomputed.ok) {
+      o = recomputed;
+    } else if (recomputed.why.starts_with("out of memory")) {
+      o.why += ", " + FormatBytes(recomputed.peak_bytes) + " with recompute=full";
+    }
+  }
+  return o;
+}
+
+double SecondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// Every candidate's outcome, in candidate order, with a progress line each on stderr.
+std::vector<Outcome> EvaluateAll(const TuneSetting& setting,
+                                 const std::vector<Candidate>& candidates,
+                                 std::chrono::steady_clock::time_point start) {
+  std::vector<Outcome> outcomes;
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    const Outcome o = EvaluateOrRecompute(setting, candidates[i]);
+    std::cerr << "[" << i + 1 << "/" << candidates.size() << ", "
+              << FormatSeconds(SecondsSince(start)) << "] " << o.candidate.Text() << ": "
+              << (o.ok ? "step " + FormatSeconds(o.step_s) : o.why) << "\n";
+    outcomes.push_back(o);
+  }
+  return outcomes;
+}
+
+// The ranked table of the strategies that fit (fastest first, `outcomes` sorted so), the
+// parallelism of the best, and why each other one dropped.
+void PrintRanking(std::ostream& out, const std::vector<Outcome>& outcomes, int64_t top) {
+  TextTable table({"rank", "strategy", "step time", "samples/s", "MFU", "peak memory"});
+  int64_t rank = 0;
+  for (const Outcome& o : outcomes) {
+    if (!o.ok || rank >= top) continue;
+    ++rank;
+    table.Add({std::to_string(rank), o.candidate.Text(), FormatSeconds(o.step_s),
+               FormatFixed(o.samples_per_s, 1), FormatFixed(100 * o.mfu, 1) + "%",
+               FormatBytes(o.peak_bytes)});
+  }
+  table.Print(out);
+  if (!outcomes.empty() && outcomes[0].ok) {
+    out << "parallelism of the forward ops of " << outcomes[0].candidate.Text()
+        << ", by mesh axis (0: dp, 1: tp):\n"
+        << outcomes[0].parallelism;
+  }
+  for (const Outcome& o : outcomes) {
+    if (!o.ok) out << "dropped " << o.candidate.Text() << ": " << o.why << "\n";
+  }
+}
+
+}  // namespace
+
+int RunTuneCommand(const std::vector<std::string>& args, std::ostream& out) {
+  const ArgParser parser = TuneParser();
   const ParsedArgs parsed = parser.Parse(args);
   if (parsed.help()) {
     out << parser.Usage();
@@ -97,72 +219,13 @@ int RunTuneCommand(const std::vector<std::string>& args, std::ostream& out) {
   const sbp::AlphaBetaConfig cost = sim::SearchCostConfig(topology.spec());
   const bool replica = parsed.Given("replica");
   const auto start = std::chrono::steady_clock::now();
-  // Compiles and simulates one candidate.
-  const auto evaluate = [&](const Candidate& candidate) {
-    Outcome o;
-    o.candidate = candidate;
-    std::vector<std::string> with = args;
-    for (const std::string& flag : {std::string("--strategy"), o.candidate.Text(),
-                                    std::string("--devices"), std::to_string(devices)}) {
-      with.push_back(flag);
-    }
-    try {
-      int64_t replicas = 1;
-      if (replica) std::tie(with, replicas) = ReplicaArgs(parser, with, topology, registry);
-      const ParsedArgs one = parser.Parse(with);
-      const sim::Topology cluster(ClusterFromArgs(one));  // a replica's nodes with --replica
-      const models::BuiltModel model = BuildModelFromArgs(one, registry);
-      const compiler::Compiled compiled = CompileFromArgs(model, one, registry, 0, &cost);
-      const plan::Plan& plan = compiled.plan;
-      o.parallelism = compiler::ParallelismTable(
-          compiler::ParallelismByFamily(model.graph, registry, compiled.assignment));
-      sim::SimOptions options;
-      options.data_parallel_replicas = static_cast<int>(replicas);
-      const sim::SimResult r = sim::Simulate(plan, cluster, options);
-      for (const sim::DeviceReport& d : r.devices)
-        o.peak_bytes = std::max(o.peak_bytes, d.arena_bytes);
-      o.step_s = r.step_s;
-      o.mfu = r.mfu;
-      o.samples_per_s =
-          static_cast<double>(SamplesPerStep(model) * replicas) / std::max(r.step_s, 1e-12);
-      if (!r.finished) {
-        o.why = "deadlocks";
-      } else if (o.peak_bytes > topology.spec().device().memory_bytes()) {
-        o.why = "out of memory (" + FormatBytes(o.peak_bytes) + ")";
-      } else {
-        o.ok = true;
-      }
-    } catch (const Error& e) {
-      o.why = e.message().substr(0, 100);
-    }
-    return o;
-  };
-  std::vector<Outcome> outcomes;
-  for (size_t i = 0; i < candidates.size(); ++i) {
-    Outcome o = evaluate(candidates[i]);
-    if (o.why.starts_with("out of memory")) {  // trade time for memory: recompute activations
-      Candidate again = candidates[i];
-      again.recompute = true;
-      const Outcome recomputed = evaluate(again);
-      if (recomputed.ok) {
-        o = recomputed;
-      } else if (recomputed.why.starts_with("out of memory")) {
-        o.why += ", " + FormatBytes(recomputed.peak_bytes) + " with recompute=full";
-      }
-    }
-    const double elapsed =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    std::cerr << "[" << i + 1 << "/" << candidates.size() << ", " << FormatSeconds(elapsed) << "] "
-              << o.candidate.Text() << ": " << (o.ok ? "step " + FormatSeconds(o.step_s) : o.why)
-              << "\n";
-    outcomes.push_back(o);
-  }
+  const TuneSetting setting{parser, args, topology, registry, cost, replica};
+  std::vector<Outcome> outcomes = EvaluateAll(setting, candidates, start);
   std::stable_sort(outcomes.begin(), outcomes.end(), [](const Outcome& a, const Outcome& b) {
     if (a.ok != b.ok) return a.ok;
     return a.ok && a.step_s < b.step_s;
   });
-  const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const double seconds = SecondsSince(start);
   const sim::ClusterSpec& spec = topology.spec();
   int64_t feasible = 0;
   for (const Outcome& o : outcomes) feasible += o.ok;
@@ -175,25 +238,7 @@ int RunTuneCommand(const std::vector<std::string>& args, std::ostream& out) {
     out << "each strategy simulated as one data-parallel replica, its gradients all-reduced over "
            "the dp replicas\n";
   }
-  TextTable table({"rank", "strategy", "step time", "samples/s", "MFU", "peak memory"});
-  const int64_t top = parsed.GetInt("top", 1, 1 << 20);
-  int64_t rank = 0;
-  for (const Outcome& o : outcomes) {
-    if (!o.ok || rank >= top) continue;
-    ++rank;
-    table.Add({std::to_string(rank), o.candidate.Text(), FormatSeconds(o.step_s),
-               FormatFixed(o.samples_per_s, 1), FormatFixed(100 * o.mfu, 1) + "%",
-               FormatBytes(o.peak_bytes)});
-  }
-  table.Print(out);
-  if (feasible > 0) {
-    out << "parallelism of the forward ops of " << outcomes[0].candidate.Text()
-        << ", by mesh axis (0: dp, 1: tp):\n"
-        << outcomes[0].parallelism;
-  }
-  for (const Outcome& o : outcomes) {
-    if (!o.ok) out << "dropped " << o.candidate.Text() << ": " << o.why << "\n";
-  }
+  PrintRanking(out, outcomes, parsed.GetInt("top", 1, 1 << 20));
   return feasible > 0 ? 0 : 1;
 }
 

@@ -303,80 +303,98 @@ void MpiTransport::Collective(const plan::Task& task, int64_t piece,
   const CollectiveKind kind = plan::FromProto(desc.kind(), "task '" + task.name() + "'");
   const ReduceOp op =
       plan::FromProto(desc.reduce_op(), "task '" + task.name() + "'").value_or(ReduceOp::kSum);
-  const MPI_Comm comm = c.comm;
   const std::string what = "task '" + task.name() + "' piece " + std::to_string(piece) + ": " +
                            CollectiveKindName(kind) + " with the other ranks of comm group " +
                            std::to_string(desc.group());
   auto members = std::make_shared<std::vector<runtime::CollectiveMember>>(std::move(local));
   const Tensor& in = members->front().input;
   const bool one_each = c.one_member_per_rank && members->size() == 1;
-  if (one_each && kind == CollectiveKind::kAllReduce && MpiType(in.dtype()) != MPI_DATATYPE_NULL) {
-    Enqueue(what, {[members, op, comm](MPI_Request* request) {
-                     runtime::CollectiveMember& m = members->front();
-                     CheckMpi(MPI_Iallreduce(m.input.raw(), m.output.raw(),
-                                             static_cast<int>(m.input.numel()),
-                                             MpiType(m.input.dtype()), MpiOp(op), comm, request),
-                              "MPI_Iallreduce");
-                   },
-                   [members, done](const MPI_Status&) { done(); }});
-    return;
+  const bool mpi_type = MpiType(in.dtype()) != MPI_DATATYPE_NULL;
+  if (one_each && kind == CollectiveKind::kAllReduce && mpi_type) {
+    Enqueue(what, AllReduceOp(members, op, c.comm, std::move(done)));
+  } else if (one_each && kind == CollectiveKind::kAllGather) {
+    Enqueue(what, AllGatherOp(task, c, members, std::move(done)));
+  } else if (one_each && kind == CollectiveKind::kReduceScatter && mpi_type) {
+    Enqueue(what, ReduceScatterOp(task, c, members, op, std::move(done)));
+  } else {
+    Enqueue(what, GatherAndComputeOp(task, c, members, op, std::move(done)));
   }
-  if (one_each && kind == CollectiveKind::kAllGather) {
-    // Every rank's input lands packed by rank; each rank unpacks along the gather axis.
-    const int axis = desc.gather_axis();
-    std::vector<int64_t> extents;
-    auto counts = std::make_shared<std::vector<int>>();
-    auto displs = std::make_shared<std::vector<int>>();
-    int total = 0;
-    for (const std::vector<int>& m : c.by_comm_rank) {
-      const plan::TensorDesc& chunk = InputDesc(plan_, *c.members[m.front()]);
-      extents.push_back(runtime::ToShape(chunk, task.name())[axis]);
-      displs->push_back(total);
-      counts->push_back(static_cast<int>(BytesOf(chunk, task.name())));
-      total += counts->back();
-    }
-    runtime::CollectiveMember& m = members->front();
-    auto layout =
-        std::make_shared<AxisChunks>(m.output.shape(), axis, extents, DTypeSize(m.output.dtype()));
-    auto packed = std::make_shared<std::vector<std::byte>>(static_cast<size_t>(total));
-    Enqueue(what, {[members, packed, counts, displs, comm](MPI_Request* request) {
-                     runtime::CollectiveMember& m = members->front();
-                     CheckMpi(MPI_Iallgatherv(m.input.raw(), static_cast<int>(m.input.nbytes()),
-                                              MPI_BYTE, packed->data(), counts->data(),
-                                              displs->data(), MPI_BYTE, comm, request),
-                              "MPI_Iallgatherv");
-                   },
-                   [members, packed, layout, counts, displs, done](const MPI_Status&) {
-                     layout->Move<false>(packed->data(), members->front().output.raw());
-                     done();
-                   }});
-    return;
+}
+
+MpiTransport::Op MpiTransport::AllReduceOp(const Members& members, ReduceOp op, MPI_Comm comm,
+                                           Done done) {
+  return {[members, op, comm](MPI_Request* request) {
+            runtime::CollectiveMember& m = members->front();
+            CheckMpi(
+                MPI_Iallreduce(m.input.raw(), m.output.raw(), static_cast<int>(m.input.numel()),
+                               MpiType(m.input.dtype()), MpiOp(op), comm, request),
+                "MPI_Iallreduce");
+          },
+          [members, done](const MPI_Status&) { done(); }};
+}
+
+MpiTransport::Op MpiTransport::AllGatherOp(const plan::Task& task, const CollectiveComm& c,
+                                           const Members& members, Done done) const {
+  // Every rank's input lands packed by rank; each rank unpacks along the gather axis.
+  const int axis = task.collective().gather_axis();
+  std::vector<int64_t> extents;
+  auto counts = std::make_shared<std::vector<int>>();
+  auto displs = std::make_shared<std::vector<int>>();
+  int total = 0;
+  for (const std::vector<int>& m : c.by_comm_rank) {
+    const plan::TensorDesc& chunk = InputDesc(plan_, *c.members[m.front()]);
+    extents.push_back(runtime::ToShape(chunk, task.name())[axis]);
+    displs->push_back(total);
+    counts->push_back(static_cast<int>(BytesOf(chunk, task.name())));
+    total += counts->back();
   }
-  if (one_each && kind == CollectiveKind::kReduceScatter &&
-      MpiType(in.dtype()) != MPI_DATATYPE_NULL) {
-    // The input packed by rank, then each rank receives its chunk reduced.
-    const int axis = desc.scatter_axis();
-    std::vector<int64_t> extents;
-    auto counts = std::make_shared<std::vector<int>>();
-    for (const std::vector<int>& m : c.by_comm_rank) {
-      const Shape chunk = runtime::ToShape(OutputDesc(plan_, *c.members[m.front()]), task.name());
-      extents.push_back(chunk[axis]);
-      counts->push_back(static_cast<int>(chunk.numel()));
-    }
-    runtime::CollectiveMember& m = members->front();
-    const AxisChunks layout(m.input.shape(), axis, extents, DTypeSize(m.input.dtype()));
-    auto packed = std::make_shared<std::vector<std::byte>>(m.input.nbytes());
-    layout.Move<true>(m.input.raw(), packed->data());
-    Enqueue(what, {[members, packed, counts, op, comm](MPI_Request* request) {
-                     runtime::CollectiveMember& m = members->front();
-                     CheckMpi(
-                         MPI_Ireduce_scatter(packed->data(), m.output.raw(), counts->data(),
-                                             MpiType(m.input.dtype()), MpiOp(op), comm, request),
-                         "MPI_Ireduce_scatter");
-                   },
-                   [members, packed, counts, done](const MPI_Status&) { done(); }});
-    return;
+  runtime::CollectiveMember& m = members->front();
+  auto layout =
+      std::make_shared<AxisChunks>(m.output.shape(), axis, extents, DTypeSize(m.output.dtype()));
+  auto packed = std::make_shared<std::vector<std::byte>>(static_cast<size_t>(total));
+  const MPI_Comm comm = c.comm;
+  return {[members, packed, counts, displs, comm](MPI_Request* request) {
+            runtime::CollectiveMember& m = members->front();
+            CheckMpi(MPI_Iallgatherv(m.input.raw(), static_cast<int>(m.input.nbytes()), MPI_BYTE,
+                                     packed->data(), counts->data(), displs->data(), MPI_BYTE, comm,
+                                     request),
+                     "MPI_Iallgatherv");
+          },
+          [members, packed, layout, counts, displs, done](const MPI_Status&) {
+            layout->Move<false>(packed->data(), members->front().output.raw());
+            done();
+          }};
+}
+
+MpiTransport::Op MpiTransport::ReduceScatterOp(const plan::Task& task, const CollectiveComm& c,
+                                               const Members& members, ReduceOp op,
+                                               Done done) const {
+  // The input packed by rank, then each rank receives its chunk reduced.
+  const int axis = task.collective().scatter_axis();
+  std::vector<int64_t> extents;
+  auto counts = std::make_shared<std::vector<int>>();
+  for (const std::vector<int>& m : c.by_comm_rank) {
+    const Shape chunk = runtime::ToShape(OutputDesc(plan_, *c.members[m.front()]), task.name());
+    extents.push_back(chunk[axis]);
+    counts->push_back(static_cast<int>(chunk.numel()));
   }
+  runtime::CollectiveMember& m = members->front();
+  const AxisChunks layout(m.input.shape(), axis, extents, DTypeSize(m.input.dtype()));
+  auto packed = std::make_shared<std::vector<std::byte>>(m.input.nbytes());
+  layout.Move<true>(m.input.raw(), packed->data());
+  const MPI_Comm comm = c.comm;
+  return {[members, packed, counts, op, comm](MPI_Request* request) {
+            runtime::CollectiveMember& m = members->front();
+            CheckMpi(MPI_Ireduce_scatter(packed->data(), m.output.raw(), counts->data(),
+                                         MpiType(m.input.dtype()), MpiOp(op), comm, request),
+                     "MPI_Ireduce_scatter");
+          },
+          [members, packed, counts, done](const MPI_Status&) { done(); }};
+}
+
+MpiTransport::Op MpiTransport::GatherAndComputeOp(const plan::Task& task, const CollectiveComm& c,
+                                                  const Members& members, ReduceOp op,
+                                                  Done done) const {
   // Everyone gets every member's input; each rank then computes its own members' outputs.
   auto send = std::make_shared<std::vector<std::byte>>();
   for (const runtime::CollectiveMember& m : *members) {
@@ -397,37 +415,38 @@ void MpiTransport::Collective(const plan::Task& task, int64_t piece,
   auto gathered = std::make_shared<std::vector<std::byte>>(static_cast<size_t>(total));
   const plan::Plan& plan = plan_;
   const CollectiveComm* info = &c;
-  Enqueue(what,
-          {[send, gathered, counts, displs, comm](MPI_Request* request) {
-             CheckMpi(MPI_Iallgatherv(send->data(), static_cast<int>(send->size()), MPI_BYTE,
-                                      gathered->data(), counts->data(), displs->data(), MPI_BYTE,
-                                      comm, request),
-                      "MPI_Iallgatherv");
-           },
-           [members, gathered, counts, displs, info, desc, op, done, &plan](const MPI_Status&) {
-             std::vector<runtime::CollectiveMember> all(info->members.size());
-             size_t at = 0;
-             for (const std::vector<int>& ranks_members : info->by_comm_rank) {
-               for (int m : ranks_members) {
-                 const plan::Task& t = *info->members[m];
-                 Tensor input = Empty(InputDesc(plan, t), t.name());
-                 std::copy_n(gathered->data() + at, input.nbytes(), input.raw());
-                 at += input.nbytes();
-                 all[m].task = t.id();
-                 all[m].member = m;
-                 all[m].input = std::move(input);
-                 all[m].output = Empty(OutputDesc(plan, t), t.name());
-               }
-             }
-             std::vector<Tensor*> local_outputs(all.size(), nullptr);
-             for (runtime::CollectiveMember& m : *members) local_outputs[m.member] = &m.output;
-             runtime::ComputeCollective(desc, op, all);
-             for (size_t m = 0; m < all.size(); ++m) {
-               if (local_outputs[m] == nullptr) continue;
-               std::copy_n(all[m].output.raw(), all[m].output.nbytes(), local_outputs[m]->raw());
-             }
-             done();
-           }});
+  const plan::CollectiveDesc desc = task.collective();
+  const MPI_Comm comm = c.comm;
+  return {[send, gathered, counts, displs, comm](MPI_Request* request) {
+            CheckMpi(MPI_Iallgatherv(send->data(), static_cast<int>(send->size()), MPI_BYTE,
+                                     gathered->data(), counts->data(), displs->data(), MPI_BYTE,
+                                     comm, request),
+                     "MPI_Iallgatherv");
+          },
+          [members, gathered, counts, displs, info, desc, op, done, &plan](const MPI_Status&) {
+            std::vector<runtime::CollectiveMember> all(info->members.size());
+            size_t at = 0;
+            for (const std::vector<int>& ranks_members : info->by_comm_rank) {
+              for (int m : ranks_members) {
+                const plan::Task& t = *info->members[m];
+                Tensor input = Empty(InputDesc(plan, t), t.name());
+                std::copy_n(gathered->data() + at, input.nbytes(), input.raw());
+                at += input.nbytes();
+                all[m].task = t.id();
+                all[m].member = m;
+                all[m].input = std::move(input);
+                all[m].output = Empty(OutputDesc(plan, t), t.name());
+              }
+            }
+            std::vector<Tensor*> local_outputs(all.size(), nullptr);
+            for (runtime::CollectiveMember& m : *members) local_outputs[m.member] = &m.output;
+            runtime::ComputeCollective(desc, op, all);
+            for (size_t m = 0; m < all.size(); ++m) {
+              if (local_outputs[m] == nullptr) continue;
+              std::copy_n(all[m].output.raw(), all[m].output.nbytes(), local_outputs[m]->raw());
+            }
+            done();
+          }};
 }
 
 std::vector<std::string> MpiTransport::Pending() const {

@@ -34,6 +34,7 @@
 #include <vector>
 
 #include "engine/comm/mpi_session.h"
+#include "engine/core/reduce_op.h"
 #include "engine/runtime/transport.h"
 
 namespace twinflow::comm {
@@ -81,7 +82,19 @@ class MpiTransport : public runtime::Transport {
     bool one_member_per_rank = false;
   };
 
+  // A collective piece's members on this rank, shared by its operation's start and finish.
+  using Members = std::shared_ptr<std::vector<runtime::CollectiveMember>>;
+
   void Enqueue(std::string what, Op op);
+  // The MPI operation of one collective piece, one a path (see the file comment). The first
+  // three need one member per rank; the last serves every collective.
+  static Op AllReduceOp(const Members& members, ReduceOp op, MPI_Comm comm, Done done);
+  Op AllGatherOp(const plan::Task& task, const CollectiveComm& c, const Members& members,
+                 Done done) const;
+  Op ReduceScatterOp(const plan::Task& task, const CollectiveComm& c, const Members& members,
+                     ReduceOp op, Done done) const;
+  Op GatherAndComputeOp(const plan::Task& task, const CollectiveComm& c, const Members& members,
+                        ReduceOp op, Done done) const;
   void Loop();
   int Tag(const plan::Task& task, int64_t piece) const;
   int PeerRank(const plan::Task& task) const;

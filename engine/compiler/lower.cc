@@ -66,6 +66,44 @@ plan::TaskKind TaskKindOf(graph::OpRole role) {
   return plan::COMPUTE;
 }
 
+// The op's cost on this device's physical shapes.
+graph::OpCost PhysicalCost(const graph::OpDef& def, const graph::OpNode& op,
+                           const graph::LogicalGraph& graph,
+                           const std::vector<graph::TensorMeta>& physical) {
+  try {
+    return def.cost(graph::OpContext{op.type, op.attrs, physical});
+  } catch (const Error&) {
+    // Attributes in logical terms (a reshape's target) do not fit the physical shapes:
+    // take the logical cost in proportion to the inputs this device holds.
+    std::vector<graph::TensorMeta> logical;
+    double held = 0, whole = 0;
+    for (size_t i = 0; i < op.inputs.size(); ++i) {
+      logical.push_back(graph.tensor(op.inputs[i]).meta);
+      held += static_cast<double>(physical[i].shape.numel());
+      whole += static_cast<double>(logical.back().shape.numel());
+    }
+    graph::OpCost cost = def.cost(graph::OpContext{op.type, op.attrs, logical});
+    const double share = whole > 0 ? held / whole : 1.0;
+    cost.flops *= share;
+    cost.bytes_read = static_cast<int64_t>(static_cast<double>(cost.bytes_read) * share);
+    cost.bytes_written = static_cast<int64_t>(static_cast<double>(cost.bytes_written) * share);
+    return cost;
+  }
+}
+
+// Cost hints for the simulator: the op's work on the physical inputs of `task`.
+void SetCostHints(plan::Task& task, const graph::OpNode& op, const graph::OpDef& def,
+                  const graph::LogicalGraph& graph) {
+  std::vector<graph::TensorMeta> physical;
+  for (const plan::TensorDesc& in : task.op().inputs()) {
+    std::vector<int64_t> dims(in.shape().begin(), in.shape().end());
+    physical.push_back({Shape(dims), plan::FromProto(in.dtype(), task.name())});
+  }
+  const graph::OpCost cost = PhysicalCost(def, op, graph, physical);
+  task.set_flops(cost.flops);
+  task.set_bytes_moved(cost.bytes_read + cost.bytes_written);
+}
+
 }  // namespace
 
 plan::Plan Lowerer::Run(const LowerOptions& options) {
@@ -177,24 +215,7 @@ void Lowerer::LowerOp(const graph::OpNode& op) {
   }
   current_rate_ = rates_[op.id];
   for (int64_t d = 0; d < op.placement.size(); ++d) {
-    // A task consumes each register once (the actor counts pieces per register), so an op
-    // reading one tensor twice, mul(x, x), gets a copy for the second read. Made before the
-    // op's task: adding tasks moves the ones already made.
-    std::vector<int64_t> consumed;
-    for (size_t i = 0; i < op.inputs.size(); ++i) {
-      int64_t regst = inputs[i][d];
-      if (std::find(consumed.begin(), consumed.end(), regst) != consumed.end()) {
-        const graph::TensorMeta& meta = graph_.tensor(op.inputs[i]).meta;
-        const Region region = sbp::PhysicalRegion(meta.shape, {op.placement, sig.inputs[i]}, d);
-        plan::Task& copy = NewTask(plan::COPY, DeviceOf(op.placement.device(d)),
-                                   op.name + "/input" + std::to_string(i) + "_copy@" +
-                                       std::to_string(op.placement.device(d).index));
-        Consume(copy, regst);
-        AddTransfer(copy, regst, region, region, region, meta.dtype);
-        regst = NewRegst(copy, region.shape(), meta.dtype);
-      }
-      consumed.push_back(regst);
-    }
+    const std::vector<int64_t> consumed = InputsReadOnce(op, inputs, d);
     plan::Task& task = NewTask(kind, DeviceOf(op.placement.device(d)),
                                op.name + "@" + std::to_string(op.placement.device(d).index));
     plan::OpDesc* desc = task.mutable_op();
@@ -210,38 +231,9 @@ void Lowerer::LowerOp(const graph::OpNode& op) {
     }
     if (kind == plan::ASSIGN) assigns_[inputs[0][d]] = task.id();
     if (kind == plan::COMPUTE) {
-      // Cost hints for the simulator: the op's work on this device's physical shapes.
-      std::vector<graph::TensorMeta> physical;
-      for (const plan::TensorDesc& in : desc->inputs()) {
-        std::vector<int64_t> dims(in.shape().begin(), in.shape().end());
-        physical.push_back({Shape(dims), plan::FromProto(in.dtype(), task.name())});
-      }
       task.set_recomputes(op.recomputed);
       task.set_optimizer_update(def.role == graph::OpRole::kOptimizerUpdate);
-      if (def.cost) {
-        graph::OpCost cost;
-        try {
-          cost = def.cost(graph::OpContext{op.type, op.attrs, physical});
-        } catch (const Error&) {
-          // Attributes in logical terms (a reshape's target) do not fit the physical shapes:
-          // take the logical cost in proportion to the inputs this device holds.
-          std::vector<graph::TensorMeta> logical;
-          double held = 0, whole = 0;
-          for (size_t i = 0; i < op.inputs.size(); ++i) {
-            logical.push_back(graph_.tensor(op.inputs[i]).meta);
-            held += static_cast<double>(physical[i].shape.numel());
-            whole += static_cast<double>(logical.back().shape.numel());
-          }
-          cost = def.cost(graph::OpContext{op.type, op.attrs, logical});
-          const double share = whole > 0 ? held / whole : 1.0;
-          cost.flops *= share;
-          cost.bytes_read = static_cast<int64_t>(static_cast<double>(cost.bytes_read) * share);
-          cost.bytes_written =
-              static_cast<int64_t>(static_cast<double>(cost.bytes_written) * share);
-        }
-        task.set_flops(cost.flops);
-        task.set_bytes_moved(cost.bytes_read + cost.bytes_written);
-      }
+      if (def.cost) SetCostHints(task, op, def, graph_);
     }
     for (size_t o = 0; o < op.outputs.size(); ++o) {
       const graph::TensorMeta& meta = graph_.tensor(op.outputs[o]).meta;
@@ -254,6 +246,31 @@ void Lowerer::LowerOp(const graph::OpNode& op) {
   }
   if (kind == plan::SOURCE) AddBinding(*plan_.add_feeds(), op.outputs[0], std::nullopt);
   if (kind == plan::VARIABLE) AddBinding(*plan_.add_variables(), op.outputs[0], std::nullopt);
+}
+
+std::vector<int64_t> Lowerer::InputsReadOnce(const graph::OpNode& op,
+                                             const std::vector<std::vector<int64_t>>& inputs,
+                                             int64_t d) {
+  // A task consumes each register once (the actor counts pieces per register), so an op
+  // reading one tensor twice, mul(x, x), gets a copy for the second read. Made before the
+  // op's task: adding tasks moves the ones already made.
+  const graph::NdSbpSignature& sig = assignment_.signatures[op.id];
+  std::vector<int64_t> consumed;
+  for (size_t i = 0; i < op.inputs.size(); ++i) {
+    int64_t regst = inputs[i][d];
+    if (std::find(consumed.begin(), consumed.end(), regst) != consumed.end()) {
+      const graph::TensorMeta& meta = graph_.tensor(op.inputs[i]).meta;
+      const Region region = sbp::PhysicalRegion(meta.shape, {op.placement, sig.inputs[i]}, d);
+      plan::Task& copy = NewTask(plan::COPY, DeviceOf(op.placement.device(d)),
+                                 op.name + "/input" + std::to_string(i) + "_copy@" +
+                                     std::to_string(op.placement.device(d).index));
+      Consume(copy, regst);
+      AddTransfer(copy, regst, region, region, region, meta.dtype);
+      regst = NewRegst(copy, region.shape(), meta.dtype);
+    }
+    consumed.push_back(regst);
+  }
+  return consumed;
 }
 
 std::vector<int64_t> Lowerer::RegstsFor(TensorId tensor, const Layout& layout, Rate rate,

@@ -15,96 +15,110 @@ namespace twinflow::compiler::lowering {
 
 std::vector<int64_t> Lowerer::LowerStep(const graph::TensorNode& node, const sbp::BoxingStep& step,
                                         const std::vector<int64_t>& current, size_t index) {
-  const Shape& shape = node.meta.shape;
-  const DType dtype = node.meta.dtype;
   const std::string name =
       node.name + "/boxing" + std::to_string(index) + "_" + sbp::BoxingStepKindName(step.kind);
-  const Placement& to = step.to.placement;
-  std::vector<int64_t> next(to.size(), -1);
-  const auto output = [&](plan::Task& task, int64_t j) {
-    next[j] = NewRegst(task, sbp::PhysicalShape(shape, step.to, j), dtype);
+  std::vector<int64_t> next(step.to.placement.size(), -1);
+  const StepOutput output = [&](plan::Task& task, int64_t j) {
+    next[j] = NewRegst(task, sbp::PhysicalShape(node.meta.shape, step.to, j), node.meta.dtype);
   };
   switch (step.kind) {
     case sbp::BoxingStepKind::kAllGather:
     case sbp::BoxingStepKind::kAllReduce:
     case sbp::BoxingStepKind::kReduceScatter:
-    case sbp::BoxingStepKind::kAllToAll: {
-      for (const std::vector<int64_t>& members : step.groups) {
-        const int64_t group = GroupOf(step.from.placement, members);
-        const int64_t order = next_issue_order_++;
-        for (size_t m = 0; m < members.size(); ++m) {
-          const int64_t j = members[m];
-          plan::Task& task = NewTask(plan::COLLECTIVE, DeviceOf(to.device(j)),
-                                     name + "@" + std::to_string(to.device(j).index));
-          plan::CollectiveDesc* c = task.mutable_collective();
-          const CollectiveKind kind = *sbp::StepCollective(step.kind);
-          c->set_kind(plan::ToProto(kind));
-          c->set_reduce_op(CollectiveReduces(kind) ? plan::ToProto(step.reduce_op)
-                                                   : plan::REDUCE_NONE);
-          c->set_gather_axis(std::max(step.gather_axis, 0));  // unused axes stay 0
-          c->set_scatter_axis(std::max(step.scatter_axis, 0));
-          c->set_group(group);
-          c->set_member(static_cast<int32_t>(m));
-          task.set_issue_order(order);
-          Consume(task, current[j]);
-          output(task, j);
-        }
-      }
+    case sbp::BoxingStepKind::kAllToAll:
+      LowerCollectiveStep(step, current, name, output);
       return next;
-    }
-    case sbp::BoxingStepKind::kLocalSlice: {
-      const int a = step.mesh_axis;
-      const int64_t p = to.hierarchy()[a];
-      const sbp::Sbp& x = step.from.nd_sbp[a];
-      const sbp::Sbp& y = step.to.nd_sbp[a];
-      for (int64_t j = 0; j < to.size(); ++j) {
-        plan::Task& task = NewTask(plan::COPY, DeviceOf(to.device(j)),
-                                   name + "@" + std::to_string(to.device(j).index));
-        Consume(task, current[j]);
-        const Region rs = sbp::PhysicalRegion(shape, step.from, j);
-        const Region rd = sbp::PhysicalRegion(shape, step.to, j);
-        // B -> P(sum) keeps the value on coordinate 0 of the axis and zeroes the others.
-        const bool zero = p > 1 && x.is_broadcast() && y.is_partial() && y.op == ReduceOp::kSum &&
-                          to.MeshCoord(j)[a] != 0;
-        if (!zero) AddTransfer(task, current[j], rs, rd, rs.Intersect(rd), dtype);
-        output(task, j);
-      }
+    case sbp::BoxingStepKind::kLocalSlice:
+      LowerLocalSliceStep(node, step, current, name, output);
       return next;
-    }
     case sbp::BoxingStepKind::kSendRecv:
-    case sbp::BoxingStepKind::kBroadcast: {
-      std::map<int64_t, std::vector<sbp::RegionTransfer>> by_destination;
-      if (step.kind == sbp::BoxingStepKind::kBroadcast) {
-        for (int64_t j = 0; j < to.size(); ++j) {
-          by_destination[j].push_back({step.root, j, Region::Full(shape), 0});
-        }
-      } else {
-        for (const sbp::RegionTransfer& t : step.transfers)
-          by_destination[t.dst_index].push_back(t);
-      }
-      for (int64_t j = 0; j < to.size(); ++j) {
-        plan::Task& task = NewTask(plan::COPY, DeviceOf(to.device(j)),
-                                   name + "@" + std::to_string(to.device(j).index));
-        const Region rd = sbp::PhysicalRegion(shape, step.to, j);
-        std::vector<int64_t> sources;
-        for (const sbp::RegionTransfer& t : by_destination[j]) {
-          if (std::find(sources.begin(), sources.end(), current[t.src_index]) == sources.end()) {
-            sources.push_back(current[t.src_index]);
-          }
-        }
-        // A destination that receives nothing (an empty slice) still waits for the piece.
-        if (sources.empty()) sources.push_back(current[std::min<int64_t>(j, current.size() - 1)]);
-        for (int64_t regst : sources) Consume(task, regst);
-        for (const sbp::RegionTransfer& t : by_destination[j]) {
-          AddTransfer(task, current[t.src_index],
-                      sbp::PhysicalRegion(shape, step.from, t.src_index), rd, t.region, dtype);
-        }
-        output(task, j);
-      }
+    case sbp::BoxingStepKind::kBroadcast:
+      LowerCopyStep(node, step, current, name, output);
       return next;
-    }
   }
   throw PlanError("boxing step of unknown kind for tensor '" + node.name + "'");
+}
+
+void Lowerer::LowerCollectiveStep(const sbp::BoxingStep& step, const std::vector<int64_t>& current,
+                                  const std::string& name, const StepOutput& output) {
+  const Placement& to = step.to.placement;
+  for (const std::vector<int64_t>& members : step.groups) {
+    const int64_t group = GroupOf(step.from.placement, members);
+    const int64_t order = next_issue_order_++;
+    for (size_t m = 0; m < members.size(); ++m) {
+      const int64_t j = members[m];
+      plan::Task& task = NewTask(plan::COLLECTIVE, DeviceOf(to.device(j)),
+                                 name + "@" + std::to_string(to.device(j).index));
+      plan::CollectiveDesc* c = task.mutable_collective();
+      const CollectiveKind kind = *sbp::StepCollective(step.kind);
+      c->set_kind(plan::ToProto(kind));
+      c->set_reduce_op(CollectiveReduces(kind) ? plan::ToProto(step.reduce_op) : plan::REDUCE_NONE);
+      c->set_gather_axis(std::max(step.gather_axis, 0));  // unused axes stay 0
+      c->set_scatter_axis(std::max(step.scatter_axis, 0));
+      c->set_group(group);
+      c->set_member(static_cast<int32_t>(m));
+      task.set_issue_order(order);
+      Consume(task, current[j]);
+      output(task, j);
+    }
+  }
+}
+
+void Lowerer::LowerLocalSliceStep(const graph::TensorNode& node, const sbp::BoxingStep& step,
+                                  const std::vector<int64_t>& current, const std::string& name,
+                                  const StepOutput& output) {
+  const Shape& shape = node.meta.shape;
+  const Placement& to = step.to.placement;
+  const int a = step.mesh_axis;
+  const int64_t p = to.hierarchy()[a];
+  const sbp::Sbp& x = step.from.nd_sbp[a];
+  const sbp::Sbp& y = step.to.nd_sbp[a];
+  for (int64_t j = 0; j < to.size(); ++j) {
+    plan::Task& task = NewTask(plan::COPY, DeviceOf(to.device(j)),
+                               name + "@" + std::to_string(to.device(j).index));
+    Consume(task, current[j]);
+    const Region rs = sbp::PhysicalRegion(shape, step.from, j);
+    const Region rd = sbp::PhysicalRegion(shape, step.to, j);
+    // B -> P(sum) keeps the value on coordinate 0 of the axis and zeroes the others.
+    const bool zero = p > 1 && x.is_broadcast() && y.is_partial() && y.op == ReduceOp::kSum &&
+                      to.MeshCoord(j)[a] != 0;
+    if (!zero) AddTransfer(task, current[j], rs, rd, rs.Intersect(rd), node.meta.dtype);
+    output(task, j);
+  }
+}
+
+void Lowerer::LowerCopyStep(const graph::TensorNode& node, const sbp::BoxingStep& step,
+                            const std::vector<int64_t>& current, const std::string& name,
+                            const StepOutput& output) {
+  const Shape& shape = node.meta.shape;
+  const Placement& to = step.to.placement;
+  std::map<int64_t, std::vector<sbp::RegionTransfer>> by_destination;
+  if (step.kind == sbp::BoxingStepKind::kBroadcast) {
+    for (int64_t j = 0; j < to.size(); ++j) {
+      by_destination[j].push_back({step.root, j, Region::Full(shape), 0});
+    }
+  } else {
+    for (const sbp::RegionTransfer& t : step.transfers) by_destination[t.dst_index].push_back(t);
+  }
+  for (int64_t j = 0; j < to.size(); ++j) {
+    plan::Task& task = NewTask(plan::COPY, DeviceOf(to.device(j)),
+                               name + "@" + std::to_string(to.device(j).index));
+    const Region rd = sbp::PhysicalRegion(shape, step.to, j);
+    std::vector<int64_t> sources;
+    for (const sbp::RegionTransfer& t : by_destination[j]) {
+      if (std::find(sources.begin(), sources.end(), current[t.src_index]) == sources.end()) {
+        sources.push_back(current[t.src_index]);
+      }
+    }
+    // A destination that receives nothing (an empty slice) still waits for the piece.
+    if (sources.empty()) sources.push_back(current[std::min<int64_t>(j, current.size() - 1)]);
+    for (int64_t regst : sources) Consume(task, regst);
+    for (const sbp::RegionTransfer& t : by_destination[j]) {
+      AddTransfer(task, current[t.src_index], sbp::PhysicalRegion(shape, step.from, t.src_index),
+                  rd, t.region, node.meta.dtype);
+    }
+    output(task, j);
+  }
 }
 
 void Lowerer::AddTransfer(plan::Task& task, int64_t src_regst, const Region& src_region,

@@ -4,6 +4,7 @@
 // steps of a BoxingPlan into COLLECTIVE and COPY tasks; lower_ranks.cc splits reads across
 // ranks into SEND and RECV.
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -108,6 +109,24 @@ class Lowerer {
   void AddTransfer(plan::Task& task, int64_t src_regst, const Region& src_region,
                    const Region& dst_region, const Region& region, DType dtype);
   int64_t GroupOf(const Placement& placement, const std::vector<int64_t>& members);
+
+  // LowerOp's registers for device `d` of the op (`inputs` [input][parallel index]), one per
+  // input, a COPY made for each repeated read.
+  std::vector<int64_t> InputsReadOnce(const graph::OpNode& op,
+                                      const std::vector<std::vector<int64_t>>& inputs, int64_t d);
+  // LowerStep's lowering by step kind: `output` makes the step's register on destination j.
+  using StepOutput = std::function<void(plan::Task& task, int64_t j)>;
+  // A COLLECTIVE task a member of each group, the groups one issue order each.
+  void LowerCollectiveStep(const sbp::BoxingStep& step, const std::vector<int64_t>& current,
+                           const std::string& name, const StepOutput& output);
+  // A COPY a device of the slice it keeps along the step's mesh axis.
+  void LowerLocalSliceStep(const graph::TensorNode& node, const sbp::BoxingStep& step,
+                           const std::vector<int64_t>& current, const std::string& name,
+                           const StepOutput& output);
+  // A COPY a destination of the regions it receives (send/recv or broadcast).
+  void LowerCopyStep(const graph::TensorNode& node, const sbp::BoxingStep& step,
+                     const std::vector<int64_t>& current, const std::string& name,
+                     const StepOutput& output);
 
   const graph::LogicalGraph& graph_;
   const graph::OpRegistry& registry_;

@@ -61,6 +61,166 @@ int64_t TableSize(const std::vector<int>& vars, const std::vector<int>& domain) 
   return size;
 }
 
+// The factors under elimination, and which alive ones touch each variable.
+struct FactorSet {
+  std::vector<Factor> factors;
+  std::vector<std::set<int>> factors_of;  // alive factor ids per variable
+
+  void Add(Factor f) {
+    for (int v : f.vars) factors_of[v].insert(static_cast<int>(factors.size()));
+    factors.push_back(std::move(f));
+  }
+  // The alive factors of v, which its elimination sums into one.
+  std::vector<int> Involved(int v) const {
+    return std::vector<int>(factors_of[v].begin(), factors_of[v].end());
+  }
+  // The variables v shares a factor with: the scope of the table eliminating v creates.
+  std::vector<int> ScopeOf(int v) const {
+    std::set<int> scope;
+    for (int f : factors_of[v]) {
+      for (int u : factors[f].vars) {
+        if (u != v) scope.insert(u);
+      }
+    }
+    return std::vector<int>(scope.begin(), scope.end());
+  }
+  // Ends the factors of v: they have been summed into a new one.
+  void Retire(int v) {
+    for (int f : Involved(v)) {
+      for (int u : factors[f].vars) factors_of[u].erase(f);
+    }
+  }
+};
+
+// An eliminated variable's best candidate for each assignment of its scope (row-major).
+struct Record {
+  int var;
+  std::vector<int> scope;
+  std::vector<int> argmin;
+};
+
+// A pairwise term as a factor over its variables, sorted.
+Factor PairwiseFactor(const MinSumProblem& p, const MinSumProblem::Pairwise& pair) {
+  Factor f;
+  const int a = std::min(pair.a, pair.b), b = std::max(pair.a, pair.b);
+  // A variable with one candidate (a pinned op) is no choice at all: its terms become unary
+  // terms of its neighbours, so it never joins a larger table.
+  if (a != b && (p.domain[a] == 1 || p.domain[b] == 1)) {
+    const int free = p.domain[a] == 1 ? b : a;
+    f.vars = {free};
+    for (int c = 0; c < p.domain[free]; ++c) {
+      const int ca = free == a ? c : 0, cb = free == b ? c : 0;
+      f.table.push_back(pair.a == a ? pair.cost[ca * p.domain[b] + cb]
+                                    : pair.cost[cb * p.domain[a] + ca]);
+    }
+    return f;
+  }
+  if (a == b) {
+    f.vars = {a};
+    for (int c = 0; c < p.domain[a]; ++c) f.table.push_back(pair.cost[c * p.domain[a] + c]);
+    return f;
+  }
+  f.vars = {a, b};
+  f.table.resize(static_cast<size_t>(p.domain[a]) * p.domain[b]);
+  for (int ca = 0; ca < p.domain[a]; ++ca) {
+    for (int cb = 0; cb < p.domain[b]; ++cb) {
+      f.table[ca * p.domain[b] + cb] =
+          pair.a == a ? pair.cost[ca * p.domain[b] + cb] : pair.cost[cb * p.domain[a] + ca];
+    }
+  }
+  return f;
+}
+
+// The problem as factors: one unary factor a variable (memory weighed by lambda), then one a
+// pairwise term.
+FactorSet InitialFactors(const MinSumProblem& p, double lambda) {
+  const int n = static_cast<int>(p.domain.size());
+  FactorSet set;
+  set.factors_of.resize(n);
+  for (int v = 0; v < n; ++v) {
+    Factor f{{v}, {}};
+    for (int c = 0; c < p.domain[v]; ++c) f.table.push_back(UnaryWithMemory(p, v, c, lambda));
+    set.Add(std::move(f));
+  }
+  for (const auto& pair : p.pairwise) set.Add(PairwiseFactor(p, pair));
+  return set;
+}
+
+// The variables each one shares a table with; pinned variables and self-terms join none.
+std::vector<std::set<int>> Neighbours(const MinSumProblem& p) {
+  std::vector<std::set<int>> neighbours(p.domain.size());
+  for (const auto& pair : p.pairwise) {
+    if (pair.a == pair.b || p.domain[pair.a] == 1 || p.domain[pair.b] == 1) continue;
+    neighbours[pair.a].insert(pair.b);
+    neighbours[pair.b].insert(pair.a);
+  }
+  return neighbours;
+}
+
+// The size of the table eliminating v would create: the min-degree order's key.
+double TableWeight(const MinSumProblem& p, const std::vector<std::set<int>>& neighbours, int v) {
+  double w = 1;
+  for (int u : neighbours[v]) w *= p.domain[u];
+  return w;
+}
+
+// Once v is eliminated its neighbours all share its new table.
+void ConnectScope(std::vector<std::set<int>>& neighbours, int v, const std::vector<int>& scope) {
+  for (int u : scope) {
+    neighbours[u].erase(v);
+    for (int x : scope) {
+      if (x != u) neighbours[u].insert(x);
+    }
+  }
+}
+
+// Sums v's factors and minimises over v: a table over `scope` (of `size` rows), and v's best
+// candidate for each row.
+std::pair<Factor, Record> MinimiseOut(const MinSumProblem& p, const FactorSet& set, int v,
+                                      const std::vector<int>& scope, int64_t size) {
+  const std::vector<int> involved = set.Involved(v);
+  Factor result{scope, std::vector<double>(size)};
+  Record record{v, scope, std::vector<int>(size)};
+  std::vector<int> assignment(p.domain.size(), 0);
+  for (int64_t index = 0; index < size; ++index) {
+    int64_t rest = index;
+    for (int k = static_cast<int>(scope.size()) - 1; k >= 0; --k) {
+      assignment[scope[k]] = static_cast<int>(rest % p.domain[scope[k]]);
+      rest /= p.domain[scope[k]];
+    }
+    double best = std::numeric_limits<double>::infinity();
+    int best_c = 0;
+    for (int c = 0; c < p.domain[v]; ++c) {
+      assignment[v] = c;
+      double total = 0;
+      for (int f : involved) {
+        int64_t at = 0;
+        for (int u : set.factors[f].vars) at = at * p.domain[u] + assignment[u];
+        total += set.factors[f].table[at];
+      }
+      if (total < best) {
+        best = total;
+        best_c = c;
+      }
+    }
+    result.table[index] = best;
+    record.argmin[index] = best_c;
+  }
+  return {std::move(result), std::move(record)};
+}
+
+// The optimal choice, from the last eliminated variable back to the first: each takes its
+// argmin given the later ones' choices.
+std::vector<int> BackSubstitute(const MinSumProblem& p, const std::vector<Record>& records) {
+  std::vector<int> choice(p.domain.size(), 0);
+  for (auto it = records.rbegin(); it != records.rend(); ++it) {
+    int64_t index = 0;
+    for (int u : it->scope) index = index * p.domain[u] + choice[u];
+    choice[it->var] = it->argmin[index];
+  }
+  return choice;
+}
+
 }  // namespace
 
 double MinSumSolver::Cost(const MinSumProblem& p, const std::vector<int>& choice) {
@@ -126,140 +286,35 @@ std::vector<int> MinSumSolver::ImproveLocally(const MinSumProblem& p, std::vecto
 std::optional<std::vector<int>> MinSumSolver::Eliminate(const MinSumProblem& p,
                                                         double lambda) const {
   const int n = static_cast<int>(p.domain.size());
-  std::vector<Factor> factors;
-  std::vector<std::set<int>> factors_of(n);  // alive factor ids per variable
-  const auto add_factor = [&](Factor f) {
-    for (int v : f.vars) factors_of[v].insert(static_cast<int>(factors.size()));
-    factors.push_back(std::move(f));
-  };
-  for (int v = 0; v < n; ++v) {
-    Factor f{{v}, {}};
-    for (int c = 0; c < p.domain[v]; ++c) f.table.push_back(UnaryWithMemory(p, v, c, lambda));
-    add_factor(std::move(f));
-  }
-  for (const auto& pair : p.pairwise) {
-    Factor f;
-    const int a = std::min(pair.a, pair.b), b = std::max(pair.a, pair.b);
-    // A variable with one candidate (a pinned op) is no choice at all: its terms become unary
-    // terms of its neighbours, so it never joins a larger table.
-    if (a != b && (p.domain[a] == 1 || p.domain[b] == 1)) {
-      const int free = p.domain[a] == 1 ? b : a;
-      f.vars = {free};
-      for (int c = 0; c < p.domain[free]; ++c) {
-        const int ca = free == a ? c : 0, cb = free == b ? c : 0;
-        f.table.push_back(pair.a == a ? pair.cost[ca * p.domain[b] + cb]
-                                      : pair.cost[cb * p.domain[a] + ca]);
-      }
-      add_factor(std::move(f));
-      continue;
-    }
-    if (a == b) {
-      f.vars = {a};
-      for (int c = 0; c < p.domain[a]; ++c) f.table.push_back(pair.cost[c * p.domain[a] + c]);
-    } else {
-      f.vars = {a, b};
-      f.table.resize(static_cast<size_t>(p.domain[a]) * p.domain[b]);
-      for (int ca = 0; ca < p.domain[a]; ++ca) {
-        for (int cb = 0; cb < p.domain[b]; ++cb) {
-          f.table[ca * p.domain[b] + cb] =
-              pair.a == a ? pair.cost[ca * p.domain[b] + cb] : pair.cost[cb * p.domain[a] + ca];
-        }
-      }
-    }
-    add_factor(std::move(f));
-  }
-
-  // Min-degree order by the size of the table eliminating a variable would create.
-  std::vector<std::set<int>> neighbours(n);
-  for (const auto& pair : p.pairwise) {
-    if (pair.a == pair.b || p.domain[pair.a] == 1 || p.domain[pair.b] == 1) continue;
-    neighbours[pair.a].insert(pair.b);
-    neighbours[pair.b].insert(pair.a);
-  }
-  const auto weight = [&](int v) {
-    double w = 1;
-    for (int u : neighbours[v]) w *= p.domain[u];
-    return w;
-  };
+  FactorSet set = InitialFactors(p, lambda);
+  // Min-degree order by the size of the table eliminating a variable would create; a queue
+  // entry is stale once its variable's weight was queued again.
+  std::vector<std::set<int>> neighbours = Neighbours(p);
   using Entry = std::pair<double, int>;
   std::priority_queue<Entry, std::vector<Entry>, std::greater<>> queue;
   std::vector<double> queued(n);
-  for (int v = 0; v < n; ++v) queue.emplace(queued[v] = weight(v), v);
+  for (int v = 0; v < n; ++v) queue.emplace(queued[v] = TableWeight(p, neighbours, v), v);
   std::vector<bool> eliminated(n, false);
-
-  struct Record {
-    int var;
-    std::vector<int> scope;
-    std::vector<int> argmin;
-  };
   std::vector<Record> records;
   while (!queue.empty()) {
     const auto [w, v] = queue.top();
     queue.pop();
     if (eliminated[v] || w != queued[v]) continue;
-    std::set<int> scope_set;
-    for (int f : factors_of[v]) {
-      for (int u : factors[f].vars) {
-        if (u != v) scope_set.insert(u);
-      }
-    }
-    const std::vector<int> scope(scope_set.begin(), scope_set.end());
+    const std::vector<int> scope = set.ScopeOf(v);
     const int64_t size = TableSize(scope, p.domain);
     if (size * p.domain[v] > table_budget_) return std::nullopt;
-    const std::vector<int> involved(factors_of[v].begin(), factors_of[v].end());
-    // For each involved factor, the stride of each of its variables in its own table.
-    Factor result{scope, std::vector<double>(size)};
-    Record record{v, scope, std::vector<int>(size)};
-    std::vector<int> assignment(n, 0);
-    for (int64_t index = 0; index < size; ++index) {
-      int64_t rest = index;
-      for (int k = static_cast<int>(scope.size()) - 1; k >= 0; --k) {
-        assignment[scope[k]] = static_cast<int>(rest % p.domain[scope[k]]);
-        rest /= p.domain[scope[k]];
-      }
-      double best = std::numeric_limits<double>::infinity();
-      int best_c = 0;
-      for (int c = 0; c < p.domain[v]; ++c) {
-        assignment[v] = c;
-        double total = 0;
-        for (int f : involved) {
-          int64_t at = 0;
-          for (int u : factors[f].vars) at = at * p.domain[u] + assignment[u];
-          total += factors[f].table[at];
-        }
-        if (total < best) {
-          best = total;
-          best_c = c;
-        }
-      }
-      result.table[index] = best;
-      record.argmin[index] = best_c;
-    }
-    for (int f : involved) {
-      for (int u : factors[f].vars) factors_of[u].erase(f);
-    }
+    auto [result, record] = MinimiseOut(p, set, v, scope, size);
+    set.Retire(v);
     eliminated[v] = true;
-    for (int u : scope) {
-      neighbours[u].erase(v);
-      for (int x : scope) {
-        if (x != u) neighbours[u].insert(x);
-      }
-    }
-    add_factor(std::move(result));
+    ConnectScope(neighbours, v, scope);
+    set.Add(std::move(result));
     records.push_back(std::move(record));
-    for (int u : scope) queue.emplace(queued[u] = weight(u), u);
+    for (int u : scope) queue.emplace(queued[u] = TableWeight(p, neighbours, u), u);
   }
-  std::vector<int> choice(n, 0);
-  for (auto it = records.rbegin(); it != records.rend(); ++it) {
-    int64_t index = 0;
-    for (int u : it->scope) index = index * p.domain[u] + choice[u];
-    choice[it->var] = it->argmin[index];
-  }
-  return choice;
+  return BackSubstitute(p, records);
 }
 
-std::vector<int> MinSumSolver::Minimise(const MinSumProblem& p, double lambda,
-                                        bool& exact) const {
+std::vector<int> MinSumSolver::Minimise(const MinSumProblem& p, double lambda, bool& exact) const {
   if (auto choice = Eliminate(p, lambda)) {
     exact = true;
     return *choice;
@@ -316,8 +371,8 @@ MinSumSolution MinSumSolver::Solve(const MinSumProblem& p) const {
     if (!fitting) {
       std::vector<int> leanest(p.domain.size());
       for (size_t v = 0; v < p.domain.size(); ++v) {
-        leanest[v] = static_cast<int>(
-            std::min_element(p.memory[v].begin(), p.memory[v].end()) - p.memory[v].begin());
+        leanest[v] = static_cast<int>(std::min_element(p.memory[v].begin(), p.memory[v].end()) -
+                                      p.memory[v].begin());
       }
       fitting = leanest;
     } else {

@@ -12,6 +12,120 @@ namespace {
 
 std::string OpLabel(const OpNode& op) { return "op '" + op.name + "' (" + op.type + ")"; }
 
+// Validate's checks, in the order it makes them.
+
+// Each tensor names an existing producer that lists it as the output it claims to be.
+void CheckTensorProducers(const std::vector<OpNode>& ops, const std::vector<TensorNode>& tensors) {
+  const auto n_ops = static_cast<OpId>(ops.size());
+  for (const TensorNode& t : tensors) {
+    if (t.producer < 0 || t.producer >= n_ops) {
+      throw InvalidArgumentError("tensor '" + t.name + "' names unknown producer op id " +
+                                 std::to_string(t.producer));
+    }
+    const OpNode& p = ops[t.producer];
+    if (t.output_index < 0 || t.output_index >= static_cast<int>(p.outputs.size()) ||
+        p.outputs[t.output_index] != t.id) {
+      throw InvalidArgumentError(OpLabel(p) + " does not list tensor '" + t.name +
+                                 "' as its output " + std::to_string(t.output_index));
+    }
+  }
+}
+
+// The op's outputs are tensors it produces; its inputs are tensors that exist.
+void CheckOpTensors(const OpNode& op, const std::vector<TensorNode>& tensors) {
+  const auto n_tensors = static_cast<TensorId>(tensors.size());
+  for (size_t i = 0; i < op.outputs.size(); ++i) {
+    const TensorId t = op.outputs[i];
+    if (t < 0 || t >= n_tensors || tensors[t].producer != op.id) {
+      throw InvalidArgumentError(OpLabel(op) + ": output " + std::to_string(i) +
+                                 " refers to tensor id " + std::to_string(t) +
+                                 " which it does not produce");
+    }
+  }
+  for (size_t i = 0; i < op.inputs.size(); ++i) {
+    const TensorId t = op.inputs[i];
+    if (t < 0 || t >= n_tensors) {
+      throw InvalidArgumentError(OpLabel(op) + ": input " + std::to_string(i) +
+                                 " refers to unknown tensor id " + std::to_string(t));
+    }
+  }
+}
+
+// The op's type is registered and takes as many inputs as the op has.
+void CheckOpType(const OpNode& op, const OpRegistry& registry) {
+  if (!registry.Has(op.type)) {
+    throw InvalidArgumentError(OpLabel(op) + ": unknown op type '" + op.type + "'");
+  }
+  const OpDef& def = registry.Find(op.type);
+  const int count = static_cast<int>(op.inputs.size());
+  if (count < def.min_inputs || (def.max_inputs >= 0 && count > def.max_inputs)) {
+    const std::string expected =
+        def.max_inputs < 0 ? "at least " + std::to_string(def.min_inputs)
+        : def.min_inputs == def.max_inputs
+            ? std::to_string(def.min_inputs)
+            : std::to_string(def.min_inputs) + " to " + std::to_string(def.max_inputs);
+    throw InvalidArgumentError(OpLabel(op) + " takes " + expected + " inputs, got " +
+                               std::to_string(count));
+  }
+}
+
+// The shapes and dtypes recorded for the op's outputs are those its type infers from its
+// inputs (ops whose type infers nothing pass).
+void CheckInferredOutputs(const OpNode& op, const std::vector<TensorNode>& tensors,
+                          const OpRegistry& registry) {
+  const OpDef& def = registry.Find(op.type);
+  if (!def.infer) return;
+  std::vector<TensorMeta> inputs;
+  for (TensorId t : op.inputs) inputs.push_back(tensors[t].meta);
+  std::vector<TensorMeta> inferred;
+  try {
+    inferred = def.infer(OpContext{op.type, op.attrs, inputs});
+  } catch (const Error& e) {
+    RethrowPrefixed(e, OpLabel(op) + ": ");
+  }
+  if (inferred.size() != op.outputs.size()) {
+    throw ShapeError(OpLabel(op) + " has " + std::to_string(op.outputs.size()) +
+                     " outputs but its type infers " + std::to_string(inferred.size()));
+  }
+  for (size_t i = 0; i < inferred.size(); ++i) {
+    const TensorNode& out = tensors[op.outputs[i]];
+    if (out.meta != inferred[i]) {
+      throw ShapeError(OpLabel(op) + ": output " + std::to_string(i) + " ('" + out.name +
+                       "') is recorded as " + out.meta.ToString() + " but infers " +
+                       inferred[i].ToString());
+    }
+  }
+}
+
+// Each pin fits its tensor's rank and the mesh of its producer's placement.
+void CheckPins(const std::vector<OpNode>& ops, const std::vector<TensorNode>& tensors) {
+  for (const TensorNode& t : tensors) {
+    if (!t.pin) continue;
+    const OpNode& p = ops[t.producer];
+    try {
+      t.pin->layout.Validate(t.meta.shape.rank(), p.placement.hierarchy().rank());
+    } catch (const Error& e) {
+      RethrowPrefixed(e, "pin of tensor '" + t.name + "' (produced by " + OpLabel(p) + " on " +
+                             p.placement.ToString() + "): ");
+    }
+  }
+}
+
+// Ops read only from ops on their own device type: anything else needs a copy op between.
+void CheckDeviceTypes(const std::vector<OpNode>& ops, const std::vector<TensorNode>& tensors) {
+  for (const OpNode& op : ops) {
+    for (TensorId t : op.inputs) {
+      const OpNode& p = ops[tensors[t].producer];
+      if (p.placement.device_type() != op.placement.device_type()) {
+        throw InvalidArgumentError(
+            OpLabel(op) + " on " + op.placement.ToString() + " reads tensor '" + tensors[t].name +
+            "' from " + OpLabel(p) + " on " + p.placement.ToString() +
+            ": different device types need an explicit copy op between them");
+      }
+    }
+  }
+}
+
 }  // namespace
 
 std::string TensorMeta::ToString() const { return DTypeName(dtype) + shape.ToString(); }
@@ -195,101 +309,16 @@ std::vector<OpId> LogicalGraph::TopologicalOrder() const {
 }
 
 void LogicalGraph::Validate(const OpRegistry& registry) const {
-  const auto n_ops = static_cast<OpId>(ops_.size());
-  const auto n_tensors = static_cast<TensorId>(tensors_.size());
-  for (const TensorNode& t : tensors_) {
-    if (t.producer < 0 || t.producer >= n_ops) {
-      throw InvalidArgumentError("tensor '" + t.name + "' names unknown producer op id " +
-                                 std::to_string(t.producer));
-    }
-    const OpNode& p = ops_[t.producer];
-    if (t.output_index < 0 || t.output_index >= static_cast<int>(p.outputs.size()) ||
-        p.outputs[t.output_index] != t.id) {
-      throw InvalidArgumentError(OpLabel(p) + " does not list tensor '" + t.name +
-                                 "' as its output " + std::to_string(t.output_index));
-    }
-  }
+  // Ids first, so the later checks may index by them; the shapes in data-flow order, which
+  // also rejects cycles.
+  CheckTensorProducers(ops_, tensors_);
   for (const OpNode& op : ops_) {
-    for (size_t i = 0; i < op.outputs.size(); ++i) {
-      const TensorId t = op.outputs[i];
-      if (t < 0 || t >= n_tensors || tensors_[t].producer != op.id) {
-        throw InvalidArgumentError(OpLabel(op) + ": output " + std::to_string(i) +
-                                   " refers to tensor id " + std::to_string(t) +
-                                   " which it does not produce");
-      }
-    }
-    for (size_t i = 0; i < op.inputs.size(); ++i) {
-      const TensorId t = op.inputs[i];
-      if (t < 0 || t >= n_tensors) {
-        throw InvalidArgumentError(OpLabel(op) + ": input " + std::to_string(i) +
-                                   " refers to unknown tensor id " + std::to_string(t));
-      }
-    }
-    if (!registry.Has(op.type)) {
-      throw InvalidArgumentError(OpLabel(op) + ": unknown op type '" + op.type + "'");
-    }
-    const OpDef& def = registry.Find(op.type);
-    const int count = static_cast<int>(op.inputs.size());
-    if (count < def.min_inputs || (def.max_inputs >= 0 && count > def.max_inputs)) {
-      const std::string expected =
-          def.max_inputs < 0 ? "at least " + std::to_string(def.min_inputs)
-          : def.min_inputs == def.max_inputs
-              ? std::to_string(def.min_inputs)
-              : std::to_string(def.min_inputs) + " to " + std::to_string(def.max_inputs);
-      throw InvalidArgumentError(OpLabel(op) + " takes " + expected + " inputs, got " +
-                                 std::to_string(count));
-    }
+    CheckOpTensors(op, tensors_);
+    CheckOpType(op, registry);
   }
-  const std::vector<OpId> order = TopologicalOrder();
-
-  for (OpId id : order) {
-    const OpNode& op = ops_[id];
-    const OpDef& def = registry.Find(op.type);
-    if (!def.infer) continue;
-    std::vector<TensorMeta> inputs;
-    for (TensorId t : op.inputs) inputs.push_back(tensors_[t].meta);
-    std::vector<TensorMeta> inferred;
-    try {
-      inferred = def.infer(OpContext{op.type, op.attrs, inputs});
-    } catch (const Error& e) {
-      RethrowPrefixed(e, OpLabel(op) + ": ");
-    }
-    if (inferred.size() != op.outputs.size()) {
-      throw ShapeError(OpLabel(op) + " has " + std::to_string(op.outputs.size()) +
-                       " outputs but its type infers " + std::to_string(inferred.size()));
-    }
-    for (size_t i = 0; i < inferred.size(); ++i) {
-      const TensorNode& out = tensors_[op.outputs[i]];
-      if (out.meta != inferred[i]) {
-        throw ShapeError(OpLabel(op) + ": output " + std::to_string(i) + " ('" + out.name +
-                         "') is recorded as " + out.meta.ToString() + " but infers " +
-                         inferred[i].ToString());
-      }
-    }
-  }
-
-  for (const TensorNode& t : tensors_) {
-    if (!t.pin) continue;
-    const OpNode& p = ops_[t.producer];
-    try {
-      t.pin->layout.Validate(t.meta.shape.rank(), p.placement.hierarchy().rank());
-    } catch (const Error& e) {
-      RethrowPrefixed(e, "pin of tensor '" + t.name + "' (produced by " + OpLabel(p) + " on " +
-                             p.placement.ToString() + "): ");
-    }
-  }
-
-  for (const OpNode& op : ops_) {
-    for (TensorId t : op.inputs) {
-      const OpNode& p = ops_[tensors_[t].producer];
-      if (p.placement.device_type() != op.placement.device_type()) {
-        throw InvalidArgumentError(
-            OpLabel(op) + " on " + op.placement.ToString() + " reads tensor '" + tensors_[t].name +
-            "' from " + OpLabel(p) + " on " + p.placement.ToString() +
-            ": different device types need an explicit copy op between them");
-      }
-    }
-  }
+  for (OpId id : TopologicalOrder()) CheckInferredOutputs(ops_[id], tensors_, registry);
+  CheckPins(ops_, tensors_);
+  CheckDeviceTypes(ops_, tensors_);
 }
 
 }  // namespace twinflow::graph

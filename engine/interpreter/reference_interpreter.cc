@@ -46,6 +46,86 @@ std::vector<Tensor> RunKernel(const graph::LogicalGraph& graph,
   return outputs;
 }
 
+// Feeds name input ops and fetches name tensors of the graph, checked before any work.
+void CheckStepRequest(const graph::LogicalGraph& graph, const std::map<std::string, Tensor>& feeds,
+                      const std::vector<TensorId>& fetch) {
+  for (const auto& [name, value] : feeds) {
+    const std::optional<OpId> id = graph.FindOp(name);
+    if (!id || graph.op(*id).type != "input") {
+      throw InvalidArgumentError("feed '" + name + "' matches no input op");
+    }
+  }
+  for (TensorId t : fetch) graph.tensor(t);
+}
+
+// When a step may drop each tensor: after its last reader (a position in the order), unless
+// it is kept to the end.
+struct Lifetimes {
+  std::vector<size_t> last_use;
+  std::vector<bool> keep;
+};
+
+// A tensor is dropped after its last reader unless it is fetched or read by an assign, which
+// runs after the whole step.
+Lifetimes TensorLifetimes(const graph::LogicalGraph& graph, const std::vector<OpId>& order,
+                          const std::vector<TensorId>& fetch) {
+  const size_t num_tensors = graph.tensors().size();
+  Lifetimes life{std::vector<size_t>(num_tensors, 0), std::vector<bool>(num_tensors, false)};
+  for (TensorId t : fetch) life.keep[t] = true;
+  for (size_t pos = 0; pos < order.size(); ++pos) {
+    const OpNode& op = graph.op(order[pos]);
+    for (TensorId t : op.inputs) {
+      life.last_use[t] = pos;
+      if (op.type == "assign") life.keep[t] = true;
+    }
+  }
+  return life;
+}
+
+// The value of an input op (its feed, which must match its shape and dtype) or of a variable
+// op (its current value).
+Tensor SourceValue(const graph::LogicalGraph& graph, const OpNode& op,
+                   const std::map<std::string, Tensor>& feeds,
+                   const std::map<std::string, Tensor>& variables) {
+  if (op.outputs.size() != 1) {
+    throw InvalidArgumentError(OpLabel(op) + " must have exactly one output");
+  }
+  const graph::TensorMeta& meta = graph.tensor(op.outputs[0]).meta;
+  if (op.type == "variable") return variables.at(op.name);
+  auto it = feeds.find(op.name);
+  if (it == feeds.end()) throw InvalidArgumentError(OpLabel(op) + ": no feed given");
+  if (it->second.shape() != meta.shape || it->second.dtype() != meta.dtype) {
+    throw InvalidArgumentError(OpLabel(op) + ": feed is " + MetaText(it->second) +
+                               " but the input is " + meta.ToString());
+  }
+  return it->second;
+}
+
+// The new value of each variable the step's assigns update, by variable name; each must come
+// from a variable op and fit it.
+std::map<std::string, Tensor> AssignUpdates(const graph::LogicalGraph& graph,
+                                            const std::vector<const OpNode*>& assigns,
+                                            const std::vector<Tensor>& values,
+                                            const std::map<std::string, Tensor>& variables) {
+  std::map<std::string, Tensor> updates;
+  for (const OpNode* op : assigns) {
+    const OpNode& producer = graph.op(graph.tensor(op->inputs[0]).producer);
+    if (producer.type != "variable") {
+      throw InvalidArgumentError(OpLabel(*op) + ": input 0 comes from " + OpLabel(producer) +
+                                 ", not from a variable");
+    }
+    const Tensor& value = values[op->inputs[1]];
+    const Tensor& current = variables.at(producer.name);
+    if (value.shape() != current.shape() || value.dtype() != current.dtype()) {
+      throw InvalidArgumentError(OpLabel(*op) + ": value " + MetaText(value) +
+                                 " does not fit variable '" + producer.name + "' of " +
+                                 MetaText(current));
+    }
+    updates[producer.name] = value;
+  }
+  return updates;
+}
+
 }  // namespace
 
 ReferenceInterpreter::ReferenceInterpreter(const graph::LogicalGraph& graph,
@@ -63,48 +143,14 @@ ReferenceInterpreter::ReferenceInterpreter(const graph::LogicalGraph& graph,
 
 std::map<TensorId, Tensor> ReferenceInterpreter::Step(const std::map<std::string, Tensor>& feeds,
                                                       const std::vector<TensorId>& fetch) {
-  for (const auto& [name, value] : feeds) {
-    const std::optional<OpId> id = graph_.FindOp(name);
-    if (!id || graph_.op(*id).type != "input") {
-      throw InvalidArgumentError("feed '" + name + "' matches no input op");
-    }
-  }
-  for (TensorId t : fetch) graph_.tensor(t);  // unknown ids fail before any work
-
-  const size_t num_tensors = graph_.tensors().size();
-  // A tensor is dropped after its last reader unless it is fetched or read by an assign, which
-  // runs after the whole step.
-  std::vector<size_t> last_use(num_tensors, 0);
-  std::vector<bool> keep(num_tensors, false);
-  for (TensorId t : fetch) keep[t] = true;
-  for (size_t pos = 0; pos < order_.size(); ++pos) {
-    const OpNode& op = graph_.op(order_[pos]);
-    for (TensorId t : op.inputs) {
-      last_use[t] = pos;
-      if (op.type == "assign") keep[t] = true;
-    }
-  }
-
-  std::vector<Tensor> values(num_tensors);
+  CheckStepRequest(graph_, feeds, fetch);  // unknown ids fail before any work
+  const Lifetimes life = TensorLifetimes(graph_, order_, fetch);
+  std::vector<Tensor> values(graph_.tensors().size());
   std::vector<const OpNode*> assigns;
   for (size_t pos = 0; pos < order_.size(); ++pos) {
     const OpNode& op = graph_.op(order_[pos]);
     if (op.type == "input" || op.type == "variable") {
-      if (op.outputs.size() != 1) {
-        throw InvalidArgumentError(OpLabel(op) + " must have exactly one output");
-      }
-      const graph::TensorMeta& meta = graph_.tensor(op.outputs[0]).meta;
-      if (op.type == "variable") {
-        values[op.outputs[0]] = variables_.at(op.name);
-        continue;
-      }
-      auto it = feeds.find(op.name);
-      if (it == feeds.end()) throw InvalidArgumentError(OpLabel(op) + ": no feed given");
-      if (it->second.shape() != meta.shape || it->second.dtype() != meta.dtype) {
-        throw InvalidArgumentError(OpLabel(op) + ": feed is " + MetaText(it->second) +
-                                   " but the input is " + meta.ToString());
-      }
-      values[op.outputs[0]] = it->second;
+      values[op.outputs.at(0)] = SourceValue(graph_, op, feeds, variables_);
       continue;
     }
     if (op.type == "assign") {
@@ -119,29 +165,13 @@ std::map<TensorId, Tensor> ReferenceInterpreter::Step(const std::map<std::string
     std::vector<Tensor> outputs = RunKernel(graph_, kernels_, op, std::move(inputs));
     for (size_t i = 0; i < outputs.size(); ++i) values[op.outputs[i]] = std::move(outputs[i]);
     for (TensorId t : op.inputs) {
-      if (last_use[t] == pos && !keep[t]) values[t] = Tensor();
+      if (life.last_use[t] == pos && !life.keep[t]) values[t] = Tensor();
     }
   }
-
   // Every update of the step reads the old values, so assigns land only now.
-  std::map<std::string, Tensor> updates;
-  for (const OpNode* op : assigns) {
-    const OpNode& producer = graph_.op(graph_.tensor(op->inputs[0]).producer);
-    if (producer.type != "variable") {
-      throw InvalidArgumentError(OpLabel(*op) + ": input 0 comes from " + OpLabel(producer) +
-                                 ", not from a variable");
-    }
-    const Tensor& value = values[op->inputs[1]];
-    const Tensor& current = variables_.at(producer.name);
-    if (value.shape() != current.shape() || value.dtype() != current.dtype()) {
-      throw InvalidArgumentError(OpLabel(*op) + ": value " + MetaText(value) +
-                                 " does not fit variable '" + producer.name + "' of " +
-                                 MetaText(current));
-    }
-    updates[producer.name] = value;
+  for (auto& [name, value] : AssignUpdates(graph_, assigns, values, variables_)) {
+    variables_[name] = std::move(value);
   }
-  for (auto& [name, value] : updates) variables_[name] = std::move(value);
-
   std::map<TensorId, Tensor> result;
   for (TensorId t : fetch) result[t] = values[t];
   return result;

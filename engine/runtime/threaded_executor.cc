@@ -80,6 +80,22 @@ struct ThreadJoiner {
   }
 };
 
+// A run that ended otherwise than with every local actor done throws: the first failure of a
+// device or the transport, a stall the watchdog caught, or actors left unfinished.
+void CheckRunEnd(const RunContext& ctx, RunEnd end, double watchdog_seconds) {
+  if (ctx.error) std::rethrow_exception(ctx.error);
+  if (end == RunEnd::kTimedOut) {
+    std::ostringstream seconds;
+    seconds << watchdog_seconds;
+    throw TimeoutError("no act completed for " + seconds.str() +
+                       " s; waiting:" + DescribeStall(ctx));
+  }
+  for (const auto& actor : ctx.actors) {
+    if (actor && !actor->finished())
+      throw PlanError("the run ended with unfinished actors:" + DescribeStall(ctx));
+  }
+}
+
 }  // namespace
 
 struct ThreadedExecutor::Impl {
@@ -202,6 +218,16 @@ struct ThreadedExecutor::Impl {
 
   std::vector<std::map<std::string, Tensor>> AssembleFetches(const RunContext& ctx,
                                                              int64_t steps) const;
+  // Run's parts. An actor for each task of this rank (none for the others'), with the pieces
+  // it makes itself in `steps`; returns each device's tasks.
+  std::vector<std::vector<int64_t>> MakeActors(RunContext& ctx, int64_t steps,
+                                               int64_t pieces_per_step) const;
+  // A thread for each device with tasks and the transport's comm thread, watched until they
+  // end or stall; every thread has ended when it returns.
+  RunEnd RunDevices(RunContext& ctx, const std::vector<std::vector<int64_t>>& device_tasks,
+                    double watchdog_seconds) const;
+  // The finished run's trace, fetches (gathered from every rank) and arena use into `result`.
+  void CollectResults(RunContext& ctx, int64_t steps, RunResult& result) const;
 
   plan::Plan plan;
   Transport* transport;
@@ -262,6 +288,59 @@ ThreadedExecutor::~ThreadedExecutor() = default;
 ThreadedExecutor::ThreadedExecutor(ThreadedExecutor&&) noexcept = default;
 ThreadedExecutor& ThreadedExecutor::operator=(ThreadedExecutor&&) noexcept = default;
 
+std::vector<std::vector<int64_t>> ThreadedExecutor::Impl::MakeActors(
+    RunContext& ctx, int64_t steps, int64_t pieces_per_step) const {
+  std::vector<std::vector<int64_t>> device_tasks(plan.devices_size());
+  for (const plan::Task& task : plan.tasks()) {
+    if (!Local(task.device())) {
+      ctx.actors.push_back(nullptr);
+      continue;
+    }
+    const int64_t pieces = task.kind() == plan::SOURCE     ? steps * pieces_per_step
+                           : task.kind() == plan::VARIABLE ? steps
+                           : task.kind() == plan::RECV     ? steps * acts[task.id()]
+                                                           : 0;
+    ctx.actors.push_back(std::make_unique<Actor>(plan, task.id(), pieces));
+    device_tasks[task.device()].push_back(task.id());
+  }
+  return device_tasks;
+}
+
+RunEnd ThreadedExecutor::Impl::RunDevices(RunContext& ctx,
+                                          const std::vector<std::vector<int64_t>>& device_tasks,
+                                          double watchdog_seconds) const {
+  std::vector<std::unique_ptr<DeviceWorker>> workers;
+  for (int d = 0; d < plan.devices_size(); ++d) {
+    if (!device_tasks[d].empty())
+      workers.push_back(std::make_unique<DeviceWorker>(ctx, d, device_tasks[d]));
+  }
+  std::vector<std::thread> threads;
+  TransportRun transport_run{transport, ctx};
+  ThreadJoiner joiner{ctx, threads};
+  {
+    std::lock_guard<std::mutex> lock(ctx.state_mutex);
+    ctx.devices_running = static_cast<int>(workers.size());
+  }
+  for (auto& worker : workers) {
+    threads.emplace_back([w = worker.get()] { w->Run(); });
+  }
+  return WatchRun(ctx, watchdog_seconds);
+}
+
+void ThreadedExecutor::Impl::CollectResults(RunContext& ctx, int64_t steps,
+                                            RunResult& result) const {
+  for (auto& device_spans : ctx.spans) {
+    result.trace.insert(result.trace.end(), device_spans.begin(), device_spans.end());
+  }
+  // Other ranks' sinks hold the rest of the fetched parts.
+  if (transport) ctx.sink_values = transport->ExchangeSinks(plan, ctx.sink_values);
+  if (steps > 0) result.fetches = AssembleFetches(ctx, steps);
+  for (const auto& arena : arenas) {
+    result.peak_arena_bytes.push_back(arena ? arena->peak_bytes() : 0);
+    result.arena_high_water.push_back(arena ? arena->high_water() : 0);
+  }
+}
+
 RunResult ThreadedExecutor::Run(const FeedFn& feeds, const RunOptions& options) {
   Impl& impl = *impl_;
   if (options.steps < 0) throw InvalidArgumentError("steps must not be negative");
@@ -288,63 +367,14 @@ RunResult ThreadedExecutor::Run(const FeedFn& feeds, const RunOptions& options) 
     ctx.spans.resize(plan.devices_size());
     ctx.comm_started.assign(plan.tasks_size(), 0);
   }
-  std::vector<std::vector<int64_t>> device_tasks(plan.devices_size());
-  for (const plan::Task& task : plan.tasks()) {
-    if (!impl.Local(task.device())) {
-      ctx.actors.push_back(nullptr);
-      continue;
-    }
-    const int64_t pieces = task.kind() == plan::SOURCE     ? options.steps * pieces_per_step
-                           : task.kind() == plan::VARIABLE ? options.steps
-                           : task.kind() == plan::RECV     ? options.steps * impl.acts[task.id()]
-                                                           : 0;
-    ctx.actors.push_back(std::make_unique<Actor>(plan, task.id(), pieces));
-    device_tasks[task.device()].push_back(task.id());
-  }
+  const std::vector<std::vector<int64_t>> device_tasks =
+      impl.MakeActors(ctx, options.steps, pieces_per_step);
   for (auto& arena : impl.arenas) {
     if (arena) arena->ResetLiveness();
   }
-
-  std::vector<std::unique_ptr<DeviceWorker>> workers;
-  for (int d = 0; d < plan.devices_size(); ++d) {
-    if (!device_tasks[d].empty())
-      workers.push_back(std::make_unique<DeviceWorker>(ctx, d, device_tasks[d]));
-  }
-  RunEnd end = RunEnd::kDone;
-  {
-    std::vector<std::thread> threads;
-    TransportRun transport_run{impl.transport, ctx};
-    ThreadJoiner joiner{ctx, threads};
-    {
-      std::lock_guard<std::mutex> lock(ctx.state_mutex);
-      ctx.devices_running = static_cast<int>(workers.size());
-    }
-    for (auto& worker : workers) {
-      threads.emplace_back([w = worker.get()] { w->Run(); });
-    }
-    end = WatchRun(ctx, options.watchdog_seconds);
-  }
-  if (ctx.error) std::rethrow_exception(ctx.error);
-  if (end == RunEnd::kTimedOut) {
-    std::ostringstream seconds;
-    seconds << options.watchdog_seconds;
-    throw TimeoutError("no act completed for " + seconds.str() +
-                       " s; waiting:" + DescribeStall(ctx));
-  }
-  for (const auto& actor : ctx.actors) {
-    if (actor && !actor->finished())
-      throw PlanError("the run ended with unfinished actors:" + DescribeStall(ctx));
-  }
-  for (auto& device_spans : ctx.spans) {
-    result.trace.insert(result.trace.end(), device_spans.begin(), device_spans.end());
-  }
-  // Other ranks' sinks hold the rest of the fetched parts.
-  if (impl.transport) ctx.sink_values = impl.transport->ExchangeSinks(plan, ctx.sink_values);
-  if (options.steps > 0) result.fetches = impl.AssembleFetches(ctx, options.steps);
-  for (const auto& arena : impl.arenas) {
-    result.peak_arena_bytes.push_back(arena ? arena->peak_bytes() : 0);
-    result.arena_high_water.push_back(arena ? arena->high_water() : 0);
-  }
+  const RunEnd end = impl.RunDevices(ctx, device_tasks, options.watchdog_seconds);
+  CheckRunEnd(ctx, end, options.watchdog_seconds);
+  impl.CollectResults(ctx, options.steps, result);
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return result;
 }

@@ -161,9 +161,60 @@ class Builder {
   graph::GraphBuilder builder_;
 };
 
-}  // namespace
+// An int entry of a model's config, when given, into `field`.
+void ReadConfig(const py::dict& config, const char* key, int64_t& field) {
+  if (config.contains(key)) field = config[key].cast<int64_t>();
+}
 
-void BindGraph(py::module_& m) {
+// A GPT's config: the preset when one is named, then the sizes given.
+models::GptConfig GptConfigFrom(const py::dict& config) {
+  models::GptConfig c;
+  if (config.contains("preset")) {
+    if (config["preset"].cast<std::string>() != "gpt3-175b") {
+      throw InvalidArgumentError("unknown gpt preset '" + config["preset"].cast<std::string>() +
+                                 "' (expected gpt3-175b)");
+    }
+    c = models::GptConfig::Gpt3_175B();
+  }
+  for (const auto& [key, field] : {std::pair<const char*, int64_t*>{"layers", &c.layers},
+                                   {"hidden", &c.hidden},
+                                   {"heads", &c.heads},
+                                   {"sequence", &c.sequence},
+                                   {"vocab", &c.vocab},
+                                   {"batch", &c.batch}}) {
+    ReadConfig(config, key, *field);
+  }
+  return c;
+}
+
+// One of the models the CLI builds (mlp or gpt), from a config dict of its sizes.
+Model BuiltinModel(const std::string& name, const py::dict& config, const std::string& strategy,
+                   int64_t devices, const std::optional<std::string>& optimizer, uint64_t seed) {
+  Model model;
+  model.registry = std::make_shared<const graph::OpRegistry>(ops::BuiltinOps());
+  models::BuildOptions options;
+  options.strategy = models::ParseStrategy(strategy);
+  options.devices = devices;
+  // None: the model's own default (models::DefaultOptimizer); "": inference.
+  options.training = !optimizer || !optimizer->empty();
+  if (optimizer && options.training) options.optimizer = graph::ParseOptimizer(*optimizer);
+  options.seed = seed;
+  if (name == "gpt") {
+    model.built = models::BuildGpt(*model.registry, GptConfigFrom(config), options);
+  } else if (name == "mlp") {
+    models::MlpConfig c;
+    if (config.contains("widths")) c.widths = config["widths"].cast<std::vector<int64_t>>();
+    ReadConfig(config, "batch", c.batch);
+    model.built = models::BuildMlp(*model.registry, c, options);
+  } else {
+    throw InvalidArgumentError("unknown model '" + name + "' (expected mlp or gpt)");
+  }
+  model.training = options.training;
+  model.fetches = {model.built.loss};
+  return model;
+}
+
+void BindModel(py::module_& m) {
   py::class_<Model>(m, "Model")
       .def_property_readonly("training", [](const Model& model) { return model.training; })
       .def_property_readonly("optimizer",
@@ -183,7 +234,9 @@ void BindGraph(py::module_& m) {
                              [](const Model& model) { return model.built.strategy.micro_batches; })
       .def_property_readonly("strategy",
                              [](const Model& model) { return model.built.strategy.ToString(); });
+}
 
+void BindBuilder(py::module_& m) {
   py::class_<Builder>(m, "GraphBuilder")
       .def(py::init<const std::string&>(), py::arg("placement"))
       .def_property("placement", &Builder::Placement, &Builder::SetPlacement)
@@ -207,57 +260,15 @@ void BindGraph(py::module_& m) {
            py::arg("optimizer"), py::arg("micro_batches"), py::arg("schedule"),
            py::arg("recompute") = std::vector<std::pair<int64_t, int64_t>>{})
       .def_property_readonly("op_count", &Builder::OpCount);
+}
 
-  m.def(
-      "builtin_model",
-      [](const std::string& name, const py::dict& config, const std::string& strategy,
-         int64_t devices, const std::optional<std::string>& optimizer, uint64_t seed) {
-        Model model;
-        model.registry = std::make_shared<const graph::OpRegistry>(ops::BuiltinOps());
-        models::BuildOptions options;
-        options.strategy = models::ParseStrategy(strategy);
-        options.devices = devices;
-        // None: the model's own default (models::DefaultOptimizer); "": inference.
-        options.training = !optimizer || !optimizer->empty();
-        if (optimizer && options.training) options.optimizer = graph::ParseOptimizer(*optimizer);
-        options.seed = seed;
-        const auto get = [&](const char* key, int64_t& field) {
-          if (config.contains(key)) field = config[key].cast<int64_t>();
-        };
-        if (name == "gpt") {
-          models::GptConfig c;
-          if (config.contains("preset")) {
-            if (config["preset"].cast<std::string>() != "gpt3-175b") {
-              throw InvalidArgumentError("unknown gpt preset '" +
-                                         config["preset"].cast<std::string>() +
-                                         "' (expected gpt3-175b)");
-            }
-            c = models::GptConfig::Gpt3_175B();
-          }
-          for (const auto& [key, field] : {std::pair<const char*, int64_t*>{"layers", &c.layers},
-                                           {"hidden", &c.hidden},
-                                           {"heads", &c.heads},
-                                           {"sequence", &c.sequence},
-                                           {"vocab", &c.vocab},
-                                           {"batch", &c.batch}}) {
-            get(key, *field);
-          }
-          model.built = models::BuildGpt(*model.registry, c, options);
-        } else if (name == "mlp") {
-          models::MlpConfig c;
-          if (config.contains("widths")) c.widths = config["widths"].cast<std::vector<int64_t>>();
-          get("batch", c.batch);
-          model.built = models::BuildMlp(*model.registry, c, options);
-        } else {
-          throw InvalidArgumentError("unknown model '" + name + "' (expected mlp or gpt)");
-        }
-        model.training = options.training;
-        model.fetches = {model.built.loss};
-        return model;
-      },
-      py::arg("name"), py::arg("config"), py::arg("strategy"), py::arg("devices"),
-      py::arg("optimizer") = py::none(), py::arg("seed") = 1);
+}  // namespace
 
+void BindGraph(py::module_& m) {
+  BindModel(m);
+  BindBuilder(m);
+  m.def("builtin_model", &BuiltinModel, py::arg("name"), py::arg("config"), py::arg("strategy"),
+        py::arg("devices"), py::arg("optimizer") = py::none(), py::arg("seed") = 1);
   m.def("check_placement",
         [](const std::string& text) { return sbp::ParsePlacement(text).ToString(); });
   m.def("check_nd_sbp", [](const std::string& text) { return sbp::ParseNdSbp(text).ToString(); });

@@ -73,77 +73,35 @@ int Index(const T& repeated) {
   return Uniform(0, repeated.size());
 }
 
-// One field of `plan` set to a random or extreme value, or one list entry dropped.
-void MutateField(Plan& plan) {
-  const int choice = Uniform(0, 21);
-  auto value = [] { return Value(); };
-  auto i32 = [](int64_t v) { return static_cast<int32_t>(v); };
-  if (plan.tasks_size() == 0 || plan.regsts_size() == 0) return;
-  Task& task = *plan.mutable_tasks(Index(plan.tasks()));
-  Regst& regst = *plan.mutable_regsts(Index(plan.regsts()));
+int32_t Value32() { return static_cast<int32_t>(Value()); }
+
+// MutateField's choices 0-4, 16 and 17: a field of a task.
+void MutateTask(Task& task, int choice) {
   switch (choice) {
     case 0:
-      task.set_id(value());
+      task.set_id(Value());
       break;
     case 1:
-      task.set_device(i32(value()));
+      task.set_device(Value32());
       break;
     case 2:
       task.set_kind(static_cast<TaskKind>(Uniform(-1, 14)));
       break;
     case 3:
       if (task.consumed_regsts_size())
-        task.set_consumed_regsts(Index(task.consumed_regsts()), value());
+        task.set_consumed_regsts(Index(task.consumed_regsts()), Value());
       break;
     case 4:
       if (task.produced_regsts_size())
-        task.set_produced_regsts(Index(task.produced_regsts()), value());
-      break;
-    case 5:
-      regst.set_producer(value());
-      break;
-    case 6:
-      if (regst.consumers_size()) regst.set_consumers(Index(regst.consumers()), value());
-      break;
-    case 7:
-      regst.set_slots(i32(value()));
-      break;
-    case 8:
-      regst.set_bytes_per_slot(value());
-      break;
-    case 9:
-      regst.set_lag(i32(value()));
-      break;
-    case 10:
-      if (regst.tensor().shape_size()) {
-        regst.mutable_tensor()->set_shape(Index(regst.tensor().shape()), value());
-      }
-      break;
-    case 11:
-      regst.mutable_tensor()->set_dtype(*rc::gen::elementOf(std::vector<DType>{
-          DTYPE_UNSPECIFIED, DTYPE_F32, DTYPE_F16, DTYPE_BF16, DTYPE_I64, DType(99)}));
-      break;
-    case 12:
-    case 13:
-    case 14: {
-      MemoryPlan& memory = *plan.mutable_memory(Index(plan.memory()));
-      if (memory.offsets_size() == 0) break;
-      SlotOffset& slot = *memory.mutable_offsets(Index(memory.offsets()));
-      if (choice == 12) slot.set_offset(value());
-      if (choice == 13) slot.set_slot(i32(value()));
-      if (choice == 14) slot.set_regst(value());
-      break;
-    }
-    case 15:
-      plan.mutable_memory(Index(plan.memory()))->set_arena_bytes(value());
+        task.set_produced_regsts(Index(task.produced_regsts()), Value());
       break;
     case 16:
-      task.set_acc_count(value());
-      task.set_repeat_count(value());
+      task.set_acc_count(Value());
+      task.set_repeat_count(Value());
       break;
     case 17:
-      task.mutable_collective()->set_member(i32(value()));
-      if (*rc::gen::arbitrary<bool>()) task.mutable_collective()->set_group(value());
+      task.mutable_collective()->set_member(Value32());
+      if (*rc::gen::arbitrary<bool>()) task.mutable_collective()->set_group(Value());
       // Enums out of range or unspecified: proto3 keeps unknown values.
       if (*rc::gen::arbitrary<bool>())
         task.mutable_collective()->set_kind(CollectiveKind(Uniform(0, 7)));
@@ -151,20 +109,89 @@ void MutateField(Plan& plan) {
         task.mutable_collective()->set_reduce_op(ReduceOp(Uniform(0, 6)));
       if (*rc::gen::arbitrary<bool>()) task.set_pass(Pass(Uniform(0, 5)));
       break;
-    case 18:
-      plan.set_pieces_per_step(value());
+  }
+}
+
+// MutateField's choices 5-11: a field of a register.
+void MutateRegst(Regst& regst, int choice) {
+  switch (choice) {
+    case 5:
+      regst.set_producer(Value());
       break;
-    case 19:
-      plan.mutable_devices(Index(plan.devices()))->set_id(i32(value()));
+    case 6:
+      if (regst.consumers_size()) regst.set_consumers(Index(regst.consumers()), Value());
       break;
-    case 20: {
-      const int which = Uniform(0, 3);
-      if (which == 0 && task.consumed_regsts_size()) task.mutable_consumed_regsts()->RemoveLast();
-      if (which == 1 && regst.consumers_size()) regst.mutable_consumers()->RemoveLast();
-      auto* offsets = plan.mutable_memory(Index(plan.memory()))->mutable_offsets();
-      if (which == 2 && !offsets->empty()) offsets->RemoveLast();
+    case 7:
+      regst.set_slots(Value32());
+      break;
+    case 8:
+      regst.set_bytes_per_slot(Value());
+      break;
+    case 9:
+      regst.set_lag(Value32());
+      break;
+    case 10:
+      if (regst.tensor().shape_size()) {
+        regst.mutable_tensor()->set_shape(Index(regst.tensor().shape()), Value());
+      }
+      break;
+    case 11:
+      regst.mutable_tensor()->set_dtype(*rc::gen::elementOf(std::vector<DType>{
+          DTYPE_UNSPECIFIED, DTYPE_F32, DTYPE_F16, DTYPE_BF16, DTYPE_I64, DType(99)}));
+      break;
+  }
+}
+
+// MutateField's choices 12-15, 18 and 19: a field of a memory plan, or of the Plan itself.
+void MutatePlan(Plan& plan, int choice) {
+  switch (choice) {
+    case 12:
+    case 13:
+    case 14: {
+      MemoryPlan& memory = *plan.mutable_memory(Index(plan.memory()));
+      if (memory.offsets_size() == 0) break;
+      SlotOffset& slot = *memory.mutable_offsets(Index(memory.offsets()));
+      if (choice == 12) slot.set_offset(Value());
+      if (choice == 13) slot.set_slot(Value32());
+      if (choice == 14) slot.set_regst(Value());
       break;
     }
+    case 15:
+      plan.mutable_memory(Index(plan.memory()))->set_arena_bytes(Value());
+      break;
+    case 18:
+      plan.set_pieces_per_step(Value());
+      break;
+    case 19:
+      plan.mutable_devices(Index(plan.devices()))->set_id(Value32());
+      break;
+  }
+}
+
+// MutateField's choice 20: the last entry of a task's inputs, a register's consumers or a
+// memory plan's offsets dropped.
+void DropListEntry(Plan& plan, Task& task, Regst& regst) {
+  const int which = Uniform(0, 3);
+  if (which == 0 && task.consumed_regsts_size()) task.mutable_consumed_regsts()->RemoveLast();
+  if (which == 1 && regst.consumers_size()) regst.mutable_consumers()->RemoveLast();
+  auto* offsets = plan.mutable_memory(Index(plan.memory()))->mutable_offsets();
+  if (which == 2 && !offsets->empty()) offsets->RemoveLast();
+}
+
+// One field of `plan` set to a random or extreme value, or one list entry dropped.
+void MutateField(Plan& plan) {
+  const int choice = Uniform(0, 21);
+  if (plan.tasks_size() == 0 || plan.regsts_size() == 0) return;
+  Task& task = *plan.mutable_tasks(Index(plan.tasks()));
+  Regst& regst = *plan.mutable_regsts(Index(plan.regsts()));
+  if (choice >= 5 && choice <= 11) {
+    MutateRegst(regst, choice);
+  } else if ((choice >= 12 && choice <= 15) || choice == 18 || choice == 19) {
+    MutatePlan(plan, choice);
+  } else if (choice == 20) {
+    DropListEntry(plan, task, regst);
+  } else {
+    MutateTask(task, choice);
   }
 }
 

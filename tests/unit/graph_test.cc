@@ -180,15 +180,17 @@ TEST(GraphTest, PinsAreChecked) {
   b.graph().Validate(registry);
 }
 
-TEST(GraphTest, ValidateNamesTheOp) {
+// An input op `name` of kMeta's shape and dtype, added to `g` directly.
+void AddInput(LogicalGraph& g, const std::string& name) {
+  g.AddOp(name, "input", {{"shape", std::vector<int64_t>{4, 6}}, {"dtype", std::string("f32")}}, {},
+          {kMeta}, kCpu);
+}
+
+TEST(GraphTest, ValidateNamesTheOpsOfACycle) {
   const OpRegistry registry = TestRegistry();
-  const auto input = [](LogicalGraph& g, const std::string& name) {
-    g.AddOp(name, "input", {{"shape", std::vector<int64_t>{4, 6}}, {"dtype", std::string("f32")}},
-            {}, {kMeta}, kCpu);
-  };
   {  // a cycle made by reading tensors of later ops
     LogicalGraph g;
-    input(g, "x");
+    AddInput(g, "x");
     g.AddOp("p", "add2", {}, {0, 3}, {kMeta}, kCpu);
     g.AddOp("q", "neg", {}, {1}, {kMeta}, kCpu);
     g.AddOp("r", "neg", {}, {2}, {kMeta}, kCpu);
@@ -202,73 +204,86 @@ TEST(GraphTest, ValidateNamesTheOp) {
     g.AddOp("self", "neg", {}, {0}, {kMeta}, kCpu);
     ExpectError<InvalidArgumentError>([&] { g.Validate(registry); }, {"cycle", "op 'self'"});
   }
+}
+
+TEST(GraphTest, ValidateNamesTheOpReadingAnUnknownTensor) {
+  const OpRegistry registry = TestRegistry();
+  LogicalGraph g;
+  AddInput(g, "x");
+  g.AddOp("dangling", "neg", {}, {99}, {kMeta}, kCpu);
+  ExpectError<InvalidArgumentError>([&] { g.Validate(registry); }, {"op 'dangling' (neg)", "99"});
+}
+
+TEST(GraphTest, ValidateNamesTheOpWhoseOutputsDoNotInfer) {
+  const OpRegistry registry = TestRegistry();
   {
     LogicalGraph g;
-    input(g, "x");
-    g.AddOp("dangling", "neg", {}, {99}, {kMeta}, kCpu);
-    ExpectError<InvalidArgumentError>([&] { g.Validate(registry); }, {"op 'dangling' (neg)", "99"});
-  }
-  {
-    LogicalGraph g;
-    input(g, "x");
+    AddInput(g, "x");
     g.AddOp("wrong", "neg", {}, {0}, {TensorMeta{Shape{4, 5}, DType::kF32}}, kCpu);
     ExpectError<ShapeError>([&] { g.Validate(registry); },
                             {"op 'wrong' (neg)", "output 0", "f32[4,5]", "f32[4,6]"});
   }
   {
     LogicalGraph g;
-    input(g, "x");
+    AddInput(g, "x");
     g.AddOp("wrong_type", "neg", {}, {0}, {TensorMeta{Shape{4, 6}, DType::kI32}}, kCpu);
     ExpectError<ShapeError>([&] { g.Validate(registry); }, {"op 'wrong_type'", "i32[4,6]"});
   }
   {
     LogicalGraph g;
-    input(g, "x");
+    AddInput(g, "x");
     g.AddOp("twice", "add2", {}, {0, 0}, {kMeta}, kCpu);
     g.Validate(registry);
     EXPECT_EQ(g.Consumers(0), (std::vector<OpId>{1}));
     LogicalGraph h;
-    input(h, "x");
+    AddInput(h, "x");
     h.AddOp("short", "input", {{"shape", std::vector<int64_t>{2}}, {"dtype", std::string("f32")}},
             {}, {TensorMeta{Shape{2}, DType::kF32}}, kCpu);
     h.AddOp("bad_add", "add2", {}, {0, 1}, {kMeta}, kCpu);
     ExpectError<ShapeError>([&] { h.Validate(registry); },
                             {"op 'bad_add' (add2): add2: f32[4,6] vs f32[2]"});
   }
+}
+
+TEST(GraphTest, ValidateNamesTheOpOfAnUnknownTypeOrArity) {
+  const OpRegistry registry = TestRegistry();
   {
     LogicalGraph g;
-    input(g, "x");
+    AddInput(g, "x");
     g.AddOp("odd", "mystery", {}, {0}, {kMeta}, kCpu);
     ExpectError<InvalidArgumentError>([&] { g.Validate(registry); },
                                       {"op 'odd' (mystery)", "unknown op type"});
   }
   {
     LogicalGraph g;
-    input(g, "x");
+    AddInput(g, "x");
     g.AddOp("three", "add2", {}, {0, 0, 0}, {kMeta}, kCpu);
     ExpectError<InvalidArgumentError>([&] { g.Validate(registry); },
                                       {"op 'three' (add2)", "takes 2 inputs, got 3"});
   }
-  {
-    LogicalGraph g;
-    input(g, "x");
-    g.AddOp("on_gpu", "neg", {}, {0}, {kMeta}, kCuda);
-    ExpectError<InvalidArgumentError>(
-        [&] { g.Validate(registry); },
-        {"op 'on_gpu' (neg)", "op 'x' (input)", "cuda", "cpu", "copy"});
-  }
-  {
-    LogicalGraph g;
-    ExpectError<InvalidArgumentError>([&] { g.AddOp("", "neg", {}, {}, {}, kCpu); }, {"neg"});
-    input(g, "x");
-    ExpectError<InvalidArgumentError>([&] { input(g, "x"); }, {"duplicate op name 'x'"});
-    g.AddOp("two", "halves", {}, {0}, {kMeta, kMeta}, kCpu);
-    ExpectError<InvalidArgumentError>([&] { g.AddOp("two/out1", "neg", {}, {0}, {kMeta}, kCpu); },
-                                      {"'two/out1'"});
-    EXPECT_EQ(g.ops().size(), 2u);
-    EXPECT_EQ(g.tensors().size(), 3u);
-    g.Validate(registry);
-  }
+}
+
+TEST(GraphTest, ValidateNamesTheOpsAcrossDeviceTypes) {
+  const OpRegistry registry = TestRegistry();
+  LogicalGraph g;
+  AddInput(g, "x");
+  g.AddOp("on_gpu", "neg", {}, {0}, {kMeta}, kCuda);
+  ExpectError<InvalidArgumentError>([&] { g.Validate(registry); },
+                                    {"op 'on_gpu' (neg)", "op 'x' (input)", "cuda", "cpu", "copy"});
+}
+
+TEST(GraphTest, AddOpRejectsEmptyAndTakenNames) {
+  const OpRegistry registry = TestRegistry();
+  LogicalGraph g;
+  ExpectError<InvalidArgumentError>([&] { g.AddOp("", "neg", {}, {}, {}, kCpu); }, {"neg"});
+  AddInput(g, "x");
+  ExpectError<InvalidArgumentError>([&] { AddInput(g, "x"); }, {"duplicate op name 'x'"});
+  g.AddOp("two", "halves", {}, {0}, {kMeta, kMeta}, kCpu);
+  ExpectError<InvalidArgumentError>([&] { g.AddOp("two/out1", "neg", {}, {0}, {kMeta}, kCpu); },
+                                    {"'two/out1'"});
+  EXPECT_EQ(g.ops().size(), 2u);
+  EXPECT_EQ(g.tensors().size(), 3u);
+  g.Validate(registry);
 }
 
 TEST(GraphTest, RegistryBasics) {
