@@ -35,5 +35,4 @@ void PrintPlan(const sbp::BoxingPlan& plan, std::ostream& out);
 // Runs `twinflow boxing ARGS...`; returns the exit status. Throws twinflow::Error on bad input.
 int RunBoxingCommand(const std::vector<std::string>& args, std::ostream& out);
 
-
 }  // namespace twinflow::launcher

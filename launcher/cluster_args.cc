@@ -1,11 +1,13 @@
 #include "launcher/cluster_args.h"
 
-
 namespace twinflow::launcher {
 
 void AddClusterFlags(ArgParser& parser) {
-  parser.Optional("cluster", "NAME|FILE", "a preset (cpu-local, dgx-a100, dgx-h100, hgx-h200) "
-                  "or a ClusterSpec in protobuf text (.pbtxt)", "dgx-h100")
+  parser
+      .Optional("cluster", "NAME|FILE",
+                "a preset (cpu-local, dgx-a100, dgx-h100, hgx-h200) "
+                "or a ClusterSpec in protobuf text (.pbtxt)",
+                "dgx-h100")
       .Optional("nodes", "N", "nodes of the cluster", "1");
 }
 
@@ -21,6 +23,5 @@ int64_t SamplesPerStep(const models::BuiltModel& model) {
   const Shape& shape = model.graph.tensor(model.graph.op(*op).outputs[0]).meta.shape;
   return (shape.rank() > 0 ? shape[0] : 1) * model.strategy.micro_batches;
 }
-
 
 }  // namespace twinflow::launcher

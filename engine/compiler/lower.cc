@@ -317,8 +317,8 @@ const sbp::BoxingPlan& Lowerer::PlannedBoxing(TensorId tensor, graph::OpId consu
   for (; it != edges.end() && it->consumer == consumer; ++it) {
     if (it->tensor == tensor && it->plan.dst == layout) return it->plan;
   }
-  throw PlanError("the SBP assignment plans no boxing of '" + graph_.tensor(tensor).name +
-                  "' to " + layout.ToString() + " for op '" + graph_.op(consumer).name + "'");
+  throw PlanError("the SBP assignment plans no boxing of '" + graph_.tensor(tensor).name + "' to " +
+                  layout.ToString() + " for op '" + graph_.op(consumer).name + "'");
 }
 
 std::vector<int64_t> Lowerer::RateChange(const graph::TensorNode& node, const Layout& layout,

@@ -46,8 +46,8 @@ class Lowerer {
   // A task on `device`, with the pipeline stage of the device and the current pass.
   plan::Task& NewTask(plan::TaskKind kind, int32_t device, const std::string& name);
 
-  // A register produced by `task` (its slots decided later, slot_counts.h), sized for `shape`/`dtype` (empty: control),
-  // carrying data at the rate of the op being lowered.
+  // A register produced by `task` (its slots decided later, slot_counts.h), sized for
+  // `shape`/`dtype` (empty: control), carrying data at the rate of the op being lowered.
   int64_t NewRegst(plan::Task& task, const Shape& shape, DType dtype, bool control = false);
   void Consume(plan::Task& task, int64_t regst);
   void LowerOp(const graph::OpNode& op);

@@ -21,8 +21,8 @@
 namespace twinflow::compiler {
 
 struct MinSumProblem {
-  std::vector<int> domain;                  // candidates per variable (>= 1 each)
-  std::vector<std::vector<double>> unary;   // [variable][candidate]
+  std::vector<int> domain;                 // candidates per variable (>= 1 each)
+  std::vector<std::vector<double>> unary;  // [variable][candidate]
   struct Pairwise {
     int a = 0;
     int b = 0;

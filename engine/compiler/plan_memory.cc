@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <map>
-#include <tuple>
 #include <string>
+#include <tuple>
 #include <utility>
 
 #include "engine/core/error.h"
@@ -146,7 +146,8 @@ int64_t Total(const CategoryBytes& bytes) {
 
 }  // namespace
 
-std::vector<bool> ChainResidentRegsts(const plan::Plan& plan, const std::vector<TaskChain>& chains) {
+std::vector<bool> ChainResidentRegsts(const plan::Plan& plan,
+                                      const std::vector<TaskChain>& chains) {
   std::vector<bool> shared;
   ChainPools(plan, chains, shared);
   return shared;

@@ -4,8 +4,8 @@
 // A register that lives inside one serial chain (task_chains.h: produced and consumed only by
 // the chain's tasks, at lag 0) is live over a fixed span of the chain's positions, from its
 // producer to its last consumer, and the chain finishes a piece before it starts the next. It
-// has one slot (slot_counts.h), and shares bytes with the chain's other such registers whose spans do not
-// meet. Every other slot (variables, inputs, activations kept for the backward pass, values
+// has one slot (slot_counts.h), and shares bytes with the chain's other such registers whose spans
+// do not meet. Every other slot (variables, inputs, activations kept for the backward pass, values
 // crossing devices or rates) has bytes of its own, since when it dies depends on the run.
 //
 // Offsets are 64-byte aligned. arena_bytes is where the highest slot ends; peak_bytes is the

@@ -26,7 +26,7 @@ struct SbpSearchOptions {
   };
   Method method = Method::kExact;
   double memory_limit = std::numeric_limits<double>::infinity();  // bytes per device
-  int64_t table_budget = int64_t{1} << 22;  // see MinSumSolver
+  int64_t table_budget = int64_t{1} << 22;                        // see MinSumSolver
   // Restrict the search to pure data parallelism: inputs split on the batch over every mesh
   // axis, variables replicated.
   bool data_parallel_only = false;
@@ -42,11 +42,11 @@ struct BoxingEdge {
 
 struct SbpAssignment {
   std::vector<graph::NdSbpSignature> signatures;  // by op id
-  std::vector<BoxingEdge> boxings;  // by consumer op id, then input index
-  double compute_time = 0;          // seconds, summed over ops
-  double boxing_time = 0;           // seconds, summed over boxings
-  double peak_memory = 0;           // bytes on the fullest device
-  bool exact = false;               // proven optimal
+  std::vector<BoxingEdge> boxings;                // by consumer op id, then input index
+  double compute_time = 0;                        // seconds, summed over ops
+  double boxing_time = 0;                         // seconds, summed over boxings
+  double peak_memory = 0;                         // bytes on the fullest device
+  bool exact = false;                             // proven optimal
   double cost() const { return compute_time + boxing_time; }
 };
 

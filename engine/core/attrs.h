@@ -15,8 +15,7 @@ using AttrValue = std::variant<int64_t, double, bool, std::string, std::vector<i
 class Attrs {
  public:
   Attrs() = default;
-  Attrs(std::initializer_list<std::pair<const std::string, AttrValue>> values)
-      : values_(values) {}
+  Attrs(std::initializer_list<std::pair<const std::string, AttrValue>> values) : values_(values) {}
 
   bool Has(const std::string& name) const { return values_.count(name) > 0; }
   Attrs& Set(const std::string& name, AttrValue value);

@@ -4,8 +4,10 @@ namespace twinflow {
 
 const char* DeviceTypeName(DeviceType type) {
   switch (type) {
-    case DeviceType::kCpu: return "cpu";
-    case DeviceType::kCuda: return "cuda";
+    case DeviceType::kCpu:
+      return "cpu";
+    case DeviceType::kCuda:
+      return "cuda";
   }
   return "?";
 }

@@ -9,21 +9,33 @@ namespace twinflow {
 
 int64_t DTypeSize(DType dtype) {
   switch (dtype) {
-    case DType::kF32: case DType::kI32: return 4;
-    case DType::kF64: case DType::kI64: return 8;
-    case DType::kBF16: case DType::kF16: return 2;
+    case DType::kF32:
+    case DType::kI32:
+      return 4;
+    case DType::kF64:
+    case DType::kI64:
+      return 8;
+    case DType::kBF16:
+    case DType::kF16:
+      return 2;
   }
   return 0;
 }
 
 const char* DTypeName(DType dtype) {
   switch (dtype) {
-    case DType::kF32: return "f32";
-    case DType::kF64: return "f64";
-    case DType::kI32: return "i32";
-    case DType::kI64: return "i64";
-    case DType::kBF16: return "bf16";
-    case DType::kF16: return "f16";
+    case DType::kF32:
+      return "f32";
+    case DType::kF64:
+      return "f64";
+    case DType::kI32:
+      return "i32";
+    case DType::kI64:
+      return "i64";
+    case DType::kBF16:
+      return "bf16";
+    case DType::kF16:
+      return "f16";
   }
   return "?";
 }
@@ -65,9 +77,9 @@ uint16_t FloatToF16(float value) {
   std::memcpy(&x, &value, 4);
   const uint32_t sign = (x >> 16) & 0x8000;
   const uint32_t abs = x & 0x7FFFFFFF;
-  if (abs > 0x7F800000) return static_cast<uint16_t>(sign | 0x7E00);  // NaN
+  if (abs > 0x7F800000) return static_cast<uint16_t>(sign | 0x7E00);   // NaN
   if (abs >= 0x477FF000) return static_cast<uint16_t>(sign | 0x7C00);  // overflow to inf
-  if (abs < 0x38800000) {  // subnormal or zero in f16
+  if (abs < 0x38800000) {                                              // subnormal or zero in f16
     const float magnitude = std::fabs(value);
     const auto scaled = static_cast<uint32_t>(std::nearbyint(magnitude * 16777216.0f));  // 2^24
     return static_cast<uint16_t>(sign | scaled);

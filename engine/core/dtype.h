@@ -9,11 +9,11 @@ namespace twinflow {
 
 enum class DType : uint8_t { kF32, kF64, kI32, kI64, kBF16, kF16 };
 
-inline constexpr DType kAllDTypes[] = {DType::kF32, DType::kF64, DType::kI32,
+inline constexpr DType kAllDTypes[] = {DType::kF32, DType::kF64,  DType::kI32,
                                        DType::kI64, DType::kBF16, DType::kF16};
 
 int64_t DTypeSize(DType dtype);
-const char* DTypeName(DType dtype);     // "f32", "bf16", ...
+const char* DTypeName(DType dtype);       // "f32", "bf16", ...
 DType ParseDType(std::string_view text);  // throws InvalidArgumentError naming the text
 bool IsFloating(DType dtype);             // f32, f64, bf16, f16
 bool IsStorageOnly(DType dtype);          // bf16, f16

@@ -4,13 +4,20 @@ namespace twinflow {
 
 const char* ErrorKindName(ErrorKind kind) {
   switch (kind) {
-    case ErrorKind::kInvalidArgument: return "InvalidArgument";
-    case ErrorKind::kShape: return "Shape";
-    case ErrorKind::kSbp: return "Sbp";
-    case ErrorKind::kPlan: return "Plan";
-    case ErrorKind::kComm: return "Comm";
-    case ErrorKind::kTimeout: return "Timeout";
-    case ErrorKind::kOutOfMemory: return "OutOfMemory";
+    case ErrorKind::kInvalidArgument:
+      return "InvalidArgument";
+    case ErrorKind::kShape:
+      return "Shape";
+    case ErrorKind::kSbp:
+      return "Sbp";
+    case ErrorKind::kPlan:
+      return "Plan";
+    case ErrorKind::kComm:
+      return "Comm";
+    case ErrorKind::kTimeout:
+      return "Timeout";
+    case ErrorKind::kOutOfMemory:
+      return "OutOfMemory";
   }
   return "Unknown";
 }
@@ -23,13 +30,20 @@ Error::Error(ErrorKind kind, const std::string& message)
 void RethrowPrefixed(const Error& e, const std::string& prefix) {
   const std::string message = prefix + e.message();
   switch (e.kind()) {
-    case ErrorKind::kInvalidArgument: throw InvalidArgumentError(message);
-    case ErrorKind::kShape: throw ShapeError(message);
-    case ErrorKind::kSbp: throw SbpError(message);
-    case ErrorKind::kPlan: throw PlanError(message);
-    case ErrorKind::kComm: throw CommError(message);
-    case ErrorKind::kTimeout: throw TimeoutError(message);
-    case ErrorKind::kOutOfMemory: throw OutOfMemoryError(message);
+    case ErrorKind::kInvalidArgument:
+      throw InvalidArgumentError(message);
+    case ErrorKind::kShape:
+      throw ShapeError(message);
+    case ErrorKind::kSbp:
+      throw SbpError(message);
+    case ErrorKind::kPlan:
+      throw PlanError(message);
+    case ErrorKind::kComm:
+      throw CommError(message);
+    case ErrorKind::kTimeout:
+      throw TimeoutError(message);
+    case ErrorKind::kOutOfMemory:
+      throw OutOfMemoryError(message);
   }
   throw Error(e.kind(), message);
 }

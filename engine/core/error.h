@@ -27,7 +27,8 @@ class Error : public std::runtime_error {
 // One subclass per kind, so callers can catch the family they handle.
 class InvalidArgumentError : public Error {
  public:
-  explicit InvalidArgumentError(const std::string& message) : Error(ErrorKind::kInvalidArgument, message) {}
+  explicit InvalidArgumentError(const std::string& message)
+      : Error(ErrorKind::kInvalidArgument, message) {}
 };
 class ShapeError : public Error {
  public:

@@ -7,7 +7,7 @@ namespace twinflow {
 
 enum class ReduceOp { kSum, kMax, kMin };
 
-const char* ReduceOpName(ReduceOp op);      // "sum", "max", "min"
+const char* ReduceOpName(ReduceOp op);          // "sum", "max", "min"
 ReduceOp ParseReduceOp(std::string_view text);  // throws SbpError naming the text
 
 }  // namespace twinflow

@@ -65,8 +65,8 @@ int64_t Region::IntersectNumel(const Region& other) const {
 Region Region::RelativeTo(const Region& outer) const {
   Region r;
   for (size_t i = 0; i < ranges.size(); ++i) {
-    r.ranges.push_back(Range{ranges[i].begin - outer.ranges[i].begin,
-                             ranges[i].end - outer.ranges[i].begin});
+    r.ranges.push_back(
+        Range{ranges[i].begin - outer.ranges[i].begin, ranges[i].end - outer.ranges[i].begin});
   }
   return r;
 }

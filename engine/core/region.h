@@ -31,8 +31,8 @@ struct Region {
   bool Contains(const Region& inner) const;  // every index of inner lies in this
   Region Intersect(const Region& other) const;
   int64_t IntersectNumel(const Region& other) const;  // Intersect(other).numel(), no allocation
-  Region RelativeTo(const Region& outer) const;  // shift so that outer's origin is zero
-  std::string ToString() const;                  // "[0:4,2:5]"
+  Region RelativeTo(const Region& outer) const;       // shift so that outer's origin is zero
+  std::string ToString() const;                       // "[0:4,2:5]"
   bool operator==(const Region& other) const = default;
 };
 

@@ -59,7 +59,8 @@ Shape ParseShape(std::string_view text) {
   size_t pos = 0;
   while (true) {
     size_t comma = body.find(',', pos);
-    std::string_view item = body.substr(pos, comma == std::string_view::npos ? body.npos : comma - pos);
+    std::string_view item =
+        body.substr(pos, comma == std::string_view::npos ? body.npos : comma - pos);
     while (!item.empty() && item.front() == ' ') item.remove_prefix(1);
     while (!item.empty() && item.back() == ' ') item.remove_suffix(1);
     int64_t value = 0;

@@ -44,8 +44,14 @@ class Tensor {
   }
   std::byte* raw() { return view_ ? view_ : bytes_.data(); }
   const std::byte* raw() const { return view_ ? view_ : bytes_.data(); }
-  template <typename T> T* data() { return reinterpret_cast<T*>(raw()); }
-  template <typename T> const T* data() const { return reinterpret_cast<const T*>(raw()); }
+  template <typename T>
+  T* data() {
+    return reinterpret_cast<T*>(raw());
+  }
+  template <typename T>
+  const T* data() const {
+    return reinterpret_cast<const T*>(raw());
+  }
 
   // Element access by flat index through double; exact for all values of every dtype but i64
   // beyond 2^53. bf16/f16 convert through float.

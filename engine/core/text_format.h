@@ -7,8 +7,8 @@
 
 namespace twinflow {
 
-std::string FormatBytes(int64_t bytes);   // "512 B", "1.5 KiB", "3.0 GiB"
-std::string FormatSeconds(double seconds);  // "0 s", "12.5 us", "3.2 ms", "1.25 s"
+std::string FormatBytes(int64_t bytes);             // "512 B", "1.5 KiB", "3.0 GiB"
+std::string FormatSeconds(double seconds);          // "0 s", "12.5 us", "3.2 ms", "1.25 s"
 std::string FormatFixed(double value, int digits);  // printf's %.*f
 
 // Columns padded to their widest cell, two spaces apart, each line indented by two.

@@ -3,9 +3,7 @@
 #include "engine/core/error.h"
 
 namespace twinflow::graph {
-namespace {
-
-}  // namespace
+namespace {}  // namespace
 
 GraphBuilder::GraphBuilder(const OpRegistry& registry, sbp::Placement placement)
     : registry_(registry), site_{std::move(placement), 0} {}
@@ -45,9 +43,8 @@ std::vector<TensorId> GraphBuilder::Add(const std::string& type, std::vector<Ten
   } catch (const Error& e) {
     RethrowPrefixed(e, label);
   }
-  const OpId id =
-      graph_.AddOp(std::move(name), type, std::move(attrs), std::move(inputs), outputs,
-                   site_.placement, site_.stage);
+  const OpId id = graph_.AddOp(std::move(name), type, std::move(attrs), std::move(inputs), outputs,
+                               site_.placement, site_.stage);
   return graph_.op(id).outputs;
 }
 

@@ -148,8 +148,9 @@ OpId LogicalGraph::AddOp(std::string name, std::string type, Attrs attrs,
     throw InvalidArgumentError("op '" + name + "': pipeline stage " + std::to_string(stage) +
                                " is negative");
   }
-  OpNode op{id,  name, std::move(type), std::move(attrs), std::move(inputs), {}, std::move(placement),
-            stage};
+  OpNode op{
+      id,   name, std::move(type), std::move(attrs), std::move(inputs), {}, std::move(placement),
+      stage};
   for (size_t i = 0; i < outputs.size(); ++i) {
     const TensorId t = static_cast<TensorId>(tensors_.size());
     tensors_.push_back(TensorNode{t, tensor_names[i], outputs[i], id, static_cast<int>(i), {}});

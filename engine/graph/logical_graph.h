@@ -80,8 +80,7 @@ class LogicalGraph {
   // Appends an op whose outputs' metas are already known; returns its id. Names must be
   // unique (InvalidArgumentError otherwise). Used by GraphBuilder.
   OpId AddOp(std::string name, std::string type, Attrs attrs, std::vector<TensorId> inputs,
-             const std::vector<TensorMeta>& outputs, sbp::Placement placement,
-             int32_t stage = 0);
+             const std::vector<TensorMeta>& outputs, sbp::Placement placement, int32_t stage = 0);
   // Throws SbpError (prefixed with the tensor and its producer) when the layout does not fit the
   // tensor's rank or the producer's hierarchy, or a free axis is out of range.
   void Pin(TensorId tensor, sbp::NdSbp nd_sbp, std::vector<int> free_axes = {},

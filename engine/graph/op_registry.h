@@ -11,7 +11,7 @@ namespace twinflow::graph {
 
 class OpRegistry {
  public:
-  void Register(OpDef def);  // InvalidArgumentError on a duplicate type
+  void Register(OpDef def);                          // InvalidArgumentError on a duplicate type
   const OpDef& Find(const std::string& type) const;  // InvalidArgumentError on an unknown type
   bool Has(const std::string& type) const { return defs_.count(type) > 0; }
   std::vector<std::string> Types() const;  // sorted

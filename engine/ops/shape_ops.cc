@@ -318,7 +318,7 @@ void RegisterShapeOps(graph::OpRegistry& registry) {
   auto copy_cost = [](auto infer) {
     return [infer](const OpContext& ctx) { return CopyCost(ctx, infer(ctx)); };
   };
-  OpDef reshape{"reshape", 1, 1, 1, InferReshape, ReshapeSignatures, copy_cost(InferReshape),
+  OpDef reshape{"reshape",      1, 1, 1, InferReshape, ReshapeSignatures, copy_cost(InferReshape),
                 ReshapeGradient};
   reshape.signatures_need_whole_mesh = true;
   registry.Register(std::move(reshape));

@@ -38,8 +38,7 @@ struct LinkSample {
 
 // Spans in the order given; times relative to the earliest start.
 std::string ChromeTraceJson(const Plan& plan, const std::vector<TraceSpan>& spans,
-                            const std::string& title,
-                            const std::vector<MemorySample>& memory = {},
+                            const std::string& title, const std::vector<MemorySample>& memory = {},
                             const std::vector<LinkSample>& links = {});
 
 }  // namespace twinflow::plan

@@ -4,7 +4,8 @@
 
 namespace twinflow::plan {
 
-std::vector<std::pair<SlotKey, SlotKey>> OverlappingSlots(const Plan& plan, const MemoryPlan& memory) {
+std::vector<std::pair<SlotKey, SlotKey>> OverlappingSlots(const Plan& plan,
+                                                          const MemoryPlan& memory) {
   struct Extent {
     int64_t begin = 0;
     int64_t end = 0;

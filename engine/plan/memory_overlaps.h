@@ -17,6 +17,7 @@ struct SlotKey {
 
 // Every pair of placed slots (of registers with bytes) whose byte ranges overlap, each pair
 // once. Entries naming no register are skipped (validation reports those).
-std::vector<std::pair<SlotKey, SlotKey>> OverlappingSlots(const Plan& plan, const MemoryPlan& memory);
+std::vector<std::pair<SlotKey, SlotKey>> OverlappingSlots(const Plan& plan,
+                                                          const MemoryPlan& memory);
 
 }  // namespace twinflow::plan

@@ -9,7 +9,9 @@
 namespace twinflow::plan::validation {
 
 void Validator::CheckRanks() const {
-  const auto rank_of_task = [&](int64_t t) { return plan_.devices(plan_.tasks(t).device()).rank(); };
+  const auto rank_of_task = [&](int64_t t) {
+    return plan_.devices(plan_.tasks(t).device()).rank();
+  };
   for (int64_t t = 0; t < plan_.tasks_size(); ++t) {
     for (int64_t r : plan_.tasks(t).consumed_regsts()) {
       const int64_t producer = plan_.regsts(r).producer();

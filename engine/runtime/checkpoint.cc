@@ -73,7 +73,8 @@ std::string CheckpointPath(const std::string& dir) {
 void SaveCheckpoint(const std::string& dir, const Checkpoint& checkpoint) {
   std::error_code error;
   std::filesystem::create_directories(dir, error);
-  if (error) throw InvalidArgumentError("cannot make checkpoint folder '" + dir + "': " + error.message());
+  if (error)
+    throw InvalidArgumentError("cannot make checkpoint folder '" + dir + "': " + error.message());
   std::string bytes(kMagic, kMagicSize);
   PutU64(bytes, static_cast<uint64_t>(checkpoint.steps));
   PutU64(bytes, checkpoint.tensors.size());
@@ -93,7 +94,8 @@ Checkpoint LoadCheckpoint(const std::string& dir) {
   const std::string path = CheckpointPath(dir);
   const std::string bytes = ReadFile(path);
   if (bytes.size() < kMagicSize + kDigestSize || bytes.compare(0, kMagicSize, kMagic) != 0) {
-    throw InvalidArgumentError("checkpoint '" + path + "': not a twinflow checkpoint (or truncated)");
+    throw InvalidArgumentError("checkpoint '" + path +
+                               "': not a twinflow checkpoint (or truncated)");
   }
   const size_t end = bytes.size() - kDigestSize;
   if (Digest(bytes.substr(0, end)) != bytes.substr(end)) {
@@ -130,7 +132,8 @@ Checkpoint LoadCheckpoint(const std::string& dir) {
     }
     Tensor tensor(shape, dtype);
     in.Bytes(tensor.raw(), size, "tensor data");
-    if (!checkpoint.tensors.emplace(name, std::move(tensor)).second) in.Fail(where + " appears twice");
+    if (!checkpoint.tensors.emplace(name, std::move(tensor)).second)
+      in.Fail(where + " appears twice");
   }
   if (!in.done()) in.Fail("has bytes after its last tensor");
   return checkpoint;
@@ -140,7 +143,8 @@ Checkpoint CaptureCheckpoint(const ThreadedExecutor& executor, const plan::Plan&
                              int64_t steps) {
   Checkpoint checkpoint;
   checkpoint.steps = steps;
-  for (const plan::Binding& b : plan.variables()) checkpoint.tensors[b.name()] = executor.Variable(b.name());
+  for (const plan::Binding& b : plan.variables())
+    checkpoint.tensors[b.name()] = executor.Variable(b.name());
   return checkpoint;
 }
 

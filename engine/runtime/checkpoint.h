@@ -19,7 +19,7 @@
 namespace twinflow::runtime {
 
 struct Checkpoint {
-  int64_t steps = 0;                       // training steps done when it was taken
+  int64_t steps = 0;                      // training steps done when it was taken
   std::map<std::string, Tensor> tensors;  // by variable name
 };
 

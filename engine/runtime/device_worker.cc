@@ -157,16 +157,18 @@ void DeviceWorker::StartSend(const PreparedTask& task, const runtime::Launch& la
   std::vector<std::byte> payload(packed.raw(), packed.raw() + packed.nbytes());
   RunContext& ctx = ctx_;
   const int64_t id = task.task->id();
-  transport(task).Send(*task.task, launch.piece, std::move(payload),
-                       [&ctx, id] { ctx.Post(WorkItem{id, true, {}}); });
+  transport(task).Send(*task.task, launch.piece, std::move(payload), [&ctx, id] {
+    ctx.Post(WorkItem{id, true, {}});
+  });
 }
 
 void DeviceWorker::StartRecv(const PreparedTask& task, const runtime::Launch& launch) {
   const SlotRef& out = FindSlot(launch.outputs, task.outputs[0], launch);
   RunContext& ctx = ctx_;
   const int64_t id = task.task->id();
-  transport(task).Recv(*task.task, launch.piece, ctx_.SlotView(out.regst, out.slot),
-                       [&ctx, id] { ctx.Post(WorkItem{id, true, {}}); });
+  transport(task).Recv(*task.task, launch.piece, ctx_.SlotView(out.regst, out.slot), [&ctx, id] {
+    ctx.Post(WorkItem{id, true, {}});
+  });
 }
 
 void DeviceWorker::NoteFinished(int64_t task) {

@@ -58,8 +58,9 @@ AlphaBetaCostModel::AlphaBetaCostModel(AlphaBetaConfig config) : config_(std::mo
   }
   if (!(config_.peak_flops > 0) || !(config_.memory_bandwidth > 0) ||
       !(config_.launch_overhead >= 0)) {
-    throw InvalidArgumentError("compute parameters must be positive (peak flops, memory "
-                               "bandwidth) and non-negative (launch overhead)");
+    throw InvalidArgumentError(
+        "compute parameters must be positive (peak flops, memory "
+        "bandwidth) and non-negative (launch overhead)");
   }
   link_table_[static_cast<size_t>(LinkClass::kSameDevice)] = kSameDeviceLink;
   for (const auto& [link, params] : config_.links) {

@@ -7,8 +7,8 @@
 // Point-to-point transfers run concurrently; each device serialises its own sends and its own
 // receives, so a transfer set takes max over devices of max(sum out, sum in) of alpha + b / B.
 // Compute is a roofline: launch overhead plus the larger of flops / peak and bytes / memory
-// bandwidth. Devices are grouped into nodes of `devices_per_node` consecutive ids; cpu and cuda devices
-// of one node talk over the host-device link.
+// bandwidth. Devices are grouped into nodes of `devices_per_node` consecutive ids; cpu and cuda
+// devices of one node talk over the host-device link.
 #include <array>
 #include <cstdint>
 #include <map>
@@ -26,14 +26,14 @@ struct LinkParams {
 struct AlphaBetaConfig {
   int64_t devices_per_node = 8;
   std::map<LinkClass, LinkParams> links = {
-      {LinkClass::kIntraNode, {150e9, 2e-6}},   // NVLink-class fabric inside a node
-      {LinkClass::kInterNode, {25e9, 8e-6}},    // one 200 Gb/s NIC per device
-      {LinkClass::kHostDevice, {25e9, 5e-6}},   // PCIe 4 x16
+      {LinkClass::kIntraNode, {150e9, 2e-6}},  // NVLink-class fabric inside a node
+      {LinkClass::kInterNode, {25e9, 8e-6}},   // one 200 Gb/s NIC per device
+      {LinkClass::kHostDevice, {25e9, 5e-6}},  // PCIe 4 x16
   };
   // Compute, as a roofline: launch overhead + max(flops / peak, bytes / memory bandwidth).
-  double peak_flops = 100e12;       // dense fp32-class math of a current accelerator
-  double memory_bandwidth = 2e12;   // bytes per second
-  double launch_overhead = 5e-6;    // seconds per kernel
+  double peak_flops = 100e12;      // dense fp32-class math of a current accelerator
+  double memory_bandwidth = 2e12;  // bytes per second
+  double launch_overhead = 5e-6;   // seconds per kernel
 };
 
 // Named configurations: "accelerator" (the defaults above: an NVLink GPU node with one NIC per

@@ -110,8 +110,7 @@ void BoxingGraph::VisitOutSteps(int node, const std::function<double(int)>& budg
 BoxingStep BoxingGraph::Materialize(BoxingStep step, int from, int to) {
   if (step.kind != BoxingStepKind::kSendRecv) return step;
   const StepContext ctx{shape_, dtype_, cost_model_};
-  const std::vector<int64_t>& local =
-      local_index_[nodes_[from].placement][nodes_[to].placement];
+  const std::vector<int64_t>& local = local_index_[nodes_[from].placement][nodes_[to].placement];
   return *SendRecvStep(ctx, Facts(from), Facts(to), local, /*with_transfers=*/true);
 }
 

@@ -27,8 +27,7 @@ class BoxingGraph {
   // steps whose lower bound exceeds budget(next) are skipped (they cannot improve the path to
   // next), and come without their transfer list: Materialize adds it to the ones kept.
   using StepVisitor = std::function<void(int next, const BoxingStep& step)>;
-  void VisitOutSteps(int node, const std::function<double(int)>& budget,
-                     const StepVisitor& visit);
+  void VisitOutSteps(int node, const std::function<double(int)>& budget, const StepVisitor& visit);
   BoxingStep Materialize(BoxingStep step, int from, int to);
 
  private:

@@ -99,8 +99,8 @@ BoxingPlan PlanBoxing(const Shape& shape, DType dtype, const Layout& src, const 
   // all-B), and pricing them is cheap; their best path caps the full search, so that costly
   // point-to-point steps are priced only where they might win.
   const std::optional<Path> collective_only = ShortestPath(graph, false, 0.0);
-  const double cap = collective_only ? collective_only->time
-                                     : std::numeric_limits<double>::infinity();
+  const double cap =
+      collective_only ? collective_only->time : std::numeric_limits<double>::infinity();
   std::optional<Path> best = ShortestPath(graph, true, cap);
   if (!best) throw SbpError("boxing: no path from " + src.ToString() + " to " + dst.ToString());
   int from = graph.source();

@@ -136,8 +136,8 @@ std::optional<BoxingStep> AxisStep(const StepContext& ctx, const LayoutFacts& fr
       } else {  // all_to_all: the largest block that leaves its device
         for (int64_t r : group) {
           if (r != m) {
-            largest = std::max(largest, from.regions[m].IntersectNumel(to_regions[r]) *
-                                            DTypeSize(ctx.dtype));
+            largest = std::max(
+                largest, from.regions[m].IntersectNumel(to_regions[r]) * DTypeSize(ctx.dtype));
           }
         }
       }
@@ -165,7 +165,8 @@ std::optional<BoxingStep> BroadcastStep(const StepContext& ctx, const LayoutFact
   const DeviceId root_device = from.layout.placement.device(root);
   std::vector<DeviceId> group = {root_device};
   for (int64_t j = 0; j < to.layout.placement.size(); ++j) {
-    if (to.layout.placement.device(j) != root_device) group.push_back(to.layout.placement.device(j));
+    if (to.layout.placement.device(j) != root_device)
+      group.push_back(to.layout.placement.device(j));
   }
   BoxingStep step;
   step.kind = BoxingStepKind::kBroadcast;

@@ -17,7 +17,6 @@ std::vector<Tensor> AllReduce(const std::vector<Tensor>& buffers, ReduceOp op);
 std::vector<Tensor> ReduceScatter(const std::vector<Tensor>& buffers, ReduceOp op, int axis);
 // Member j cuts its buffer into balanced parts along scatter_axis and sends part i to member
 // i, which concatenates what it receives along gather_axis in member order.
-std::vector<Tensor> AllToAll(const std::vector<Tensor>& buffers, int scatter_axis,
-                             int gather_axis);
+std::vector<Tensor> AllToAll(const std::vector<Tensor>& buffers, int scatter_axis, int gather_axis);
 
 }  // namespace twinflow::sbp

@@ -14,8 +14,8 @@ struct Sbp {
   enum class Kind { kSplit, kBroadcast, kPartial };
 
   Kind kind = Kind::kBroadcast;
-  int axis = 0;                   // tensor axis, for kSplit
-  ReduceOp op = ReduceOp::kSum;   // for kPartial
+  int axis = 0;                  // tensor axis, for kSplit
+  ReduceOp op = ReduceOp::kSum;  // for kPartial
 
   static Sbp Split(int axis) { return Sbp{Kind::kSplit, axis, ReduceOp::kSum}; }
   static Sbp Broadcast() { return Sbp{Kind::kBroadcast, 0, ReduceOp::kSum}; }

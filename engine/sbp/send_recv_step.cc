@@ -76,8 +76,8 @@ class SourceGrid {
     int64_t n = 1;
     for (size_t k = 0; k < cell.size(); ++k) {
       const Range r = axis_ranges_[k][cell[k]];
-      n *= std::max<int64_t>(0, std::min(r.end, target.ranges[k].end) -
-                                    std::max(r.begin, target.ranges[k].begin));
+      n *= std::max<int64_t>(
+          0, std::min(r.end, target.ranges[k].end) - std::max(r.begin, target.ranges[k].begin));
     }
     return n;
   }
@@ -162,8 +162,7 @@ std::optional<BoxingStep> SendRecvStep(const StepContext& ctx, const LayoutFacts
       const int64_t bytes = numel * DTypeSize(ctx.dtype);
       int64_t chosen = -1;
       double chosen_time = 0;
-      if (local[j] >= 0 &&
-          std::binary_search(holders.begin(), holders.end(), local[j])) {
+      if (local[j] >= 0 && std::binary_search(holders.begin(), holders.end(), local[j])) {
         chosen = local[j];
       } else {
         const size_t window = std::min(holders.size(), kHolderWindow);
@@ -184,8 +183,7 @@ std::optional<BoxingStep> SendRecvStep(const StepContext& ctx, const LayoutFacts
       }
       ++piece_number;
       if (with_transfers) {
-        step.transfers.push_back(
-            RegionTransfer{chosen, j, grid.Piece(cell, to.regions[j]), bytes});
+        step.transfers.push_back(RegionTransfer{chosen, j, grid.Piece(cell, to.regions[j]), bytes});
       }
     });
   }

@@ -63,7 +63,8 @@ void EmbeddingGrad(const KernelContext& ctx) {
   dweight.Fill(0);
   const T* g = dy.data<T>();
   T* dw = dweight.data<T>();
-  for (int64_t i = 0, end = ids.numel(); i < end; ++i) {  // id order: a fixed summation order per row
+  for (int64_t i = 0, end = ids.numel(); i < end;
+       ++i) {  // id order: a fixed summation order per row
     const int64_t id = IndexAt(ids, i);
     CheckIndexValue(id, vocabulary, op, "id");
     const int64_t local = id - range.begin;

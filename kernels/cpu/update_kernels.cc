@@ -26,7 +26,8 @@ void SgdUpdate(const KernelContext& ctx) {
   const float* p = ctx.inputs[0]->data<float>();
   const float* g = ctx.inputs[1]->data<float>();
   float* out = ctx.outputs[0]->data<float>();
-  for (int64_t i = 0, end = ctx.outputs[0]->numel(); i < end; ++i) out[i] = p[i] - lr * (g[i] + wd * p[i]);
+  for (int64_t i = 0, end = ctx.outputs[0]->numel(); i < end; ++i)
+    out[i] = p[i] - lr * (g[i] + wd * p[i]);
 }
 
 void SgdMomentumUpdate(const KernelContext& ctx) {

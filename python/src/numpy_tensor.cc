@@ -10,10 +10,14 @@ namespace {
 
 py::dtype NumpyDType(DType dtype, const std::string& what) {
   switch (dtype) {
-    case DType::kF32: return py::dtype::of<float>();
-    case DType::kF64: return py::dtype::of<double>();
-    case DType::kI32: return py::dtype::of<int32_t>();
-    case DType::kI64: return py::dtype::of<int64_t>();
+    case DType::kF32:
+      return py::dtype::of<float>();
+    case DType::kF64:
+      return py::dtype::of<double>();
+    case DType::kI32:
+      return py::dtype::of<int32_t>();
+    case DType::kI64:
+      return py::dtype::of<int64_t>();
     default:
       throw InvalidArgumentError(what + ": dtype " + DTypeName(dtype) +
                                  " has no numpy counterpart here (use f32, f64, i32 or i64)");
@@ -30,11 +34,12 @@ Tensor ToTensor(const py::array& array, DType dtype, const std::string& what) {
   }
   if (!IsFloating(dtype) && kind == 'f') {
     throw InvalidArgumentError(what + ": expected integers (" + DTypeName(dtype) +
-                               "), got floating-point dtype " + std::string(py::str(array.dtype())));
+                               "), got floating-point dtype " +
+                               std::string(py::str(array.dtype())));
   }
   // A C-ordered copy of the wanted dtype (numpy does the cast).
-  const py::array cast = py::array::ensure(
-      array.attr("astype")(NumpyDType(dtype, what)), py::array::c_style | py::array::forcecast);
+  const py::array cast = py::array::ensure(array.attr("astype")(NumpyDType(dtype, what)),
+                                           py::array::c_style | py::array::forcecast);
   std::vector<int64_t> dims(cast.shape(), cast.shape() + cast.ndim());
   Tensor tensor(Shape(dims), dtype);
   std::memcpy(tensor.raw(), cast.data(), static_cast<size_t>(tensor.nbytes()));
@@ -43,7 +48,8 @@ Tensor ToTensor(const py::array& array, DType dtype, const std::string& what) {
 
 py::array ToNumpy(const Tensor& tensor) {
   const std::vector<int64_t>& dims = tensor.shape().dims();
-  py::array array(NumpyDType(tensor.dtype(), "tensor"), std::vector<py::ssize_t>(dims.begin(), dims.end()));
+  py::array array(NumpyDType(tensor.dtype(), "tensor"),
+                  std::vector<py::ssize_t>(dims.begin(), dims.end()));
   std::memcpy(array.mutable_data(), tensor.raw(), static_cast<size_t>(tensor.nbytes()));
   return array;
 }

@@ -143,9 +143,9 @@ void LinkNetwork::FillProgressively() {
         for (int other : f.links) --links_[other].unfrozen;
       }
     }
-    open.erase(std::remove_if(open.begin(), open.end(),
-                              [&](int l) { return links_[l].unfrozen == 0; }),
-               open.end());
+    open.erase(
+        std::remove_if(open.begin(), open.end(), [&](int l) { return links_[l].unfrozen == 0; }),
+        open.end());
   }
 }
 

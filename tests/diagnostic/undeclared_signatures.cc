@@ -6,7 +6,6 @@
 #include <map>
 
 #include "engine/core/error.h"
-
 #include "engine/ops/builtin_ops.h"
 #include "kernels/cpu/cpu_kernels.h"
 #include "tests/support/op_runner.h"
@@ -90,8 +89,8 @@ int Run() {
               inputs.push_back(FillInput(instance, static_cast<int>(i), rng));
             }
             const auto want = runner.RunSingle(instance, inputs);
-            const auto got = runner.RunDistributed(
-                instance, inputs, nd, sbp::Placement(DeviceType::kCpu, ids), rng);
+            const auto got = runner.RunDistributed(instance, inputs, nd,
+                                                   sbp::Placement(DeviceType::kCpu, ids), rng);
             valid = valid && CompareOutputs(got, want, parts).empty();
           } catch (const Error&) {
             valid = false;

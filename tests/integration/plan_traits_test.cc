@@ -224,8 +224,7 @@ TEST(PlanTraits, LoweringUsesTheSearchsBoxingAndRefusesAMissingOne) {
     compiler::LowerToPlan(c.model.graph, Ops(), assignment, lower);
     FAIL() << "lowered without the boxing of " << missing;
   } catch (const PlanError& e) {
-    EXPECT_NE(std::string(e.what()).find("plans no boxing of '" + missing + "'"),
-              std::string::npos)
+    EXPECT_NE(std::string(e.what()).find("plans no boxing of '" + missing + "'"), std::string::npos)
         << e.what();
   }
 }

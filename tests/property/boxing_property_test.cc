@@ -18,8 +18,8 @@ namespace twinflow::sbp {
 namespace {
 
 const std::vector<std::vector<int64_t>> kMeshes = {
-    {1}, {2}, {3}, {4}, {5}, {8}, {1, 3}, {2, 1}, {2, 2}, {2, 3}, {3, 2}, {2, 4}, {4, 2},
-    {2, 2, 2}, {1, 2, 2}, {2, 1, 3}};
+    {1},    {2},    {3},    {4},    {5},    {8},       {1, 3},    {2, 1},
+    {2, 2}, {2, 3}, {3, 2}, {2, 4}, {4, 2}, {2, 2, 2}, {1, 2, 2}, {2, 1, 3}};
 
 Shape DrawShape() {
   const int rank = *rc::gen::inRange(1, 4);
@@ -76,9 +76,12 @@ Layout DrawLayout(const Shape& shape, const Placement& placement) {
 // The destination placement: the same, a disjoint one, or any (often overlapping) one.
 Placement DrawOtherPlacement(const Placement& src) {
   switch (*rc::gen::inRange(0, 3)) {
-    case 0: return src;
-    case 1: return DrawPlacement(src.device_ids());
-    default: return DrawPlacement();
+    case 0:
+      return src;
+    case 1:
+      return DrawPlacement(src.device_ids());
+    default:
+      return DrawPlacement();
   }
 }
 
@@ -129,8 +132,8 @@ Tensor DrawTensor(const Shape& shape, DType dtype, Rng& rng) {
 }
 
 RC_GTEST_PROP(BoxingProperty, ExecutedPlanReassemblesTheLogicalTensor, ()) {
-  const DType dtype = *rc::gen::elementOf(std::vector<DType>(std::begin(kAllDTypes),
-                                                             std::end(kAllDTypes)));
+  const DType dtype =
+      *rc::gen::elementOf(std::vector<DType>(std::begin(kAllDTypes), std::end(kAllDTypes)));
   const Shape shape = DrawShape();
   const Layout src = DrawLayout(shape, DrawPlacement());
   const Layout dst = DrawLayout(shape, DrawOtherPlacement(src.placement));
@@ -141,8 +144,8 @@ RC_GTEST_PROP(BoxingProperty, ExecutedPlanReassemblesTheLogicalTensor, ()) {
   const BoxingPlan plan = PlanBoxing(shape, dtype, src, dst, cost);
   const BoxingResult result = ExecuteBoxing(plan, Distribute(x, src, rng));
   const Tensor y = Assemble(result.outputs, shape, dst);
-  RC_LOG() << DTypeName(dtype) << shape.ToString() << "\n" << plan.ToString() << "\nx = "
-           << x.ToString() << "\ny = " << y.ToString() << "\n";
+  RC_LOG() << DTypeName(dtype) << shape.ToString() << "\n"
+           << plan.ToString() << "\nx = " << x.ToString() << "\ny = " << y.ToString() << "\n";
   if (dtype == DType::kF32 || dtype == DType::kF64) {
     if (HasEffectivePartialSum(src)) {
       // Float partial sums are exact only up to rounding: parts scale like (|v| + 1) and at
@@ -188,8 +191,8 @@ RC_GTEST_PROP(BoxingProperty, CostObeysTheTriangleInequality, ()) {
   const Layout b = DrawLayout(shape, *rc::gen::inRange(0, 2) ? a.placement : c.placement);
   const AlphaBetaCostModel cost = DrawCostModel();
   const double direct = PlanBoxing(shape, dtype, a, c, cost).time();
-  const double via = PlanBoxing(shape, dtype, a, b, cost).time() +
-                     PlanBoxing(shape, dtype, b, c, cost).time();
+  const double via =
+      PlanBoxing(shape, dtype, a, b, cost).time() + PlanBoxing(shape, dtype, b, c, cost).time();
   RC_ASSERT(direct <= via * (1 + 1e-9));
 }
 

@@ -3,13 +3,14 @@
 // is exact on chains and trees; it never loses to greedy or to a baseline (pure data
 // parallelism in the real search), even when forced off the exact path; and it honours a
 // memory limit, failing clearly exactly when nothing fits.
+#include "engine/compiler/min_sum_solver.h"
+
 #include <gtest/gtest.h>
 #include <rapidcheck/gtest.h>
 
 #include <cmath>
 #include <limits>
 
-#include "engine/compiler/min_sum_solver.h"
 #include "engine/core/error.h"
 
 namespace twinflow::compiler {

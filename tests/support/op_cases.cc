@@ -4,8 +4,8 @@ namespace twinflow::testing {
 
 std::vector<OpCase> AllOpCases() {
   std::vector<OpCase> all;
-  for (auto family : {MatmulCases, ElementwiseCases, ActivationCases, ReductionCases,
-                      SoftmaxCases, NormalizationCases, EmbeddingCases, ShapeCases, MiscCases}) {
+  for (auto family : {MatmulCases, ElementwiseCases, ActivationCases, ReductionCases, SoftmaxCases,
+                      NormalizationCases, EmbeddingCases, ShapeCases, MiscCases}) {
     for (OpCase& c : family()) all.push_back(std::move(c));
   }
   return all;

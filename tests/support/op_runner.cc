@@ -84,8 +84,8 @@ std::string CompareOutputs(const std::vector<Tensor>& got, const std::vector<Ten
   for (size_t o = 0; o < got.size(); ++o) {
     if (!IsFloating(want[o].dtype())) {
       if (!BitEqual(got[o], want[o])) {
-        return "output " + std::to_string(o) + ": " + got[o].ToString(16) + " != " +
-               want[o].ToString(16);
+        return "output " + std::to_string(o) + ": " + got[o].ToString(16) +
+               " != " + want[o].ToString(16);
       }
       continue;
     }

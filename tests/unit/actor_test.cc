@@ -197,9 +197,9 @@ TEST(ActorTest, LaggedLoopRunsAcrossStepsAndReturnsTheLastPieceUnused) {
     ASSERT_TRUE(r.finished) << r.report;
     // data runs one piece ahead (2 slots); forward:1 waits for update:0 (lag 1). The loop's
     // second slot changes nothing here: update:p always waits for forward:p.
-    const std::vector<std::string> expected = {"data:0",   "data:1",    "forward:0", "data:2",
-                                               "update:0", "forward:1", "data:3",    "update:1",
-                                               "forward:2", "update:2", "forward:3", "update:3"};
+    const std::vector<std::string> expected = {"data:0",    "data:1",    "forward:0", "data:2",
+                                               "update:0",  "forward:1", "data:3",    "update:1",
+                                               "forward:2", "update:2",  "forward:3", "update:3"};
     EXPECT_EQ(Order(plan, r), expected);
     EXPECT_EQ((r.inputs_seen.at({1, 2})), (std::vector<int64_t>{0, 1, 2}));
     EXPECT_EQ(r.launches[2].inputs.size(), 1u);  // forward:0 has no previous update

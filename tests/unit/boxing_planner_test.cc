@@ -1,12 +1,13 @@
 // The planner's named transitions: each single-axis change on one placement is one primitive
 // of the expected kind, local steps move no bytes, identity is empty, and plans are correct
 // when run by the reference executor.
+#include "engine/sbp/boxing_planner.h"
+
 #include <gtest/gtest.h>
 
 #include "engine/core/error.h"
 #include "engine/sbp/alpha_beta_cost_model.h"
 #include "engine/sbp/boxing_executor.h"
-#include "engine/sbp/boxing_planner.h"
 #include "engine/sbp/distribute.h"
 
 namespace twinflow::sbp {
@@ -113,7 +114,8 @@ TEST(BoxingPlanner, CrossPlacementPlansRunCorrectly) {
         PlanBoxing(shape, DType::kI64, ParseLayout(src), ParseLayout(dst), kCost);
     const BoxingResult result = ExecuteBoxing(plan, Distribute(x, ParseLayout(src), rng));
     EXPECT_TRUE(BitEqual(Assemble(result.outputs, shape, ParseLayout(dst)), x))
-        << src << " -> " << dst << "\n" << plan.ToString();
+        << src << " -> " << dst << "\n"
+        << plan.ToString();
     EXPECT_GT(plan.time(), 0.0);
   }
 }
@@ -132,8 +134,8 @@ TEST(BoxingPlanner, CrossNodeReshardSendsEachByteOverTheNetworkOnce) {
   config.devices_per_node = 4;
   const AlphaBetaCostModel cost(config);
   const Shape shape{64, 64};
-  const BoxingPlan plan = PlanBoxing(shape, DType::kF32, ParseLayout("cpu:0-3 S(0)"),
-                                     ParseLayout("cpu:4-7 B"), cost);
+  const BoxingPlan plan =
+      PlanBoxing(shape, DType::kF32, ParseLayout("cpu:0-3 S(0)"), ParseLayout("cpu:4-7 B"), cost);
   const int64_t tensor_bytes = shape.numel() * 4;
   const LinkBytes bytes = plan.link_bytes();
   ASSERT_TRUE(bytes.count(LinkClass::kInterNode)) << plan.ToString();
