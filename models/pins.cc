@@ -27,29 +27,53 @@ void PinClassSplitLogits(graph::GraphBuilder& builder, const Strategy& strategy,
               /*binds_consumers=*/true);
 }
 
+namespace {
+
+// Whether output `o` of `op` carries the batch on its axis 0: some 1-D signature (on the
+// data-parallel degree) splits it there exactly when it so splits an input that carries the
+// batch. A reshape that merges the batch into axis 0 does; a causal mask computed from the
+// scores, or a reduction over the batch, does not.
+bool CarriesBatch(const std::vector<graph::SbpSignature>& sigs, const graph::OpNode& op,
+                  size_t o, const std::vector<bool>& batch) {
+  const Sbp split = Sbp::Split(0);
+  return std::any_of(sigs.begin(), sigs.end(), [&](const graph::SbpSignature& sig) {
+    if (!(sig.outputs[o] == split)) return false;
+    for (size_t i = 0; i < op.inputs.size(); ++i) {
+      if (batch[op.inputs[i]] && sig.inputs[i] == split) return true;
+    }
+    return false;
+  });
+}
+
+}  // namespace
+
 void PinBatchSplit(graph::GraphBuilder& builder, const Strategy& strategy) {
   if (strategy.automatic || strategy.dp == 1 || strategy.dp_source == DegreeSource::kSearched) {
     return;
   }
   const graph::LogicalGraph& graph = builder.graph();
   const graph::TensorPin split{NdSbp({Sbp::Split(0), Sbp::Broadcast()}), {1}};
-  std::vector<bool> from_data(graph.tensors().size(), false);
+  std::vector<bool> batch(graph.tensors().size(), false);  // axis 0 is the batch
   for (const graph::OpNode& op : graph.ops()) {  // creation order is a topological order
     const graph::OpDef& def = builder.registry().Find(op.type);
-    bool data = def.role == graph::OpRole::kInput;
-    for (graph::TensorId t : op.inputs) data = data || from_data[t];
-    for (graph::TensorId t : op.outputs) from_data[t] = data;
-    if (!data || def.is_source()) continue;
+    if (def.role == graph::OpRole::kInput) {
+      for (graph::TensorId t : op.outputs) batch[t] = true;
+      continue;
+    }
+    if (def.is_source()) continue;
     std::vector<graph::TensorMeta> metas;
     for (graph::TensorId t : op.inputs) metas.push_back(graph.tensor(t).meta);
     const Shape& mesh = op.placement.hierarchy();
     // Only where the op can write it: a reshape that merges the batch axis may split it over
     // the whole mesh only (OpDef::signatures_need_whole_mesh), and then the search decides.
-    const std::vector<graph::NdSbpSignature> sigs =
-        graph::NdSignatures(def, graph::OpContext{op.type, op.attrs, metas}, mesh);
+    const graph::OpContext context{op.type, op.attrs, metas};
+    const std::vector<graph::NdSbpSignature> sigs = graph::NdSignatures(def, context, mesh);
+    const std::vector<graph::SbpSignature> axis_sigs = def.signatures(context, strategy.dp);
     for (size_t o = 0; o < op.outputs.size(); ++o) {
       const graph::TensorNode& node = graph.tensor(op.outputs[o]);
-      if (node.pin || node.meta.shape.rank() == 0) continue;
+      if (node.meta.shape.rank() == 0) continue;
+      batch[op.outputs[o]] = CarriesBatch(axis_sigs, op, o, batch);
+      if (node.pin || !batch[op.outputs[o]]) continue;
       const bool writable = std::any_of(sigs.begin(), sigs.end(), [&](const auto& sig) {
         return split.Allows(sig.outputs[o], mesh);
       });

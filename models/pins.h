@@ -33,8 +33,9 @@ void PinData(graph::GraphBuilder& builder, const Strategy& strategy, graph::Tens
 // An activation of the residual stream (a block's output, the embedding's, a row-parallel
 // pair's output): (S(0),B), as Megatron keeps it without sequence parallelism.
 void PinActivation(graph::GraphBuilder& builder, const Strategy& strategy, graph::TensorId x);
-// dp's layout for the whole forward pass: every tensor computed from the data and not pinned
-// already is split on its batch axis (axis 0, batch-major as the models write them) over the
+// dp's layout for the whole forward pass: every tensor that carries the batch on its axis 0
+// (from the data, through ops that keep the batch split; not a causal mask made from the
+// scores) and is not pinned already is split on its batch axis (axis 0, batch-major as the models write them) over the
 // dp mesh axis, its tp axis left to the search. Without it the search may replicate a block
 // over dp to spare its weight gradients' all-reduce, which is not data parallelism. No-op
 // under auto, dp=1 or dp=auto. Call once the forward graph is written.
