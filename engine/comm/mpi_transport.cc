@@ -1,6 +1,7 @@
 #include "engine/comm/mpi_transport.h"
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstring>
 #include <string>
@@ -316,6 +317,9 @@ void MpiTransport::Collective(const plan::Task& task, int64_t piece,
     Enqueue(what, AllGatherOp(task, c, members, std::move(done)));
   } else if (one_each && kind == CollectiveKind::kReduceScatter && mpi_type) {
     Enqueue(what, ReduceScatterOp(task, c, members, op, std::move(done)));
+  } else if (one_each && kind == CollectiveKind::kAllToAll &&
+             desc.scatter_axis() != desc.gather_axis()) {
+    Enqueue(what, AllToAllOp(task, c, members, std::move(done)));
   } else {
     Enqueue(what, GatherAndComputeOp(task, c, members, op, std::move(done)));
   }
@@ -390,6 +394,72 @@ MpiTransport::Op MpiTransport::ReduceScatterOp(const plan::Task& task, const Col
                      "MPI_Ireduce_scatter");
           },
           [members, packed, counts, done](const MPI_Status&) { done(); }};
+}
+
+namespace {
+
+// Byte counts and offsets of the chunks AxisChunks packs, in its chunk order.
+struct PackedChunks {
+  std::vector<int> bytes;
+  std::vector<int> offsets;
+};
+
+PackedChunks ChunksOf(const Tensor& t, int axis, const std::vector<int64_t>& extents) {
+  PackedChunks chunks;
+  const int64_t per_index = t.shape()[axis] == 0 ? 0 : t.nbytes() / t.shape()[axis];
+  int offset = 0;
+  for (int64_t k : extents) {
+    chunks.offsets.push_back(offset);
+    chunks.bytes.push_back(static_cast<int>(per_index * k));
+    offset += chunks.bytes.back();
+  }
+  return chunks;
+}
+
+}  // namespace
+
+MpiTransport::Op MpiTransport::AllToAllOp(const plan::Task& task, const CollectiveComm& c,
+                                          const Members& members, Done done) const {
+  // Member j receives chunk j (along the scatter axis) of every member's input and joins them
+  // along the gather axis in member order, as sbp::AllToAll does. Chunks are packed in member
+  // order; the counts and displacements, by comm rank, point at each rank's member's chunk.
+  const int scatter = task.collective().scatter_axis();
+  const int gather = task.collective().gather_axis();
+  std::vector<int64_t> scatter_extents;
+  std::vector<int64_t> gather_extents;
+  for (const plan::Task* member : c.members) {
+    scatter_extents.push_back(runtime::ToShape(OutputDesc(plan_, *member), task.name())[scatter]);
+    gather_extents.push_back(runtime::ToShape(InputDesc(plan_, *member), task.name())[gather]);
+  }
+  runtime::CollectiveMember& m = members->front();
+  const int64_t element = DTypeSize(m.input.dtype());
+  const PackedChunks sent = ChunksOf(m.input, scatter, scatter_extents);
+  const PackedChunks received = ChunksOf(m.output, gather, gather_extents);
+  auto counts = std::make_shared<std::array<std::vector<int>, 4>>();  // send, sdispl, recv, rdispl
+  for (const std::vector<int>& rank_members : c.by_comm_rank) {
+    const int j = rank_members.front();
+    (*counts)[0].push_back(sent.bytes[j]);
+    (*counts)[1].push_back(sent.offsets[j]);
+    (*counts)[2].push_back(received.bytes[j]);
+    (*counts)[3].push_back(received.offsets[j]);
+  }
+  auto send = std::make_shared<std::vector<std::byte>>(m.input.nbytes());
+  AxisChunks(m.input.shape(), scatter, scatter_extents, element)
+      .Move<true>(m.input.raw(), send->data());
+  auto recv = std::make_shared<std::vector<std::byte>>(m.output.nbytes());
+  auto join = std::make_shared<AxisChunks>(m.output.shape(), gather, gather_extents, element);
+  const MPI_Comm comm = c.comm;
+  return {[send, recv, counts, comm](MPI_Request* request) {
+            const auto& k = *counts;
+            CheckMpi(MPI_Ialltoallv(send->data(), k[0].data(), k[1].data(), MPI_BYTE,
+                                    recv->data(), k[2].data(), k[3].data(), MPI_BYTE, comm,
+                                    request),
+                     "MPI_Ialltoallv");
+          },
+          [members, send, recv, counts, join, done](const MPI_Status&) {
+            join->Move<false>(recv->data(), members->front().output.raw());
+            done();
+          }};
 }
 
 MpiTransport::Op MpiTransport::GatherAndComputeOp(const plan::Task& task, const CollectiveComm& c,

@@ -18,6 +18,10 @@
 // (One communicator per group would need one global order of all collectives of the group,
 // which the actors do not follow: independent collectives run as their inputs arrive.)
 //   - all_reduce with one member per rank, of f32, f64, i32 or i64: MPI_Iallreduce.
+//   - all_gather with one member per rank: MPI_Iallgatherv, unpacked along the gather axis.
+//   - reduce_scatter with one member per rank, of those types: MPI_Ireduce_scatter.
+//   - all_to_all with one member per rank: MPI_Ialltoallv of the input cut along the scatter
+//     axis, joined along the gather axis (each rank sends each other rank only its chunk).
 //   - everything else: MPI_Iallgatherv of the members' inputs, then every rank computes its
 //     members' outputs with the reference collectives, in member order (bit-identical to the
 //     in-process path).
@@ -87,12 +91,14 @@ class MpiTransport : public runtime::Transport {
 
   void Enqueue(std::string what, Op op);
   // The MPI operation of one collective piece, one a path (see the file comment). The first
-  // three need one member per rank; the last serves every collective.
+  // four need one member per rank; the last serves every collective.
   static Op AllReduceOp(const Members& members, ReduceOp op, MPI_Comm comm, Done done);
   Op AllGatherOp(const plan::Task& task, const CollectiveComm& c, const Members& members,
                  Done done) const;
   Op ReduceScatterOp(const plan::Task& task, const CollectiveComm& c, const Members& members,
                      ReduceOp op, Done done) const;
+  Op AllToAllOp(const plan::Task& task, const CollectiveComm& c, const Members& members,
+                Done done) const;
   Op GatherAndComputeOp(const plan::Task& task, const CollectiveComm& c, const Members& members,
                         ReduceOp op, Done done) const;
   void Loop();
