@@ -33,8 +33,8 @@ namespace {
 // data-parallel degree) splits it there exactly when it so splits an input that carries the
 // batch. A reshape that merges the batch into axis 0 does; a causal mask computed from the
 // scores, or a reduction over the batch, does not.
-bool CarriesBatch(const std::vector<graph::SbpSignature>& sigs, const graph::OpNode& op,
-                  size_t o, const std::vector<bool>& batch) {
+bool CarriesBatch(const std::vector<graph::SbpSignature>& sigs, const graph::OpNode& op, size_t o,
+                  const std::vector<bool>& batch) {
   const Sbp split = Sbp::Split(0);
   return std::any_of(sigs.begin(), sigs.end(), [&](const graph::SbpSignature& sig) {
     if (!(sig.outputs[o] == split)) return false;
@@ -54,7 +54,7 @@ void PinBatchSplit(graph::GraphBuilder& builder, const Strategy& strategy) {
   const graph::LogicalGraph& graph = builder.graph();
   const graph::TensorPin split{NdSbp({Sbp::Split(0), Sbp::Broadcast()}), {1}};
   std::vector<bool> batch(graph.tensors().size(), false);  // axis 0 is the batch
-  for (const graph::OpNode& op : graph.ops()) {  // creation order is a topological order
+  for (const graph::OpNode& op : graph.ops()) {            // creation order is a topological order
     const graph::OpDef& def = builder.registry().Find(op.type);
     if (def.role == graph::OpRole::kInput) {
       for (graph::TensorId t : op.outputs) batch[t] = true;

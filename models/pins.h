@@ -35,10 +35,10 @@ void PinData(graph::GraphBuilder& builder, const Strategy& strategy, graph::Tens
 void PinActivation(graph::GraphBuilder& builder, const Strategy& strategy, graph::TensorId x);
 // dp's layout for the whole forward pass: every tensor that carries the batch on its axis 0
 // (from the data, through ops that keep the batch split; not a causal mask made from the
-// scores) and is not pinned already is split on its batch axis (axis 0, batch-major as the models write them) over the
-// dp mesh axis, its tp axis left to the search. Without it the search may replicate a block
-// over dp to spare its weight gradients' all-reduce, which is not data parallelism. No-op
-// under auto, dp=1 or dp=auto. Call once the forward graph is written.
+// scores) and is not pinned already is split on its batch axis (axis 0, batch-major as the models
+// write them) over the dp mesh axis, its tp axis left to the search. Without it the search may
+// replicate a block over dp to spare its weight gradients' all-reduce, which is not data
+// parallelism. No-op under auto, dp=1 or dp=auto. Call once the forward graph is written.
 void PinBatchSplit(graph::GraphBuilder& builder, const Strategy& strategy);
 // Logits [tokens, classes] of a column-parallel head: (S(0),S(1)), read so by every consumer,
 // so the class-split loss reduces over tp (Megatron's vocabulary-parallel cross entropy)

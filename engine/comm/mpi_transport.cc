@@ -451,9 +451,8 @@ MpiTransport::Op MpiTransport::AllToAllOp(const plan::Task& task, const Collecti
   const MPI_Comm comm = c.comm;
   return {[send, recv, counts, comm](MPI_Request* request) {
             const auto& k = *counts;
-            CheckMpi(MPI_Ialltoallv(send->data(), k[0].data(), k[1].data(), MPI_BYTE,
-                                    recv->data(), k[2].data(), k[3].data(), MPI_BYTE, comm,
-                                    request),
+            CheckMpi(MPI_Ialltoallv(send->data(), k[0].data(), k[1].data(), MPI_BYTE, recv->data(),
+                                    k[2].data(), k[3].data(), MPI_BYTE, comm, request),
                      "MPI_Ialltoallv");
           },
           [members, send, recv, counts, join, done](const MPI_Status&) {

@@ -43,6 +43,13 @@ plan::Plan CompileGpt(const std::string& strategy) {
   return compiler::Compile(model.graph, Ops(), sbp::AlphaBetaCostModel(), compile).plan;
 }
 
+// Two steps of the tiny GPT's Plan under `strategy` on `cluster`.
+sim::SimResult SimulateGpt(const std::string& strategy, const sim::Topology& cluster) {
+  sim::SimOptions options;
+  options.steps = 2;
+  return sim::Simulate(CompileGpt(strategy), cluster, options);
+}
+
 int64_t UnsharedBytes(const plan::Plan& plan, int device) {
   int64_t bytes = 0;
   for (const plan::Regst& r : plan.regsts()) {
@@ -89,10 +96,7 @@ TEST(MemoryPlan, SharingShrinksEveryArenaAndThePeakFitsIt) {
 TEST(MemoryPlan, SimulatedLiveBytesStayWithinThePlannedPeak) {
   const sim::Topology cluster(sim::Preset("cpu-local", 2));
   for (const char* strategy : kStrategies) {
-    const plan::Plan plan = CompileGpt(strategy);
-    sim::SimOptions options;
-    options.steps = 2;
-    const sim::SimResult r = sim::Simulate(plan, cluster, options);
+    const sim::SimResult r = SimulateGpt(strategy, cluster);
     ASSERT_TRUE(r.finished) << strategy << "\n" << r.deadlock_report;
     for (const sim::DeviceReport& d : r.devices) {
       EXPECT_GT(d.live_peak_bytes, 0) << strategy << " " << d.name;
@@ -110,10 +114,7 @@ TEST(MemoryPlan, SimulatedLiveBytesStayWithinThePlannedPeak) {
 TEST(MemoryPlan, OneMicroBatchPlansTheLivePeak) {
   const sim::Topology cluster(sim::Preset("dgx-a100", 1));
   for (const char* strategy : {"dp=2,tp=2,recompute=full", "dp=2,tp=2", "tp=4,recompute=full"}) {
-    const plan::Plan plan = CompileGpt(strategy);
-    sim::SimOptions options;
-    options.steps = 2;
-    const sim::SimResult r = sim::Simulate(plan, cluster, options);
+    const sim::SimResult r = SimulateGpt(strategy, cluster);
     ASSERT_TRUE(r.finished) << strategy << "\n" << r.deadlock_report;
     for (const sim::DeviceReport& d : r.devices) {
       RecordProperty(std::string(strategy) + " " + d.name,

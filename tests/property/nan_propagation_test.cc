@@ -22,16 +22,10 @@
 namespace twinflow::testing {
 namespace {
 
-std::map<std::string, OpCase> CasesByType() {
-  std::map<std::string, OpCase> cases;
-  for (OpCase& c : AllOpCases()) cases.emplace(c.type, std::move(c));
-  return cases;
-}
-
 std::vector<std::string> OpTypesWithFloatInputs() {
   std::vector<std::string> types;
   Rng rng(1);
-  for (const auto& [type, c] : CasesByType()) {
+  for (const auto& [type, c] : OpCasesByType()) {
     bool floating = false;  // in some draw: a case may draw integer dtypes too
     for (int draw = 0; draw < 32 && !floating; ++draw) {
       for (const graph::TensorMeta& meta : c.draw(rng).inputs) floating |= IsFloating(meta.dtype);
@@ -46,7 +40,7 @@ bool Same(double a, double b) { return a == b || (std::isnan(a) && std::isnan(b)
 class NanPropagation : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(NanPropagation, EveryOutputElementThatReadsANanIsNan) {
-  const OpCase op_case = CasesByType().at(GetParam());
+  const OpCase op_case = OpCasesByType().at(GetParam());
   const OpRunner runner{BuiltinRegistry(), CpuRegistry()};
   const bool ok = rc::check(GetParam() + " propagates NaN", [&] {
     Rng rng(*rc::gen::inRange<uint64_t>(0, uint64_t{1} << 40));

@@ -14,15 +14,9 @@
 namespace twinflow::testing {
 namespace {
 
-std::map<std::string, OpCase> CasesByType() {
-  std::map<std::string, OpCase> cases;
-  for (OpCase& c : AllOpCases()) cases.emplace(c.type, std::move(c));
-  return cases;
-}
-
 std::vector<std::string> OpTypesWithCases() {
   std::vector<std::string> types;
-  for (const auto& [type, c] : CasesByType()) types.push_back(type);
+  for (const auto& [type, c] : OpCasesByType()) types.push_back(type);
   return types;
 }
 
@@ -32,7 +26,7 @@ const std::vector<std::vector<int64_t>> kMeshes = {{1},    {2},    {3},    {4}, 
 class OpSbpRules : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(OpSbpRules, EveryDeclaredSignatureMatchesTheSingleDeviceResult) {
-  const OpCase op_case = CasesByType().at(GetParam());
+  const OpCase op_case = OpCasesByType().at(GetParam());
   const OpRunner runner{BuiltinRegistry(), CpuRegistry()};
   const bool ok = rc::check(GetParam() + " signatures", [&] {
     Rng rng(*rc::gen::inRange<uint64_t>(0, uint64_t{1} << 40));
@@ -71,7 +65,7 @@ INSTANTIATE_TEST_SUITE_P(AllOps, OpSbpRules, ::testing::ValuesIn(OpTypesWithCase
 // Every registered op type has cases, so no op escapes the check above. `input` and `assign`
 // have no kernels: executors feed and apply them.
 TEST(OpSbpRulesCoverage, EveryRegisteredOpHasCases) {
-  const auto cases = CasesByType();
+  const auto cases = OpCasesByType();
   for (const std::string& type : BuiltinRegistry().Types()) {
     if (type == "input" || type == "assign") continue;
     EXPECT_TRUE(cases.count(type)) << "op '" << type << "' has no test cases";

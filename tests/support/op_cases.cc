@@ -11,6 +11,12 @@ std::vector<OpCase> AllOpCases() {
   return all;
 }
 
+std::map<std::string, OpCase> OpCasesByType() {
+  std::map<std::string, OpCase> cases;
+  for (OpCase& c : AllOpCases()) cases.emplace(c.type, std::move(c));
+  return cases;
+}
+
 Tensor FillInput(const OpInstance& instance, int i, Rng& rng) {
   if (i < static_cast<int>(instance.fill.size()) && instance.fill[i]) return instance.fill[i](rng);
   return Tensor::Random(instance.inputs[i].shape, instance.inputs[i].dtype, rng);

@@ -3,6 +3,7 @@
 // check. Each op family contributes a function returning its cases; a case draws a random,
 // valid instance of one op (attrs, input metas and how to fill the inputs) from an Rng.
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -41,6 +42,8 @@ std::vector<OpCase> EmbeddingCases();
 std::vector<OpCase> ShapeCases();
 std::vector<OpCase> MiscCases();
 std::vector<OpCase> AllOpCases();
+// The same, by op type.
+std::map<std::string, OpCase> OpCasesByType();
 
 // A tensor filled by case i's filler (or Tensor::Random).
 Tensor FillInput(const OpInstance& instance, int i, Rng& rng);
