@@ -45,14 +45,46 @@ bool CarriesBatch(const std::vector<graph::SbpSignature>& sigs, const graph::OpN
   });
 }
 
+// The N-D signatures of `op` on its placement.
+std::vector<graph::NdSbpSignature> SignaturesOf(const graph::GraphBuilder& builder,
+                                                const graph::OpNode& op) {
+  std::vector<graph::TensorMeta> metas;
+  for (graph::TensorId t : op.inputs) metas.push_back(builder.graph().tensor(t).meta);
+  return graph::NdSignatures(builder.registry().Find(op.type),
+                             graph::OpContext{op.type, op.attrs, metas}, op.placement.hierarchy());
+}
+
+// Whether every reader of `tensor` in `readers` has a signature reading it as `pin` allows (a
+// reshape that splits the batch out of a merged axis may not: it then stays free to box it).
+bool EveryReaderCanRead(const graph::GraphBuilder& builder, graph::TensorId tensor,
+                        const std::vector<graph::OpId>& readers, const graph::TensorPin& pin) {
+  return std::all_of(readers.begin(), readers.end(), [&](graph::OpId id) {
+    const graph::OpNode& reader = builder.graph().op(id);
+    const auto sigs = SignaturesOf(builder, reader);
+    return std::any_of(sigs.begin(), sigs.end(), [&](const graph::NdSbpSignature& sig) {
+      for (size_t i = 0; i < reader.inputs.size(); ++i) {
+        if (reader.inputs[i] == tensor && !pin.Allows(sig.inputs[i], reader.placement.hierarchy()))
+          return false;
+      }
+      return true;
+    });
+  });
+}
+
 }  // namespace
 
-void PinBatchSplit(graph::GraphBuilder& builder, const Strategy& strategy) {
+void PinBatchSplit(graph::GraphBuilder& builder, const Strategy& strategy, bool bind_consumers) {
   if (strategy.automatic || strategy.dp == 1 || strategy.dp_source == DegreeSource::kSearched) {
     return;
   }
   const graph::LogicalGraph& graph = builder.graph();
   const graph::TensorPin split{NdSbp({Sbp::Split(0), Sbp::Broadcast()}), {1}};
+  graph::TensorPin binding = split;
+  binding.binds_consumers = true;
+  std::vector<std::vector<graph::OpId>> readers(graph.tensors().size());
+  for (const graph::OpNode& op : graph.ops()) {
+    for (graph::TensorId t : op.inputs) readers[t].push_back(op.id);
+  }
   std::vector<bool> batch(graph.tensors().size(), false);  // axis 0 is the batch
   for (const graph::OpNode& op : graph.ops()) {            // creation order is a topological order
     const graph::OpDef& def = builder.registry().Find(op.type);
@@ -77,7 +109,10 @@ void PinBatchSplit(graph::GraphBuilder& builder, const Strategy& strategy) {
       const bool writable = std::any_of(sigs.begin(), sigs.end(), [&](const auto& sig) {
         return split.Allows(sig.outputs[o], mesh);
       });
-      if (writable) builder.Pin(op.outputs[o], split);
+      if (!writable) continue;
+      const graph::TensorId t = op.outputs[o];
+      const bool bind = bind_consumers && EveryReaderCanRead(builder, t, readers[t], binding);
+      builder.Pin(t, bind ? binding : split);
     }
   }
 }

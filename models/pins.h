@@ -39,7 +39,10 @@ void PinActivation(graph::GraphBuilder& builder, const Strategy& strategy, graph
 // write them) over the dp mesh axis, its tp axis left to the search. Without it the search may
 // replicate a block over dp to spare its weight gradients' all-reduce, which is not data
 // parallelism. No-op under auto, dp=1 or dp=auto. Call once the forward graph is written.
-void PinBatchSplit(graph::GraphBuilder& builder, const Strategy& strategy);
+// With `bind_consumers` (the backward pass) every reader on the placement reads such a tensor
+// split too, so a weight's gradient comes out partial over dp and is all-reduced.
+void PinBatchSplit(graph::GraphBuilder& builder, const Strategy& strategy,
+                   bool bind_consumers = false);
 // Logits [tokens, classes] of a column-parallel head: (S(0),S(1)), read so by every consumer,
 // so the class-split loss reduces over tp (Megatron's vocabulary-parallel cross entropy)
 // instead of gathering the logits.

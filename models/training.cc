@@ -64,6 +64,9 @@ BuiltModel FinishModel(graph::GraphBuilder& builder, graph::TensorId losses,
     const auto gradients = graph::AddBackward(
         builder, loss, parameters,
         options.strategy.recompute ? layers : std::vector<std::vector<graph::OpId>>{});
+    // The backward pass too: activation gradients keep the batch split over dp, so a weight's
+    // gradient comes out partial over dp and is all-reduced, as data parallelism does.
+    PinBatchSplit(builder, options.strategy, /*bind_consumers=*/true);
     graph::AddOptimizer(builder, *model.optimizer, gradients);
   }
   model.graph = builder.graph();
