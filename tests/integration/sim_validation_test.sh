@@ -5,7 +5,7 @@
 # fastest of three runs of SIM_STEPS steps (default 30: the first step's MPI and allocation
 # warm-up, which the simulator does not model, weighs on a short run's mean). Prints the table;
 # fails when an error exceeds SIM_MAX_ERROR percent (default 35: a guard against regressions;
-# on the AMD EPYC hosts of 2026-12 the simulator is 10-25% fast on every job, docs/simulator.md;
+# on the AMD EPYC hosts of 2026-12 the simulator is 12-26% fast on tp and pp, docs/simulator.md;
 # a judged job beyond it is calibrated and measured again, up to three attempts in all, in case
 # other load skewed the calibration or the runs; the goal is 10, docs/simulator.md has the
 # figures). The GPT hybrid runs four device threads
