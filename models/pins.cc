@@ -45,23 +45,22 @@ bool CarriesBatch(const std::vector<graph::SbpSignature>& sigs, const graph::OpN
   });
 }
 
-// The N-D signatures of `op` on its placement.
-std::vector<graph::NdSbpSignature> SignaturesOf(const graph::GraphBuilder& builder,
-                                                const graph::OpNode& op) {
+std::vector<graph::TensorMeta> MetasOf(const graph::LogicalGraph& graph, const graph::OpNode& op) {
   std::vector<graph::TensorMeta> metas;
-  for (graph::TensorId t : op.inputs) metas.push_back(builder.graph().tensor(t).meta);
-  return graph::NdSignatures(builder.registry().Find(op.type),
-                             graph::OpContext{op.type, op.attrs, metas}, op.placement.hierarchy());
+  for (graph::TensorId t : op.inputs) metas.push_back(graph.tensor(t).meta);
+  return metas;
 }
 
-// Whether every reader of `tensor` in `readers` has a signature reading it as `pin` allows (a
-// reshape that splits the batch out of a merged axis may not: it then stays free to box it).
-bool EveryReaderCanRead(const graph::GraphBuilder& builder, graph::TensorId tensor,
-                        const std::vector<graph::OpId>& readers, const graph::TensorPin& pin) {
+// Whether every reader of `tensor` has a signature (in `nd`, by op id) reading it as `pin`
+// allows (a reshape that splits the batch out of a merged axis may not: it then stays free to
+// box it).
+bool EveryReaderCanRead(const graph::LogicalGraph& graph, graph::TensorId tensor,
+                        const std::vector<graph::OpId>& readers,
+                        const std::vector<std::vector<graph::NdSbpSignature>>& nd,
+                        const graph::TensorPin& pin) {
   return std::all_of(readers.begin(), readers.end(), [&](graph::OpId id) {
-    const graph::OpNode& reader = builder.graph().op(id);
-    const auto sigs = SignaturesOf(builder, reader);
-    return std::any_of(sigs.begin(), sigs.end(), [&](const graph::NdSbpSignature& sig) {
+    const graph::OpNode& reader = graph.op(id);
+    return std::any_of(nd[id].begin(), nd[id].end(), [&](const graph::NdSbpSignature& sig) {
       for (size_t i = 0; i < reader.inputs.size(); ++i) {
         if (reader.inputs[i] == tensor && !pin.Allows(sig.inputs[i], reader.placement.hierarchy()))
           return false;
@@ -82,8 +81,13 @@ void PinBatchSplit(graph::GraphBuilder& builder, const Strategy& strategy, bool 
   graph::TensorPin binding = split;
   binding.binds_consumers = true;
   std::vector<std::vector<graph::OpId>> readers(graph.tensors().size());
+  std::vector<std::vector<graph::NdSbpSignature>> nd(graph.ops().size());  // by op id
   for (const graph::OpNode& op : graph.ops()) {
     for (graph::TensorId t : op.inputs) readers[t].push_back(op.id);
+    const graph::OpDef& def = builder.registry().Find(op.type);
+    if (def.is_source()) continue;
+    const std::vector<graph::TensorMeta> metas = MetasOf(graph, op);
+    nd[op.id] = NdSignatures(def, {op.type, op.attrs, metas}, op.placement.hierarchy());
   }
   std::vector<bool> batch(graph.tensors().size(), false);  // axis 0 is the batch
   for (const graph::OpNode& op : graph.ops()) {            // creation order is a topological order
@@ -93,25 +97,22 @@ void PinBatchSplit(graph::GraphBuilder& builder, const Strategy& strategy, bool 
       continue;
     }
     if (def.is_source()) continue;
-    std::vector<graph::TensorMeta> metas;
-    for (graph::TensorId t : op.inputs) metas.push_back(graph.tensor(t).meta);
-    const Shape& mesh = op.placement.hierarchy();
-    // Only where the op can write it: a reshape that merges the batch axis may split it over
-    // the whole mesh only (OpDef::signatures_need_whole_mesh), and then the search decides.
-    const graph::OpContext context{op.type, op.attrs, metas};
-    const std::vector<graph::NdSbpSignature> sigs = graph::NdSignatures(def, context, mesh);
-    const std::vector<graph::SbpSignature> axis_sigs = def.signatures(context, strategy.dp);
+    const std::vector<graph::TensorMeta> metas = MetasOf(graph, op);
+    const std::vector<graph::SbpSignature> axis_sigs =
+        def.signatures(graph::OpContext{op.type, op.attrs, metas}, strategy.dp);
     for (size_t o = 0; o < op.outputs.size(); ++o) {
       const graph::TensorNode& node = graph.tensor(op.outputs[o]);
       if (node.meta.shape.rank() == 0) continue;
       batch[op.outputs[o]] = CarriesBatch(axis_sigs, op, o, batch);
       if (node.pin || !batch[op.outputs[o]]) continue;
-      const bool writable = std::any_of(sigs.begin(), sigs.end(), [&](const auto& sig) {
-        return split.Allows(sig.outputs[o], mesh);
+      // Only where the op can write it: a reshape that merges the batch axis may split it over
+      // the whole mesh only (OpDef::signatures_need_whole_mesh), and then the search decides.
+      const bool writable = std::any_of(nd[op.id].begin(), nd[op.id].end(), [&](const auto& sig) {
+        return split.Allows(sig.outputs[o], op.placement.hierarchy());
       });
       if (!writable) continue;
       const graph::TensorId t = op.outputs[o];
-      const bool bind = bind_consumers && EveryReaderCanRead(builder, t, readers[t], binding);
+      const bool bind = bind_consumers && EveryReaderCanRead(graph, t, readers[t], nd, binding);
       builder.Pin(t, bind ? binding : split);
     }
   }

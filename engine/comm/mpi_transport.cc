@@ -435,13 +435,14 @@ MpiTransport::Op MpiTransport::AllToAllOp(const plan::Task& task, const Collecti
   const int64_t element = DTypeSize(m.input.dtype());
   const PackedChunks sent = ChunksOf(m.input, scatter, scatter_extents);
   const PackedChunks received = ChunksOf(m.output, gather, gather_extents);
-  auto counts = std::make_shared<std::array<std::vector<int>, 4>>();  // send, sdispl, recv, rdispl
+  // MPI_Alltoallv's arguments, by comm rank: the chunk of each rank's member.
+  auto by_rank = std::make_shared<std::pair<PackedChunks, PackedChunks>>();  // sent, received
   for (const std::vector<int>& rank_members : c.by_comm_rank) {
     const int j = rank_members.front();
-    (*counts)[0].push_back(sent.bytes[j]);
-    (*counts)[1].push_back(sent.offsets[j]);
-    (*counts)[2].push_back(received.bytes[j]);
-    (*counts)[3].push_back(received.offsets[j]);
+    for (auto [from, to] : {std::pair{&sent, &by_rank->first}, {&received, &by_rank->second}}) {
+      to->bytes.push_back(from->bytes[j]);
+      to->offsets.push_back(from->offsets[j]);
+    }
   }
   auto send = std::make_shared<std::vector<std::byte>>(m.input.nbytes());
   AxisChunks(m.input.shape(), scatter, scatter_extents, element)
@@ -449,13 +450,15 @@ MpiTransport::Op MpiTransport::AllToAllOp(const plan::Task& task, const Collecti
   auto recv = std::make_shared<std::vector<std::byte>>(m.output.nbytes());
   auto join = std::make_shared<AxisChunks>(m.output.shape(), gather, gather_extents, element);
   const MPI_Comm comm = c.comm;
-  return {[send, recv, counts, comm](MPI_Request* request) {
-            const auto& k = *counts;
-            CheckMpi(MPI_Ialltoallv(send->data(), k[0].data(), k[1].data(), MPI_BYTE, recv->data(),
-                                    k[2].data(), k[3].data(), MPI_BYTE, comm, request),
+  return {[send, recv, by_rank, comm](MPI_Request* request) {
+            PackedChunks& out = by_rank->first;
+            PackedChunks& in = by_rank->second;
+            CheckMpi(MPI_Ialltoallv(send->data(), out.bytes.data(), out.offsets.data(), MPI_BYTE,
+                                    recv->data(), in.bytes.data(), in.offsets.data(), MPI_BYTE,
+                                    comm, request),
                      "MPI_Ialltoallv");
           },
-          [members, send, recv, counts, join, done](const MPI_Status&) {
+          [members, send, recv, by_rank, join, done](const MPI_Status&) {
             join->Move<false>(recv->data(), members->front().output.raw());
             done();
           }};

@@ -74,6 +74,14 @@ run_case "mlp tp=2" 2 1 "${mlp[@]}" --devices 2 --strategy tp=2
 run_case "mlp dp=2,tp=2 (2 devices per rank)" 2 1 "${mlp[@]}" --devices 4 --strategy dp=2,tp=2
 run_case "mlp pp=2 mb=4 1f1b" 2 1 "${mlp[@]}" --devices 2 --strategy pp=2,mb=4,schedule=1f1b
 run_case "mlp pp=2 mb=4 gpipe" 2 1 "${mlp[@]}" --devices 2 --strategy pp=2,mb=4,schedule=gpipe
+# The MPI all-to-all path: this Plan's layer2 update reads its gradient through an all-to-all
+# between the two ranks (checked here, so a change of layouts cannot drop the case silently).
+a2a=(--model mlp --widths 64,256,256,10 --batch 64 --devices 2 --strategy tp=2)
+if "$tf" explain "${a2a[@]}" --cost-model cpu-host 2>&1 | grep -q all_to_all; then
+  run_case "mlp tp=2 with an all-to-all across ranks" 2 1 "${a2a[@]}" --steps 4
+else
+  bad "the all-to-all case's Plan has no all_to_all any more: pick another job" /dev/null
+fi
 run_case "gpt dp=2,tp=2 (2 devices per rank)" 2 0 "${gpt[@]}" --devices 4 --strategy dp=2,tp=2
 # Four ranks: MPI_Allreduce may sum in another order.
 run_case "mlp dp=4" 4 0 "${mlp[@]}" --devices 4 --strategy dp=4

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -65,6 +66,38 @@ struct Finish {
   Nanos start, end;
 };
 
+// A comm system on one node of `devices` (cluster device d is plan device d) and a fake
+// network, recording what finished. Lifetime: keeps `plan` by reference; it must outlive this.
+class Harness {
+ public:
+  Harness(const plan::Plan& plan, int devices)
+      : topology_(OneNode(devices)),
+        cluster_device_(Identity(devices)),
+        timing_(plan, topology_, cluster_device_),
+        comm_(plan, topology_, cluster_device_, network_, timing_, nullptr, 1,
+              [this](int64_t task, Nanos start, Nanos end) {
+                finished_.push_back({task, start, end});
+              }) {}
+  Harness(const Harness&) = delete;  // the comm system keeps references to the members
+  std::tuple<FakeNetwork&, std::vector<Finish>&, CommSystem&> parts() {
+    return {network_, finished_, comm_};
+  }
+
+ private:
+  static std::vector<int> Identity(int devices) {
+    std::vector<int> ids(devices);
+    for (int d = 0; d < devices; ++d) ids[d] = d;
+    return ids;
+  }
+
+  const Topology topology_;
+  const std::vector<int> cluster_device_;
+  FakeNetwork network_;
+  const ActTiming timing_;
+  std::vector<Finish> finished_;
+  CommSystem comm_;
+};
+
 TEST(CommRunner, ATransferIsOneSendOverItsPath) {
   FakeNetwork network;
   const Topology topology = OneNode(2);
@@ -94,15 +127,8 @@ TEST(CommSystem, ACollectiveStartsWhenItsLastMemberArrives) {
   plan::Plan plan = b.Build();
   plan::CommGroup* group = plan.add_groups();
   for (int d = 0; d < p; ++d) group->add_devices(d);
-  const Topology topology = OneNode(p);
-  const std::vector<int> cluster_device{0, 1, 2};
-  FakeNetwork network;
-  const ActTiming timing(plan, topology, cluster_device);
-  std::vector<Finish> finished;
-  CommSystem comm(plan, topology, cluster_device, network, timing, nullptr, 1,
-                  [&](int64_t task, Nanos start, Nanos end) {
-                    finished.push_back({task, start, end});
-                  });
+  Harness h(plan, p);
+  auto [network, finished, comm] = h.parts();
   comm.Launch(plan.tasks(static_cast<int>(members[0])), 0);
   comm.Launch(plan.tasks(static_cast<int>(members[1])), 0);
   network.RunAll();
@@ -129,15 +155,8 @@ TEST(CommSystem, ASendAndItsRecvMeetByTag) {
   b.task(send).set_peer(1);
   b.task(recv).set_peer(0);
   const plan::Plan plan = b.Build();
-  const Topology topology = OneNode(2);
-  const std::vector<int> cluster_device{0, 1};
-  FakeNetwork network;
-  const ActTiming timing(plan, topology, cluster_device);
-  std::vector<Finish> finished;
-  CommSystem comm(plan, topology, cluster_device, network, timing, nullptr, 1,
-                  [&](int64_t task, Nanos start, Nanos end) {
-                    finished.push_back({task, start, end});
-                  });
+  Harness h(plan, 2);
+  auto [network, finished, comm] = h.parts();
   comm.Launch(plan.tasks(static_cast<int>(recv)), 0);
   EXPECT_TRUE(network.sent.empty());
   comm.Launch(plan.tasks(static_cast<int>(send)), 0);
