@@ -15,6 +15,10 @@
 
 namespace twinflow::kernels {
 
+// The stream, library handles and scratch of one CUDA device (kernels/cuda/cuda_env.h). Only
+// CUDA kernels read it; it is incomplete in builds without CUDA.
+struct CudaEnv;
+
 struct KernelContext {
   const Attrs& attrs;
   std::vector<const Tensor*> inputs;
@@ -27,6 +31,10 @@ struct KernelContext {
   std::vector<Region> output_regions;
   std::vector<Shape> input_logical_shapes;
   std::vector<Shape> output_logical_shapes;
+  // Set for kernels of cuda devices, whose tensors are views of device memory: the kernel
+  // enqueues its work on cuda->stream and returns without waiting. Null on cpu. The env
+  // outlives the call (the device worker owns it).
+  const CudaEnv* cuda = nullptr;
 };
 
 using Kernel = std::function<void(const KernelContext&)>;
