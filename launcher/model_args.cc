@@ -36,6 +36,10 @@ void AddModelFlags(ArgParser& parser) {
       .Optional("heads", "N", "gpt: attention heads", "4")
       .Optional("sequence", "N", "gpt: tokens per sample", "32")
       .Optional("vocab", "N", "gpt: vocabulary size", "128")
+      .Optional("attention", "KIND",
+                "gpt: unfused (a graph of small ops) or fused (one fused_attention op, "
+                "O(sequence) memory)",
+                "unfused")
       .Optional("batch", "N", "samples per step (mlp default 512, gpt default 8)")
       .Optional("global-batch-size", "N", "Megatron's name for --batch: samples per step")
       .Optional("micro-batch-size", "N",
@@ -139,6 +143,8 @@ models::BuiltModel BuildGptFromArgs(const ParsedArgs& args, const graph::OpRegis
   size("heads", config.heads);
   size("sequence", config.sequence);
   size("vocab", config.vocab);
+  config.attention =
+      FromFlag("attention", [&] { return ops::ParseAttentionKind(args.Get("attention")); });
   if (batch) config.batch = batch;
   ApplyMicroBatchSize(args, config.batch, options.strategy);
   if (whole_batch) options.strategy.micro_batches = 1;

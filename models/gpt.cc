@@ -68,8 +68,8 @@ class GptWriter {
     for (int i = 0; i < 3; ++i) {
       qkv[i] = Reshape(Dense(a, hidden, hidden, p + names[i], true), full, p + names[i] + "_heads");
     }
-    const graph::TensorId att =
-        ops::CausalSelfAttention(b_, qkv[0], qkv[1], qkv[2], c_.heads, p + "/attention");
+    const graph::TensorId att = ops::CausalSelfAttention(b_, qkv[0], qkv[1], qkv[2], c_.heads,
+                                                         p + "/attention", c_.attention);
     const graph::TensorId proj =
         Dense(Reshape(att, flat, p + "/attention_flat"), hidden, hidden, p + "/proj", false);
     h = b_.Add1("add", {h, Reshape(proj, full, p + "/proj_out")}, {}, p + "/residual1");

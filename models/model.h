@@ -13,6 +13,7 @@
 #include "engine/core/tensor.h"
 #include "engine/graph/graph_builder.h"
 #include "engine/graph/optimizer.h"
+#include "engine/ops/attention.h"
 #include "models/strategy.h"
 
 namespace twinflow::models {
@@ -63,6 +64,7 @@ struct GptConfig {
   int64_t sequence = 32;
   int64_t vocab = 128;
   int64_t batch = 8;
+  ops::AttentionKind attention = ops::AttentionKind::kUnfused;
   static GptConfig Gpt3_175B();  // 96 layers, 12288 hidden, 96 heads, 2048 tokens, 50257 vocab
 };
 

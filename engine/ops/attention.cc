@@ -10,8 +10,19 @@ namespace twinflow::ops {
 using graph::GraphBuilder;
 using graph::TensorId;
 
+const char* AttentionKindName(AttentionKind kind) {
+  return kind == AttentionKind::kFused ? "fused" : "unfused";
+}
+
+AttentionKind ParseAttentionKind(const std::string& text) {
+  for (AttentionKind kind : {AttentionKind::kUnfused, AttentionKind::kFused}) {
+    if (text == AttentionKindName(kind)) return kind;
+  }
+  throw InvalidArgumentError("attention must be unfused or fused, got '" + text + "'");
+}
+
 graph::TensorId CausalSelfAttention(GraphBuilder& b, TensorId q, TensorId k, TensorId v,
-                                    int64_t heads, const std::string& name) {
+                                    int64_t heads, const std::string& name, AttentionKind kind) {
   const graph::TensorMeta& meta = b.meta(q);
   if (meta.shape.rank() != 3 || !(b.meta(k) == meta) || !(b.meta(v) == meta)) {
     throw ShapeError("attention '" + name + "': q, k and v must share one [batch, seq, hidden] " +
@@ -22,6 +33,9 @@ graph::TensorId CausalSelfAttention(GraphBuilder& b, TensorId q, TensorId k, Ten
   if (heads <= 0 || hidden % heads != 0) {
     throw ShapeError("attention '" + name + "': hidden " + std::to_string(hidden) +
                      " is not divisible into " + std::to_string(heads) + " heads");
+  }
+  if (kind == AttentionKind::kFused) {
+    return b.Add("fused_attention", {q, k, v}, Attrs{{"heads", heads}}, name)[0];
   }
   const int64_t head_dim = hidden / heads;
   const std::vector<int64_t> swap = {0, 2, 1, 3};

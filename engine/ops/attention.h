@@ -1,7 +1,8 @@
 #pragma once
-// Causal scaled-dot-product self-attention, composed from registered ops only (reshape,
-// transpose, batch_matmul, scalar_mul, causal_mask, add, softmax), so it inherits their SBP
-// rules, costs and gradients: splitting the batch or the heads needs no extra boxing.
+// Causal scaled-dot-product self-attention, in one of two forms: composed from registered ops
+// only (reshape, transpose, batch_matmul, scalar_mul, causal_mask, add, softmax), so it inherits
+// their SBP rules, costs and gradients, or as the one fused_attention op
+// (fused_attention_ops.cc), which never holds the [seq, seq] scores.
 #include <cstdint>
 #include <string>
 
@@ -9,11 +10,17 @@
 
 namespace twinflow::ops {
 
+enum class AttentionKind { kUnfused, kFused };
+const char* AttentionKindName(AttentionKind kind);          // "unfused", "fused"
+AttentionKind ParseAttentionKind(const std::string& text);  // InvalidArgumentError naming it
+
 // q, k, v: [batch, seq, hidden] of one dtype, hidden divisible by `heads`. Returns
 // softmax(q k^T / sqrt(hidden / heads) + mask) v per head, as [batch, seq, hidden]. Op names
-// start with `name` + "/". Throws ShapeError naming `name` on bad shapes.
+// start with `name` + "/" (unfused); the fused op is named `name`. Throws ShapeError naming
+// `name` on bad shapes.
 graph::TensorId CausalSelfAttention(graph::GraphBuilder& builder, graph::TensorId q,
                                     graph::TensorId k, graph::TensorId v, int64_t heads,
-                                    const std::string& name = "attention");
+                                    const std::string& name = "attention",
+                                    AttentionKind kind = AttentionKind::kUnfused);
 
 }  // namespace twinflow::ops

@@ -15,6 +15,7 @@ graph::OpRegistry BuiltinOps() {
   RegisterEmbeddingOps(registry);
   RegisterShapeOps(registry);
   RegisterMiscOps(registry);
+  RegisterFusedAttentionOps(registry);
   return registry;
 }
 

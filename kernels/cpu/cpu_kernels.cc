@@ -15,6 +15,7 @@ KernelRegistry CpuKernels() {
   RegisterEmbeddingKernels(registry);
   RegisterShapeKernels(registry);
   RegisterMiscKernels(registry);
+  RegisterFusedAttentionKernels(registry);
   return registry;
 }
 

@@ -11,9 +11,10 @@ void RegisterReductionKernels(KernelRegistry& registry);    // reduction_kernels
 void RegisterSoftmaxKernels(KernelRegistry& registry);      // softmax_kernels.cc
 // sparse_xent_class_split_kernels.cc; called by RegisterSoftmaxKernels.
 void RegisterSparseXentClassSplitKernels(KernelRegistry& registry);
-void RegisterNormalizationKernels(KernelRegistry& registry);  // normalization_kernels.cc
-void RegisterEmbeddingKernels(KernelRegistry& registry);      // embedding_kernels.cc
-void RegisterShapeKernels(KernelRegistry& registry);          // shape_kernels.cc
-void RegisterMiscKernels(KernelRegistry& registry);           // misc_kernels.cc
+void RegisterNormalizationKernels(KernelRegistry& registry);   // normalization_kernels.cc
+void RegisterEmbeddingKernels(KernelRegistry& registry);       // embedding_kernels.cc
+void RegisterShapeKernels(KernelRegistry& registry);           // shape_kernels.cc
+void RegisterMiscKernels(KernelRegistry& registry);            // misc_kernels.cc
+void RegisterFusedAttentionKernels(KernelRegistry& registry);  // fused_attention_kernels.cc
 
 }  // namespace twinflow::kernels

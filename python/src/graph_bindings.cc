@@ -100,9 +100,10 @@ class Builder {
     CheckTensors({logits, labels}, "cross_entropy");
     return ops::SparseSoftmaxCrossEntropy(builder_, logits, labels, class_split);
   }
-  int64_t Attention(int64_t q, int64_t k, int64_t v, int64_t heads, const std::string& name) {
+  int64_t Attention(int64_t q, int64_t k, int64_t v, int64_t heads, const std::string& name,
+                    const std::string& kind) {
     CheckTensors({q, k, v}, name);
-    return ops::CausalSelfAttention(builder_, q, k, v, heads, name);
+    return ops::CausalSelfAttention(builder_, q, k, v, heads, name, ops::ParseAttentionKind(kind));
   }
 
   int64_t OpCount() const { return static_cast<int64_t>(builder_.graph().ops().size()); }
@@ -184,6 +185,9 @@ models::GptConfig GptConfigFrom(const py::dict& config) {
                                    {"batch", &c.batch}}) {
     ReadConfig(config, key, *field);
   }
+  if (config.contains("attention")) {
+    c.attention = ops::ParseAttentionKind(config["attention"].cast<std::string>());
+  }
   return c;
 }
 
@@ -255,7 +259,7 @@ void BindBuilder(py::module_& m) {
       .def("cross_entropy", &Builder::CrossEntropy, py::arg("logits"), py::arg("labels"),
            py::arg("class_split"))
       .def("attention", &Builder::Attention, py::arg("q"), py::arg("k"), py::arg("v"),
-           py::arg("heads"), py::arg("name"))
+           py::arg("heads"), py::arg("name"), py::arg("kind") = "unfused")
       .def("finish", &Builder::Finish, py::arg("outputs"), py::arg("parameters"), py::arg("feeds"),
            py::arg("optimizer"), py::arg("micro_batches"), py::arg("schedule"),
            py::arg("recompute") = std::vector<std::pair<int64_t, int64_t>>{})

@@ -74,15 +74,16 @@ def _devices_of(strategy):
     return _C.parse_strategy(strategy).default_devices
 
 
-def gpt(strategy="auto", devices=None, preset=None, optimizer=None, **sizes):
+def gpt(strategy="auto", devices=None, preset=None, optimizer=None, attention="unfused", **sizes):
     """The GPT decoder of models/gpt.cc; preset="gpt3-175b" for GPT-3's sizes (96 layers,
     hidden 12288, 96 heads, 2048 tokens, vocabulary 50257); sizes: layers, hidden, heads,
-    sequence, vocab, batch. optimizer: None trains with AdamW, as LLMs are."""
+    sequence, vocab, batch. optimizer: None trains with AdamW, as LLMs are. attention:
+    "unfused" (a graph of small ops) or "fused" (one fused_attention op, O(sequence) memory)."""
     unknown = sorted(set(sizes) - {"layers", "hidden", "heads", "sequence", "vocab", "batch"})
     if unknown:
         raise _C.InvalidArgumentError(f"gpt: unknown sizes {unknown} (expected layers, hidden, "
                                       "heads, sequence, vocab, batch)")
-    config = dict(sizes)
+    config = dict(sizes, attention=attention)
     if preset is not None:
         config["preset"] = preset
     return BuiltinModel("gpt", config, strategy, devices, optimizer)

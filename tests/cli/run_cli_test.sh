@@ -54,6 +54,12 @@ verify "the run trace has acts of all 4 devices, communication included" \
 acts = [e for e in t if e.get('ph') == 'X']
 assert {e['pid'] for e in acts} == {0, 1, 2, 3} and any(e['tid'] == 1 for e in acts)" \
   "$work/run_trace.json"
+# GPT with the fused attention op: checked against the reference, and a bad kind is refused.
+gpt=(--model gpt --layers 2 --hidden 16 --heads 4 --sequence 8 --vocab 32 --batch 4)
+check "run gpt --attention fused matches the reference" 0 "largest relative difference" out -- \
+  run "${gpt[@]}" --devices 4 --strategy tp=2,dp=2 --attention fused --steps 2 --check
+check "run --attention with an unknown kind" 2 "--attention: attention must be unfused or fused, got 'flash'" err -- \
+  run "${gpt[@]}" --attention flash --steps 1
 check "run --help exits 0" 0 "usage: twinflow run" out -- run --help
 check "compile --help exits 0" 0 "usage: twinflow compile" out -- compile --help
 

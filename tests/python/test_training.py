@@ -214,3 +214,13 @@ def test_memory_is_the_plans_arena_split_by_category():
                         batch=4, optimizer="sgd").memory(cluster="dgx-h100", nodes=1)
     assert sgd.optimizer.startswith("sgd:") and "optimizer sgd:" in str(sgd)
     assert all(d["categories"]["optimizer state"] == 0 for d in sgd)
+
+
+def test_fused_attention_saves_the_score_memory():
+    sizes = dict(layers=1, hidden=32, heads=4, sequence=512, vocab=64, batch=4)
+    unfused = tw.models.gpt(strategy="dp=2,tp=2", **sizes).memory(cluster="dgx-h100", nodes=1)
+    fused = tw.models.gpt(strategy="dp=2,tp=2", attention="fused", **sizes).memory(
+        cluster="dgx-h100", nodes=1)
+    assert fused.peak_bytes_per_device < unfused.peak_bytes_per_device / 2
+    with pytest.raises(tw.InvalidArgumentError, match="attention must be unfused or fused"):
+        tw.models.gpt(attention="flash", **sizes).explain()

@@ -5,7 +5,7 @@ namespace twinflow::testing {
 std::vector<OpCase> AllOpCases() {
   std::vector<OpCase> all;
   for (auto family : {MatmulCases, ElementwiseCases, ActivationCases, ReductionCases, SoftmaxCases,
-                      NormalizationCases, EmbeddingCases, ShapeCases, MiscCases}) {
+                      NormalizationCases, EmbeddingCases, ShapeCases, MiscCases, AttentionCases}) {
     for (OpCase& c : family()) all.push_back(std::move(c));
   }
   return all;

@@ -41,6 +41,7 @@ std::vector<OpCase> NormalizationCases();
 std::vector<OpCase> EmbeddingCases();
 std::vector<OpCase> ShapeCases();
 std::vector<OpCase> MiscCases();
+std::vector<OpCase> AttentionCases();
 std::vector<OpCase> AllOpCases();
 // The same, by op type.
 std::map<std::string, OpCase> OpCasesByType();

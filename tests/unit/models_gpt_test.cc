@@ -203,5 +203,29 @@ TEST(GptModel, Gpt3PresetBuilds) {
   model.graph.Validate(Registry());
 }
 
+// With attention=fused no tensor holds a [seq, seq] score matrix, forward or backward: each
+// block has one fused_attention and one fused_attention_grad, and the parameters are the same.
+TEST(GptModel, FusedAttentionHoldsNoScoreMatrix) {
+  GptConfig config = SmallGpt();
+  config.attention = ops::AttentionKind::kFused;
+  const BuiltModel fused = BuildGpt(Registry(), config, Options("dp=2,tp=2", 4));
+  fused.graph.Validate(Registry());
+  EXPECT_EQ(CountOps(fused, "fused_attention"), config.layers);
+  EXPECT_EQ(CountOps(fused, "fused_attention_grad"), config.layers);
+  EXPECT_EQ(CountOps(fused, "softmax"), 0);
+  EXPECT_EQ(ParameterElements(fused), GptParameters(config));
+  const auto is_scores = [&](const graph::TensorNode& t) {
+    const Shape& s = t.meta.shape;
+    return s.rank() >= 2 && s[s.rank() - 1] == config.sequence &&
+           s[s.rank() - 2] == config.sequence;
+  };
+  for (const graph::TensorNode& t : fused.graph.tensors()) EXPECT_FALSE(is_scores(t)) << t.name;
+  config.attention = ops::AttentionKind::kUnfused;
+  const BuiltModel unfused = BuildGpt(Registry(), config, Options("dp=2,tp=2", 4));
+  int scores = 0;
+  for (const graph::TensorNode& t : unfused.graph.tensors()) scores += is_scores(t);
+  EXPECT_GT(scores, 0);  // the check above can see score matrices
+}
+
 }  // namespace
 }  // namespace twinflow::models

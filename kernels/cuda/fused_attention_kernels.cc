@@ -1,0 +1,76 @@
+// Registers the CUDA fused_attention and fused_attention_grad kernels (f32 and bf16; lse and
+// dlse f32): shapes are checked on the host as the CPU kernels check them (attention_shape.h),
+// then fused_attention.cu's launchers enqueue the work on the device's compute stream.
+#include <string>
+
+#include "engine/core/error.h"
+#include "kernels/attention_shape.h"
+#include "kernels/cuda/cuda_env.h"
+#include "kernels/cuda/cuda_kernel_families.h"
+#include "kernels/cuda/fused_attention_launch.h"
+
+namespace twinflow::kernels {
+namespace {
+
+cuda::AttentionDims Dims(const KernelContext& ctx, const AttentionShape& s, const char* op) {
+  if (s.head_dim > cuda::kMaxAttentionHeadDim) {
+    throw InvalidArgumentError(std::string(op) + ": the cuda kernel takes head dims up to " +
+                               std::to_string(cuda::kMaxAttentionHeadDim) + ", got " +
+                               std::to_string(s.head_dim));
+  }
+  for (size_t i = 4; i < ctx.inputs.size() && ctx.inputs.size() > 3; i += 2) {
+    if (ctx.inputs[i]->dtype() != DType::kF32) {
+      throw InvalidArgumentError(std::string(op) + ": lse and dlse must be f32 on cuda");
+    }
+  }
+  cuda::AttentionDims d;
+  d.batch = s.batch;
+  d.q_len = s.q_len;
+  d.kv_len = s.kv_len;
+  d.hidden = s.hidden;
+  d.heads = s.heads;
+  d.head_dim = s.head_dim;
+  d.q_offset = s.q_offset;
+  d.causal = s.causal;
+  d.scale = static_cast<float>(s.scale);
+  d.bf16 = ctx.inputs[0]->dtype() == DType::kBF16;
+  return d;
+}
+
+void Forward(const KernelContext& ctx) {
+  const AttentionShape s = CheckAttentionForward(ctx);
+  if (ctx.outputs[1]->dtype() != DType::kF32) {
+    throw InvalidArgumentError("fused_attention: lse must be f32 on cuda");
+  }
+  const cuda::AttentionForwardArgs args{ctx.inputs[0]->raw(), ctx.inputs[1]->raw(),
+                                        ctx.inputs[2]->raw(), ctx.outputs[0]->raw(),
+                                        ctx.outputs[1]->data<float>()};
+  cuda::LaunchAttentionForward(Dims(ctx, s, "fused_attention"), args, RequireCuda(ctx)->stream);
+}
+
+void Grad(const KernelContext& ctx) {
+  const AttentionShape s = CheckAttentionGrad(ctx);
+  const bool with_dlse = ctx.inputs.size() == 7;
+  const cuda::AttentionGradArgs args{ctx.inputs[0]->raw(),
+                                     ctx.inputs[1]->raw(),
+                                     ctx.inputs[2]->raw(),
+                                     ctx.inputs[3]->raw(),
+                                     ctx.inputs[5]->raw(),
+                                     ctx.inputs[4]->data<float>(),
+                                     with_dlse ? ctx.inputs[6]->data<float>() : nullptr,
+                                     ctx.outputs[0]->raw(),
+                                     ctx.outputs[1]->raw(),
+                                     ctx.outputs[2]->raw()};
+  cuda::LaunchAttentionGrad(Dims(ctx, s, "fused_attention_grad"), args, RequireCuda(ctx)->stream);
+}
+
+}  // namespace
+
+void RegisterCudaFusedAttentionKernels(KernelRegistry& registry) {
+  for (DType dtype : {DType::kF32, DType::kBF16}) {
+    registry.Register({"fused_attention", DeviceType::kCuda, dtype}, Forward);
+    registry.Register({"fused_attention_grad", DeviceType::kCuda, dtype}, Grad);
+  }
+}
+
+}  // namespace twinflow::kernels

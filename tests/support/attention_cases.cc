@@ -1,0 +1,55 @@
+// Random instances of fused_attention and fused_attention_grad: q, k, v [batch, seq, hidden]
+// with hidden = heads * head_dim, causal or not. Head counts of 1 to 4 let the SBP rule test
+// split heads over 2 and 4 devices, and odd sequence lengths make the query splits uneven.
+#include "tests/support/case_helpers.h"
+#include "tests/support/op_cases.h"
+
+namespace twinflow::testing {
+namespace {
+
+struct AttentionDraw {
+  Shape qkv;
+  int64_t heads = 1;
+  Attrs attrs;
+  Shape lse() const { return Shape{qkv[0], heads, qkv[1]}; }
+};
+
+AttentionDraw DrawAttention(Rng& rng) {
+  AttentionDraw d;
+  d.heads = rng.UniformInt(1, 4);
+  const int64_t head_dim = rng.UniformInt(1, 3);
+  d.qkv = Shape{rng.UniformInt(1, 3), rng.UniformInt(1, 6), d.heads * head_dim};
+  d.attrs.Set("heads", d.heads);
+  if (rng.UniformInt(0, 2) == 0) d.attrs.Set("causal", false);
+  return d;
+}
+
+OpCase ForwardCase() {
+  return {
+      "fused_attention", [](Rng& rng) {
+        const AttentionDraw d = DrawAttention(rng);
+        return OpInstance{"fused_attention", d.attrs, {F32(d.qkv), F32(d.qkv), F32(d.qkv)}, {}, {}};
+      }};
+}
+
+// Inputs q, k, v, out, lse, dout and (half the time) dlse. Values need not come from a forward
+// run: the rules and kernels hold for any, and lse in [-1, 1) keeps exp(score - lse) finite.
+OpCase GradCase() {
+  return {"fused_attention_grad",
+          [](Rng& rng) {
+            const AttentionDraw d = DrawAttention(rng);
+            OpInstance instance{"fused_attention_grad", d.attrs, {}, {}, {}};
+            for (int i = 0; i < 4; ++i) instance.inputs.push_back(F32(d.qkv));
+            instance.inputs.push_back(F32(d.lse()));
+            instance.inputs.push_back(F32(d.qkv));
+            if (rng.UniformInt(0, 1) == 1) instance.inputs.push_back(F32(d.lse()));
+            return instance;
+          },
+          false};
+}
+
+}  // namespace
+
+std::vector<OpCase> AttentionCases() { return {ForwardCase(), GradCase()}; }
+
+}  // namespace twinflow::testing
