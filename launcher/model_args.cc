@@ -51,6 +51,10 @@ void AddModelFlags(ArgParser& parser) {
                 "sgd, sgd:lr=0.1,momentum=0.9, adam:lr=1e-3 or adamw (default: adamw for gpt, "
                 "sgd for mlp)")
       .Optional("seed", "N", "initialisation seed", "1")
+      .Optional("device", "TYPE",
+                "cpu or cuda: the device type of every placement (cuda runs need a GPU build "
+                "and a GPU; compile, explain and sim need neither)",
+                "cpu")
       .Optional("devices-per-node", "N", "devices sharing a node's fast fabric", "8")
       .Optional("cost-model", "NAME",
                 "accelerator (GPU nodes; explain's default) or cpu-host (this machine's cores; "
@@ -166,6 +170,7 @@ models::BuiltModel BuildModelFromArgs(const ParsedArgs& args, const graph::OpReg
         FromFlag("optimizer", [&] { return graph::ParseOptimizer(args.Get("optimizer")); });
   }
   options.seed = static_cast<uint64_t>(args.GetInt("seed", 0, kMaxExtent));
+  options.device = FromFlag("device", [&] { return ParseDeviceType(args.Get("device")); });
   const int64_t batch = GlobalBatchFromArgs(args);
   const std::string& model = args.Get("model");
   if (model == "mlp") {

@@ -84,7 +84,7 @@ class GptWriter {
   }
 
   void Stage(int64_t stage) {
-    b_.SetStage(static_cast<int32_t>(stage), s_.StagePlacement(stage, o_.devices));
+    b_.SetStage(static_cast<int32_t>(stage), s_.StagePlacement(stage, o_.devices, o_.device));
   }
   std::vector<graph::TensorId>& parameters() { return parameters_; }
 
@@ -128,7 +128,8 @@ BuiltModel BuildGpt(const graph::OpRegistry& registry, const GptConfig& full_con
   CheckConfig(full_config, strategy);
   GptConfig config = full_config;  // the graph is written for one micro-batch
   config.batch = MicroBatch(full_config.batch, strategy);
-  graph::GraphBuilder builder(registry, strategy.StagePlacement(0, options.devices));
+  graph::GraphBuilder builder(registry,
+                              strategy.StagePlacement(0, options.devices, options.device));
   GptWriter writer(builder, config, options);
   const Shape tokens{config.batch, config.sequence};
   const graph::TensorId ids = builder.Input("ids", tokens, DType::kI32);

@@ -27,7 +27,8 @@ BuiltModel BuildMlp(const graph::OpRegistry& registry, const MlpConfig& config,
     throw InvalidArgumentError("pp=" + std::to_string(strategy.pp) + " exceeds the mlp's " +
                                std::to_string(layers) + " layers");
   }
-  graph::GraphBuilder builder(registry, strategy.StagePlacement(0, options.devices));
+  graph::GraphBuilder builder(registry,
+                              strategy.StagePlacement(0, options.devices, options.device));
   const int64_t batch = MicroBatch(config.batch, strategy);
   const graph::TensorId x = builder.Input("x", Shape{batch, config.widths[0]});
   const graph::TensorId labels = builder.Input("labels", Shape{batch}, DType::kI32);
@@ -40,7 +41,8 @@ BuiltModel BuildMlp(const graph::OpRegistry& registry, const MlpConfig& config,
   for (int64_t i = 0; i < layers; ++i) {
     const auto first = static_cast<graph::OpId>(builder.graph().ops().size());
     const int64_t stage = StageOf(i, layers, strategy.pp);
-    builder.SetStage(static_cast<int32_t>(stage), strategy.StagePlacement(stage, options.devices));
+    builder.SetStage(static_cast<int32_t>(stage),
+                     strategy.StagePlacement(stage, options.devices, options.device));
     const int64_t in = config.widths[i], out = config.widths[i + 1];
     const std::string name = "layer" + std::to_string(i);
     const graph::TensorId w =

@@ -50,6 +50,7 @@ struct BuildOptions {
   // the MLP and graphs written in Python: SGD).
   std::optional<graph::OptimizerConfig> optimizer;
   uint64_t seed = 1;
+  DeviceType device = DeviceType::kCpu;  // of every placement the builder writes
 };
 
 struct MlpConfig {

@@ -10,6 +10,7 @@
 #include "engine/core/error.h"
 #include "engine/plan/plan_enums.h"
 #include "engine/runtime/collective_compute.h"
+#include "engine/runtime/host_device.h"
 #include "engine/runtime/plan_tensors.h"
 
 namespace twinflow::comm {
@@ -512,7 +513,8 @@ MpiTransport::Op MpiTransport::GatherAndComputeOp(const plan::Task& task, const 
             }
             std::vector<Tensor*> local_outputs(all.size(), nullptr);
             for (runtime::CollectiveMember& m : *members) local_outputs[m.member] = &m.output;
-            runtime::ComputeCollective(desc, op, all);
+            runtime::HostDevice host(0);  // the gathered buffers are host tensors
+            runtime::ComputeCollective(host, desc, op, all);
             for (size_t m = 0; m < all.size(); ++m) {
               if (local_outputs[m] == nullptr) continue;
               std::copy_n(all[m].output.raw(), all[m].output.nbytes(), local_outputs[m]->raw());

@@ -160,9 +160,6 @@ int Lowerer::AssignStages() {
 int32_t Lowerer::DeviceOf(const sbp::DeviceId& id) {
   const auto it = devices_.find(id);
   if (it != devices_.end()) return it->second;
-  if (id.type != DeviceType::kCpu) {
-    throw PlanError("device " + id.ToString() + ": only cpu devices run in-process so far");
-  }
   plan::Device* device = plan_.add_devices();
   device->set_id(plan_.devices_size() - 1);
   device->set_type(plan::ToProto(id.type));

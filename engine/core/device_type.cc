@@ -1,5 +1,9 @@
 #include "engine/core/device_type.h"
 
+#include <string>
+
+#include "engine/core/error.h"
+
 namespace twinflow {
 
 const char* DeviceTypeName(DeviceType type) {
@@ -10,6 +14,14 @@ const char* DeviceTypeName(DeviceType type) {
       return "cuda";
   }
   return "?";
+}
+
+DeviceType ParseDeviceType(std::string_view text) {
+  for (DeviceType type : {DeviceType::kCpu, DeviceType::kCuda}) {
+    if (text == DeviceTypeName(type)) return type;
+  }
+  throw InvalidArgumentError("unknown device type '" + std::string(text) +
+                             "' (expected cpu or cuda)");
 }
 
 }  // namespace twinflow

@@ -15,7 +15,7 @@ constexpr int32_t kMaxSlots = 1 << 16;
 
 }  // namespace
 
-Arena::Arena(const plan::Plan& plan, int device) : device_(device) {
+Arena::Arena(const plan::Plan& plan, int device, Device& bytes_from) : device_(device) {
   const std::string where = "device " + std::to_string(device);
   const plan::MemoryPlan* memory = nullptr;
   for (const plan::MemoryPlan& m : plan.memory()) {
@@ -86,14 +86,7 @@ Arena::Arena(const plan::Plan& plan, int device) : device_(device) {
   }
   for (Layout& layout : regsts_) layout.sharing.assign(layout.offsets.size(), {});
   if (memory) FindSharedBytes(plan, *memory);
-  try {
-    storage_.resize(static_cast<size_t>(bytes_ + kAlignment));
-  } catch (const std::exception&) {  // bad_alloc, or length_error for absurd sizes
-    throw OutOfMemoryError(where + ": cannot allocate an arena of " + std::to_string(bytes_) +
-                           " bytes");
-  }
-  const auto address = reinterpret_cast<uintptr_t>(storage_.data());
-  base_ = storage_.data() + (kAlignment - address % kAlignment) % kAlignment;
+  base_ = bytes_from.AllocateArena(bytes_);
 }
 
 void Arena::FindSharedBytes(const plan::Plan& plan, const plan::MemoryPlan& memory) {

@@ -18,6 +18,7 @@
 
 #include "engine/core/tensor.h"
 #include "engine/plan/plan.pb.h"
+#include "engine/runtime/device.h"
 
 namespace twinflow::runtime {
 
@@ -26,8 +27,8 @@ class Arena {
   static constexpr int64_t kAlignment = 64;
 
   // PlanError when a slot has no offset or does not fit; OutOfMemoryError when the arena
-  // cannot be allocated.
-  Arena(const plan::Plan& plan, int device);
+  // cannot be allocated. The bytes come from `bytes_from`, which must outlive the arena.
+  Arena(const plan::Plan& plan, int device, Device& bytes_from);
   Arena(const Arena&) = delete;
   Arena& operator=(const Arena&) = delete;
 
@@ -67,8 +68,7 @@ class Arena {
   int device_;
   int64_t bytes_ = 0;
   std::vector<Layout> regsts_;  // by register id; held only for this device's registers
-  std::vector<std::byte> storage_;
-  std::byte* base_ = nullptr;  // storage_ rounded up to kAlignment
+  std::byte* base_ = nullptr;   // from the Device, aligned
   int64_t live_bytes_ = 0;
   int64_t peak_bytes_ = 0;
   int64_t high_water_ = 0;

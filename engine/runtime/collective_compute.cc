@@ -11,7 +11,52 @@
 
 namespace twinflow::runtime {
 
-void ComputeCollective(const plan::CollectiveDesc& desc, ReduceOp op,
+namespace {
+
+void CheckAllReduceMembers(const std::string& name, const std::vector<CollectiveMember>& members) {
+  const Tensor& first = members[0].output;
+  for (const CollectiveMember& m : members) {
+    if (m.input.shape() != first.shape() || m.input.dtype() != first.dtype() ||
+        m.output.shape() != first.shape() || m.output.dtype() != first.dtype()) {
+      throw ShapeError(name + " member " + std::to_string(m.member) + " holds " +
+                       DTypeName(m.input.dtype()) + m.input.shape().ToString() + " -> " +
+                       DTypeName(m.output.dtype()) + m.output.shape().ToString() + ", member 0 " +
+                       DTypeName(first.dtype()) + first.shape().ToString());
+    }
+  }
+}
+
+// The reference collective's results for the members' inputs, read in place on a cpu device and
+// through host copies elsewhere.
+std::vector<Tensor> ReferenceResults(Device& device, const plan::CollectiveDesc& desc,
+                                     CollectiveKind kind, ReduceOp op,
+                                     std::vector<CollectiveMember>& members) {
+  std::vector<Tensor> inputs;
+  inputs.reserve(members.size());
+  for (CollectiveMember& m : members) {
+    // A view moves no bytes: the reference reads the slot itself.
+    inputs.push_back(device.type() == DeviceType::kCpu
+                         ? Tensor::View(m.input.shape(), m.input.dtype(), m.input.raw())
+                         : device.Download(m.input));
+  }
+  switch (kind) {
+    case CollectiveKind::kAllReduce:
+      return sbp::AllReduce(inputs, op);
+    case CollectiveKind::kAllGather:
+      return sbp::AllGather(inputs, desc.gather_axis());
+    case CollectiveKind::kReduceScatter:
+      return sbp::ReduceScatter(inputs, op, desc.scatter_axis());
+    case CollectiveKind::kAllToAll:
+      return sbp::AllToAll(inputs, desc.scatter_axis(), desc.gather_axis());
+    case CollectiveKind::kBroadcast:
+      return std::vector<Tensor>(members.size(), inputs.at(desc.root()));
+  }
+  return {};
+}
+
+}  // namespace
+
+void ComputeCollective(Device& device, const plan::CollectiveDesc& desc, ReduceOp op,
                        std::vector<CollectiveMember>& members) {
   const CollectiveKind kind = plan::FromProto(desc.kind(), "collective");
   const std::string name = CollectiveKindName(kind);
@@ -19,50 +64,16 @@ void ComputeCollective(const plan::CollectiveDesc& desc, ReduceOp op,
   // others: the same additions in the same (member) order as the reference, without its
   // temporaries.
   if (kind == CollectiveKind::kAllReduce && !members.empty()) {
+    CheckAllReduceMembers(name, members);
     Tensor& first = members[0].output;
-    for (const CollectiveMember& m : members) {
-      if (m.input.shape() != first.shape() || m.input.dtype() != first.dtype() ||
-          m.output.shape() != first.shape() || m.output.dtype() != first.dtype()) {
-        throw ShapeError(name + " member " + std::to_string(m.member) + " holds " +
-                         DTypeName(m.input.dtype()) + m.input.shape().ToString() + " -> " +
-                         DTypeName(m.output.dtype()) + m.output.shape().ToString() + ", member 0 " +
-                         DTypeName(first.dtype()) + first.shape().ToString());
-      }
-    }
     // Member 0's output may be another member's input only if the Plan aliases slots, which
     // validation forbids; copy first, then add the others in order.
-    std::copy_n(members[0].input.raw(), first.nbytes(), first.raw());
-    for (size_t i = 1; i < members.size(); ++i) first.ReduceFrom(members[i].input, op);
-    for (size_t i = 1; i < members.size(); ++i) {
-      std::copy_n(first.raw(), first.nbytes(), members[i].output.raw());
-    }
+    device.Copy(members[0].input, first);
+    for (size_t i = 1; i < members.size(); ++i) device.ReduceInto(members[i].input, first, op);
+    for (size_t i = 1; i < members.size(); ++i) device.Copy(first, members[i].output);
     return;
   }
-  // The reference collectives read their buffers and return new tensors; handing them the
-  // views (moved, so no bytes are copied) reads the slots in place.
-  std::vector<Tensor> inputs;
-  inputs.reserve(members.size());
-  for (CollectiveMember& m : members) {
-    inputs.push_back(Tensor::View(m.input.shape(), m.input.dtype(), m.input.raw()));
-  }
-  std::vector<Tensor> results;
-  switch (kind) {
-    case CollectiveKind::kAllReduce:
-      results = sbp::AllReduce(inputs, op);
-      break;
-    case CollectiveKind::kAllGather:
-      results = sbp::AllGather(inputs, desc.gather_axis());
-      break;
-    case CollectiveKind::kReduceScatter:
-      results = sbp::ReduceScatter(inputs, op, desc.scatter_axis());
-      break;
-    case CollectiveKind::kAllToAll:
-      results = sbp::AllToAll(inputs, desc.scatter_axis(), desc.gather_axis());
-      break;
-    case CollectiveKind::kBroadcast:
-      results.assign(members.size(), inputs.at(desc.root()));
-      break;
-  }
+  const std::vector<Tensor> results = ReferenceResults(device, desc, kind, op, members);
   for (size_t i = 0; i < members.size(); ++i) {
     Tensor& out = members[i].output;
     const Tensor& result = results[i];
@@ -72,7 +83,7 @@ void ComputeCollective(const plan::CollectiveDesc& desc, ReduceOp op,
                        " but its output register holds " + DTypeName(out.dtype()) +
                        out.shape().ToString());
     }
-    std::copy_n(result.raw(), result.nbytes(), out.raw());
+    device.Upload(result, out);
   }
 }
 

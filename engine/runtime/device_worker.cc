@@ -32,6 +32,7 @@ void Named(const plan::Task& task, int64_t piece, Fn fn) {
 DeviceWorker::DeviceWorker(RunContext& ctx, int device, std::vector<int64_t> tasks)
     : ctx_(ctx),
       device_(device),
+      device_ops_(*ctx.devices[device]),
       arena_(*ctx.arenas[device]),
       tasks_(std::move(tasks)),
       finished_(ctx.tasks.size(), false) {}
@@ -46,7 +47,17 @@ void DeviceWorker::Run() {
       NoteFinished(task);
     }
     WorkItem item;
-    while (unfinished_ > 0 && ctx_.queues[device_]->Pop(item, ctx_.stop)) Handle(item);
+    MessageQueue& queue = *ctx_.queues[device_];
+    while (unfinished_ > 0 && !ctx_.stop.load()) {
+      if (pending_.empty()) {
+        if (!queue.Pop(item, ctx_.stop)) break;
+        Handle(item);
+        continue;
+      }
+      PollFences();
+      // Short enough that a finished kernel is noticed within a few microseconds of polling.
+      if (queue.PopFor(item, ctx_.stop, std::chrono::microseconds(20))) Handle(item);
+    }
   } catch (...) {
     ctx_.Fail(std::current_exception());
   }
@@ -54,23 +65,41 @@ void DeviceWorker::Run() {
 }
 
 void DeviceWorker::Handle(const WorkItem& item) {
+  if (item.done) {  // a communication act completing
+    Complete(item.task, 1, ctx_.trace ? ctx_.comm_started[item.task] : 0);
+    return;
+  }
   Actor& actor = *ctx_.actors.at(item.task);
   Outbox out;
-  if (item.done) {
-    if (ctx_.trace) {  // a communication act completing
-      ctx_.spans[device_].push_back(
-          {item.task, 1, ctx_.comm_started[item.task], RunContext::NowNs()});
-    }
-    actor.Done(out);
-    ctx_.acts_done.fetch_add(1, std::memory_order_relaxed);
-  } else {
-    if (const auto* free = std::get_if<RegstFree>(&item.message)) {
-      if (arena_.Holds(free->regst)) arena_.Release(free->regst, free->slot);
-    }
-    actor.Receive(item.message, out);
+  if (const auto* free = std::get_if<RegstFree>(&item.message)) {
+    if (arena_.Holds(free->regst)) arena_.Release(free->regst, free->slot);
   }
+  actor.Receive(item.message, out);
   Drain(out);
   NoteFinished(item.task);
+}
+
+void DeviceWorker::Complete(int64_t task, int stream, int64_t started) {
+  if (ctx_.trace) ctx_.spans[device_].push_back({task, stream, started, RunContext::NowNs()});
+  Outbox out;
+  ctx_.actors.at(task)->Done(out);
+  ctx_.acts_done.fetch_add(1, std::memory_order_relaxed);
+  Drain(out);
+  NoteFinished(task);
+}
+
+void DeviceWorker::PollFences() {
+  while (!pending_.empty()) {
+    PendingFence& front = pending_.front();
+    bool passed = false;
+    Named(*ctx_.tasks[front.task].task, front.piece,
+          [&] { passed = device_ops_.Passed(front.fence); });
+    if (!passed) return;
+    // The callback may launch more work, which appends fences: take it out first.
+    const std::function<void()> on_passed = std::move(front.on_passed);
+    pending_.pop_front();
+    on_passed();
+  }
 }
 
 void DeviceWorker::Drain(Outbox& out) {
@@ -106,6 +135,12 @@ bool DeviceWorker::Launch(const runtime::Launch& launch) {
       complete = false;
     } else {
       RunTaskWork(ctx_, task, launch);
+      if (device_ops_.asynchronous()) {  // done when the device has run it
+        const int64_t id = launch.task;
+        pending_.push_back(
+            {device_ops_.Mark(), id, launch.piece, [this, id, start] { Complete(id, 0, start); }});
+        complete = false;
+      }
     }
   });
   if (ctx_.trace) {
@@ -139,8 +174,12 @@ void DeviceWorker::StartCollective(const PreparedTask& task, const runtime::Laun
     transport(task).Collective(t, launch.piece, std::move(*members), done);
     return;
   }
-  ComputeCollective(t.collective(), task.reduce_op, *members);
-  done();
+  ComputeCollective(device_ops_, t.collective(), task.reduce_op, *members);
+  if (device_ops_.asynchronous()) {
+    pending_.push_back({device_ops_.Mark(), t.id(), launch.piece, done});
+  } else {
+    done();
+  }
 }
 
 Transport& DeviceWorker::transport(const PreparedTask& task) const {

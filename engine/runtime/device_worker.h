@@ -6,7 +6,14 @@
 // messages for other actors are posted to their devices' queues. It returns when every actor
 // of the device has finished or the run stops; it never throws (errors go to the RunContext,
 // naming the task).
+//
+// On an asynchronous device (a GPU) a launch only enqueues the work; the act completes when a
+// fence marked after it has passed. The thread keeps those fences in launch order and, while
+// any is outstanding, waits on its queue briefly and polls them, so no task waits for the
+// whole device.
 #include <cstdint>
+#include <deque>
+#include <functional>
 #include <vector>
 
 #include "engine/runtime/run_context.h"
@@ -28,10 +35,24 @@ class DeviceWorker {
   void StartRecv(const PreparedTask& task, const runtime::Launch& launch);
   Transport& transport(const PreparedTask& task) const;  // PlanError in a one-rank run
   void NoteFinished(int64_t task);
+  // Completes an act: the actor's Done, its outbox, the trace span (`stream` 0 compute, 1
+  // communication) from `started`.
+  void Complete(int64_t task, int stream, int64_t started);
+  // Calls the callbacks of the fences that have passed, oldest first.
+  void PollFences();
+
+  struct PendingFence {
+    Device::Fence fence;
+    int64_t task = 0;  // whose work it follows, named in a device's error
+    int64_t piece = 0;
+    std::function<void()> on_passed;
+  };
 
   RunContext& ctx_;
   int device_;
+  Device& device_ops_;
   Arena& arena_;
+  std::deque<PendingFence> pending_;
   std::vector<int64_t> tasks_;
   std::vector<bool> finished_;  // by task id
   int64_t unfinished_ = 0;

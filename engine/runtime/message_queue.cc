@@ -21,6 +21,16 @@ bool MessageQueue::Pop(WorkItem& item, const std::atomic<bool>& stop) {
   return true;
 }
 
+bool MessageQueue::PopFor(WorkItem& item, const std::atomic<bool>& stop,
+                          std::chrono::microseconds wait) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  if (!ready_.wait_for(lock, wait, [&] { return !items_.empty() || stop.load(); })) return false;
+  if (stop.load()) return false;
+  item = std::move(items_.front());
+  items_.pop_front();
+  return true;
+}
+
 void MessageQueue::Wake() {
   // Taking the lock orders the wake-up after a concurrent Pop's predicate check.
   { std::lock_guard<std::mutex> lock(mutex_); }

@@ -2,6 +2,7 @@
 // MessageQueue: the inbox of one device thread. Other threads post actor messages and
 // completions; the owner pops them in arrival order and sleeps while the queue is empty.
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -22,6 +23,9 @@ class MessageQueue {
   void Push(WorkItem item);
   // Waits for an item; false (and no item) once `stop` is set.
   bool Pop(WorkItem& item, const std::atomic<bool>& stop);
+  // As Pop, waiting at most `wait`: false also when none came (a device thread with GPU work in
+  // flight returns to poll its fences).
+  bool PopFor(WorkItem& item, const std::atomic<bool>& stop, std::chrono::microseconds wait);
   // Wakes a waiting Pop so that it sees `stop`.
   void Wake();
 

@@ -107,7 +107,9 @@ void PrepareOp(const plan::Plan& plan, const kernels::KernelRegistry& kernels, P
   const int64_t key_regst = t.inputs.empty() ? t.outputs[0] : t.inputs[0];
   const DType dtype = DescribeRegst(plan, key_regst, what).dtype;
   try {
-    t.kernel = kernels.Find(kernels::KernelKey{op.type(), DeviceType::kCpu, dtype});
+    const plan::Device& device = plan.devices(t.task->device());
+    t.kernel =
+        kernels.Find(kernels::KernelKey{op.type(), plan::FromProto(device.type(), what), dtype});
   } catch (const Error& e) {
     RethrowPrefixed(e, what + ": ");
   }

@@ -9,9 +9,15 @@
 namespace twinflow::runtime {
 
 RunContext::RunContext(const plan::Plan& plan, const std::vector<PreparedTask>& tasks,
+                       const std::vector<std::unique_ptr<Device>>& devices,
                        const std::vector<std::unique_ptr<Arena>>& arenas,
                        const std::vector<int>& regst_device, FeedCache& feeds)
-    : plan(plan), tasks(tasks), arenas(arenas), regst_device(regst_device), feeds(feeds) {
+    : plan(plan),
+      tasks(tasks),
+      devices(devices),
+      arenas(arenas),
+      regst_device(regst_device),
+      feeds(feeds) {
   for (size_t d = 0; d < arenas.size(); ++d) queues.push_back(std::make_unique<MessageQueue>());
 }
 
@@ -31,6 +37,12 @@ Tensor RunContext::SlotView(int64_t regst, int32_t slot) const {
                     std::to_string(regst_device[regst]) + " of another rank");
   }
   return arena->View(regst, slot);
+}
+
+Device& RunContext::DeviceOf(const PreparedTask& task) const {
+  const auto& device = devices.at(task.task->device());
+  if (!device) throw PlanError(TaskName(*task.task) + " runs on another rank");
+  return *device;
 }
 
 void RunContext::Post(WorkItem item) {

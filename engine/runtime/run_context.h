@@ -18,6 +18,7 @@
 #include "engine/plan/plan.pb.h"
 #include "engine/runtime/actor.h"
 #include "engine/runtime/arena.h"
+#include "engine/runtime/device.h"
 #include "engine/runtime/feed_cache.h"
 #include "engine/runtime/message_queue.h"
 #include "engine/runtime/prepared_task.h"
@@ -26,17 +27,19 @@
 
 namespace twinflow::runtime {
 
-// Lifetime: the plan, tasks, arenas, regst_device and feeds it refers to must outlive it;
-// ThreadedExecutor::Run makes one per run from its Impl, which owns them all.
+// Lifetime: the plan, tasks, devices, arenas, regst_device and feeds it refers to must outlive
+// it; ThreadedExecutor::Run makes one per run from its Impl, which owns them all.
 struct RunContext {
   RunContext(const plan::Plan& plan, const std::vector<PreparedTask>& tasks,
+             const std::vector<std::unique_ptr<Device>>& devices,
              const std::vector<std::unique_ptr<Arena>>& arenas,
              const std::vector<int>& regst_device, FeedCache& feeds);
 
   const plan::Plan& plan;
   const std::vector<PreparedTask>& tasks;
-  const std::vector<std::unique_ptr<Arena>>& arenas;  // by device
-  const std::vector<int>& regst_device;               // the device whose arena holds a regst
+  const std::vector<std::unique_ptr<Device>>& devices;  // by device; null for other ranks'
+  const std::vector<std::unique_ptr<Arena>>& arenas;    // by device
+  const std::vector<int>& regst_device;                 // the device whose arena holds a regst
   FeedCache& feeds;
   Transport* transport = nullptr;                     // null in a one-rank run
   std::vector<std::unique_ptr<MessageQueue>> queues;  // by device
@@ -45,6 +48,8 @@ struct RunContext {
 
   // A view of a slot, on whichever device holds it.
   Tensor SlotView(int64_t regst, int32_t slot) const;
+  // The Device of a task (PlanError for another rank's).
+  Device& DeviceOf(const PreparedTask& task) const;
   // Delivers an item to the queue of the task's device (PlanError for an unknown task).
   void Post(WorkItem item);
 

@@ -9,14 +9,13 @@
 namespace twinflow::runtime {
 namespace {
 
-void CopyBytes(const Tensor& from, Tensor& to) { std::copy_n(from.raw(), from.nbytes(), to.raw()); }
-
-void RunKernel(const PreparedTask& t, std::vector<Tensor>& inputs, std::vector<Tensor>& outputs) {
+void RunKernel(Device& device, const PreparedTask& t, std::vector<Tensor>& inputs,
+               std::vector<Tensor>& outputs) {
   kernels::KernelContext kc{
       t.attrs, {}, {}, t.input_regions, t.output_regions, t.input_logical, t.output_logical};
   for (Tensor& in : inputs) kc.inputs.push_back(&in);
   for (Tensor& out : outputs) kc.outputs.push_back(&out);
-  t.kernel(kc);
+  device.RunKernel(t.kernel, kc);
 }
 
 }  // namespace
@@ -29,14 +28,15 @@ const SlotRef& FindSlot(const std::vector<SlotRef>& slots, int64_t regst, const 
                   std::to_string(regst));
 }
 
-void InitVariable(const PreparedTask& task, Tensor& slot) {
+void InitVariable(Device& device, const PreparedTask& task, Tensor& slot) {
   std::vector<Tensor> inputs;
   std::vector<Tensor> outputs;
   outputs.push_back(Tensor::View(slot.shape(), slot.dtype(), slot.raw()));
-  RunKernel(task, inputs, outputs);
+  RunKernel(device, task, inputs, outputs);
 }
 
 void RunTaskWork(RunContext& ctx, const PreparedTask& t, const Launch& l) {
+  Device& device = ctx.DeviceOf(t);
   auto in = [&](size_t i) {
     const int64_t regst = t.inputs.at(i);
     for (const SlotRef& s : l.inputs) {
@@ -46,7 +46,8 @@ void RunTaskWork(RunContext& ctx, const PreparedTask& t, const Launch& l) {
     // initial state of a loop.
     const plan::Regst& r = ctx.plan.regsts(static_cast<int>(regst));
     if (l.piece >= r.lag()) FindSlot(l.inputs, regst, l);  // throws
-    return Tensor(ctx.SlotView(regst, 0).shape(), ctx.SlotView(regst, 0).dtype());
+    const Tensor slot = ctx.SlotView(regst, 0);
+    return device.Zeros(slot.shape(), slot.dtype());
   };
   auto out = [&](size_t i) {
     const SlotRef& s = FindSlot(l.outputs, t.outputs.at(i), l);
@@ -55,10 +56,16 @@ void RunTaskWork(RunContext& ctx, const PreparedTask& t, const Launch& l) {
   switch (t.task->kind()) {
     case plan::SOURCE: {
       Tensor first = out(0);
-      ctx.feeds.Read(t.feed, l.piece, t.feed_region, first);
+      if (device.type() == DeviceType::kCpu) {
+        ctx.feeds.Read(t.feed, l.piece, t.feed_region, first);
+      } else {
+        Tensor host(first.shape(), first.dtype());
+        ctx.feeds.Read(t.feed, l.piece, t.feed_region, host);
+        device.Upload(host, first);
+      }
       for (size_t i = 1; i < t.outputs.size(); ++i) {
         Tensor other = out(i);
-        CopyBytes(first, other);
+        device.Copy(first, other);
       }
       return;
     }
@@ -68,17 +75,17 @@ void RunTaskWork(RunContext& ctx, const PreparedTask& t, const Launch& l) {
       std::vector<Tensor> inputs, outputs;
       for (size_t i = 0; i < t.inputs.size(); ++i) inputs.push_back(in(i));
       for (size_t i = 0; i < t.outputs.size(); ++i) outputs.push_back(out(i));
-      RunKernel(t, inputs, outputs);
+      RunKernel(device, t, inputs, outputs);
       return;
     }
     case plan::COPY: {
       Tensor dst = out(0);
-      dst.FillIdentity(ReduceOp::kSum);
+      device.Zero(dst);
       for (const SlotCopy& c : t.copies) {
         for (const SlotRef& s : l.inputs) {
           // A lagged source without a piece yet leaves its region zero.
           if (s.regst == c.src_regst)
-            dst.CopyRegionFrom(ctx.SlotView(s.regst, s.slot), c.src, c.dst);
+            device.CopyRegion(ctx.SlotView(s.regst, s.slot), c.src, dst, c.dst);
         }
       }
       return;
@@ -86,26 +93,25 @@ void RunTaskWork(RunContext& ctx, const PreparedTask& t, const Launch& l) {
     case plan::ACC: {
       Tensor dst = out(0);
       if (l.first) {
-        CopyBytes(in(0), dst);
+        device.Copy(in(0), dst);
       } else {
-        dst.ReduceFrom(in(0), ReduceOp::kSum);
+        device.ReduceInto(in(0), dst, ReduceOp::kSum);
       }
       return;
     }
     case plan::REPEAT: {
       Tensor dst = out(0);
-      CopyBytes(in(0), dst);
+      device.Copy(in(0), dst);
       return;
     }
     case plan::SINK: {
       const SlotRef& s = FindSlot(l.inputs, t.inputs[0], l);
-      const Tensor view = ctx.SlotView(s.regst, s.slot);
-      ctx.RecordSink(s.regst, s.piece, Tensor(view));  // copying a view gives an owning tensor
+      ctx.RecordSink(s.regst, s.piece, device.Download(ctx.SlotView(s.regst, s.slot)));
       return;
     }
     case plan::ASSIGN: {
       Tensor variable = in(0);
-      CopyBytes(in(1), variable);
+      device.Copy(in(1), variable);
       return;
     }
     default:

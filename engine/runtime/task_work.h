@@ -15,6 +15,6 @@ void RunTaskWork(RunContext& ctx, const PreparedTask& task, const Launch& launch
 const SlotRef& FindSlot(const std::vector<SlotRef>& slots, int64_t regst, const Launch& launch);
 
 // Runs a VARIABLE's initialiser kernel into its slot.
-void InitVariable(const PreparedTask& task, Tensor& slot);
+void InitVariable(Device& device, const PreparedTask& task, Tensor& slot);
 
 }  // namespace twinflow::runtime

@@ -30,9 +30,10 @@ void CheckDevices(const plan::Plan& plan, const Transport* transport) {
     const plan::Device& device = plan.devices(d);
     const std::string name = "device " + std::to_string(d);
     if (device.id() != d) throw PlanError(name + ": id " + std::to_string(device.id()));
-    if (device.type() != plan::DEVICE_CPU) {
+    if (device.type() != plan::DEVICE_CPU && transport != nullptr && transport->size() > 1) {
       throw PlanError(name + " is '" + plan::EnumName(device.type()) +
-                      "'; the ThreadedExecutor runs cpu devices");
+                      "': cuda devices run in one process so far (across ranks they need "
+                      "NCCL, which comes with a later issue)");
     }
     if (transport == nullptr && device.rank() != rank) {
       throw PlanError(name + " belongs to rank " + std::to_string(device.rank()) +
@@ -109,7 +110,8 @@ struct ThreadedExecutor::Impl {
     }
     // Only this rank's devices get arenas (and threads, and actors).
     for (int d = 0; d < plan.devices_size(); ++d) {
-      arenas.push_back(Local(d) ? std::make_unique<Arena>(plan, d) : nullptr);
+      devices.push_back(Local(d) ? MakeDevice(plan.devices(d)) : nullptr);
+      arenas.push_back(Local(d) ? std::make_unique<Arena>(plan, d, *devices.back()) : nullptr);
     }
     CheckBindings();
     // The actors check that each task's registers fit its kind (the pieces do not matter).
@@ -120,11 +122,14 @@ struct ThreadedExecutor::Impl {
       if (t.task->kind() != plan::VARIABLE) continue;
       Tensor slot = arenas[t.task->device()]->View(t.outputs[0], 0);
       try {
-        InitVariable(t, slot);
+        InitVariable(*devices[t.task->device()], t, slot);
       } catch (const Error& e) {
         RethrowPrefixed(e, TaskName(*t.task) + ": ");
       }
       arenas[t.task->device()]->Pin(t.outputs[0]);
+    }
+    for (const auto& device : devices) {
+      if (device) device->Synchronize();  // the initial values are in place before any run
     }
   }
 
@@ -176,14 +181,17 @@ struct ThreadedExecutor::Impl {
     throw InvalidArgumentError("the plan has no variable '" + name + "'");
   }
 
-  // Slot 0 of every part of a variable binding: views of this rank's parts, and zeros of the
-  // right shape for other ranks' parts.
+  // Slot 0 of every part of a variable binding: views of this rank's parts on cpu devices,
+  // host copies of those on other devices, and zeros of the right shape for other ranks' parts.
   std::vector<Tensor> VariableViews(const plan::Binding& b) const {
     std::vector<Tensor> views;
     for (const plan::BindingPart& part : b.parts()) {
       const auto& arena = arenas[regst_device[part.regst()]];
       if (arena) {
-        views.push_back(arena->View(part.regst(), 0));
+        Device& device = *devices[regst_device[part.regst()]];
+        Tensor view = arena->View(part.regst(), 0);
+        views.push_back(device.type() == DeviceType::kCpu ? std::move(view)
+                                                          : device.Download(view));
         continue;
       }
       const plan::TensorDesc& desc = plan.regsts(static_cast<int>(part.regst())).tensor();
@@ -191,6 +199,17 @@ struct ThreadedExecutor::Impl {
                              ToDType(desc.dtype(), "variable '" + b.name() + "'")));
     }
     return views;
+  }
+
+  // Writes the host copies VariableViews made for parts on non-cpu devices back to them.
+  void StoreParts(const plan::Binding& b, const std::vector<Tensor>& views) const {
+    for (int i = 0; i < b.parts_size(); ++i) {
+      const int d = regst_device[b.parts(i).regst()];
+      if (!arenas[d] || devices[d]->type() == DeviceType::kCpu) continue;
+      Tensor slot = arenas[d]->View(b.parts(i).regst(), 0);
+      devices[d]->Upload(views[i], slot);
+      devices[d]->Synchronize();
+    }
   }
 
   // Fills the other ranks' parts of `views` with their bytes (collective over the ranks).
@@ -235,6 +254,7 @@ struct ThreadedExecutor::Impl {
   std::vector<PreparedTask> tasks;  // point into `plan`
   std::vector<int64_t> acts;        // per task, per step
   std::vector<int> regst_device;
+  std::vector<std::unique_ptr<Device>> devices;  // before the arenas, which use their memory
   std::vector<std::unique_ptr<Arena>> arenas;
   int64_t sources = 0;
   std::atomic<bool> running{false};
@@ -360,7 +380,7 @@ RunResult ThreadedExecutor::Run(const FeedFn& feeds, const RunOptions& options) 
   result.fetches.resize(options.steps);
   FeedCache feed_cache(FeedSpecs(options.feed), options.feed, impl.rank, feeds, pieces_per_step,
                        impl.sources);
-  RunContext ctx(plan, impl.tasks, impl.arenas, impl.regst_device, feed_cache);
+  RunContext ctx(plan, impl.tasks, impl.devices, impl.arenas, impl.regst_device, feed_cache);
   ctx.transport = impl.transport;
   ctx.trace = options.trace;
   if (options.trace) {
@@ -402,6 +422,7 @@ void ThreadedExecutor::SetVariable(const std::string& name, const Tensor& value)
   std::vector<Tensor*> parts;
   for (Tensor& v : views) parts.push_back(&v);
   ScatterBinding(b, value, parts);
+  impl_->StoreParts(b, views);
 }
 
 }  // namespace twinflow::runtime

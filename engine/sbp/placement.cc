@@ -182,13 +182,10 @@ Placement ParsePlacement(std::string_view text) {
   Cursor cursor(text);
   const std::string_view type_name = cursor.Word();
   DeviceType type;
-  if (type_name == "cpu") {
-    type = DeviceType::kCpu;
-  } else if (type_name == "cuda") {
-    type = DeviceType::kCuda;
-  } else {
-    throw SbpError("unknown device type '" + std::string(type_name) + "' in placement " + quoted +
-                   " (expected cpu or cuda)");
+  try {
+    type = ParseDeviceType(type_name);
+  } catch (const InvalidArgumentError& e) {
+    throw SbpError(e.message() + " in placement " + quoted);
   }
   if (!cursor.Eat(':')) throw malformed("missing ':' after the device type");
   std::vector<int64_t> ids;

@@ -203,6 +203,9 @@ Model BuiltinModel(const std::string& name, const py::dict& config, const std::s
   options.training = !optimizer || !optimizer->empty();
   if (optimizer && options.training) options.optimizer = graph::ParseOptimizer(*optimizer);
   options.seed = seed;
+  if (config.contains("device")) {
+    options.device = ParseDeviceType(config["device"].cast<std::string>());
+  }
   if (name == "gpt") {
     model.built = models::BuildGpt(*model.registry, GptConfigFrom(config), options);
   } else if (name == "mlp") {

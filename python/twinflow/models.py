@@ -74,21 +74,24 @@ def _devices_of(strategy):
     return _C.parse_strategy(strategy).default_devices
 
 
-def gpt(strategy="auto", devices=None, preset=None, optimizer=None, attention="unfused", **sizes):
+def gpt(strategy="auto", devices=None, preset=None, optimizer=None, attention="unfused",
+        device="cpu", **sizes):
     """The GPT decoder of models/gpt.cc; preset="gpt3-175b" for GPT-3's sizes (96 layers,
     hidden 12288, 96 heads, 2048 tokens, vocabulary 50257); sizes: layers, hidden, heads,
     sequence, vocab, batch. optimizer: None trains with AdamW, as LLMs are. attention:
-    "unfused" (a graph of small ops) or "fused" (one fused_attention op, O(sequence) memory)."""
+    "unfused" (a graph of small ops) or "fused" (one fused_attention op, O(sequence) memory).
+    device: "cpu" or "cuda", the type of every placement."""
     unknown = sorted(set(sizes) - {"layers", "hidden", "heads", "sequence", "vocab", "batch"})
     if unknown:
         raise _C.InvalidArgumentError(f"gpt: unknown sizes {unknown} (expected layers, hidden, "
                                       "heads, sequence, vocab, batch)")
-    config = dict(sizes, attention=attention)
+    config = dict(sizes, attention=attention, device=device)
     if preset is not None:
         config["preset"] = preset
     return BuiltinModel("gpt", config, strategy, devices, optimizer)
 
 
-def mlp(widths=(784, 4096, 4096, 10), batch=512, strategy="auto", devices=None, optimizer=None):
-    return BuiltinModel("mlp", {"widths": list(widths), "batch": batch}, strategy, devices,
-                        optimizer)
+def mlp(widths=(784, 4096, 4096, 10), batch=512, strategy="auto", devices=None, optimizer=None,
+        device="cpu"):
+    return BuiltinModel("mlp", {"widths": list(widths), "batch": batch, "device": device},
+                        strategy, devices, optimizer)

@@ -10,9 +10,8 @@ class placement:
     """
 
     def __init__(self, type="cpu", devices=1, hierarchy=None):
-        if type != "cpu":
-            raise _C.InvalidArgumentError(
-                f"placement type {type!r}: this build runs cpu devices (cuda needs a GPU build)")
+        if type not in ("cpu", "cuda"):
+            raise _C.InvalidArgumentError(f"placement type {type!r}: expected 'cpu' or 'cuda'")
         ids = list(range(devices)) if isinstance(devices, int) else [int(d) for d in devices]
         if not ids:
             raise _C.InvalidArgumentError("a placement needs at least one device")

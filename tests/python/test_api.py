@@ -17,7 +17,7 @@ def test_placement_and_sbp_text():
 
 @pytest.mark.parametrize("make, error", [
     (lambda: tw.placement("cpu", 4, [3]), tw.SbpError),
-    (lambda: tw.placement("cuda", 2), tw.InvalidArgumentError),
+    (lambda: tw.placement("tpu", 2), tw.InvalidArgumentError),
     (lambda: tw.placement("cpu", []), tw.InvalidArgumentError),
     (lambda: tw.sbp.split(-1), tw.InvalidArgumentError),
     (lambda: tw.sbp.nd_text(tw.sbp.split(0), 2, "x"), tw.InvalidArgumentError),

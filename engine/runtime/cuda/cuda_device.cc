@@ -1,0 +1,243 @@
+#include "engine/runtime/cuda/cuda_device.h"
+
+#include <string>
+
+#include "engine/core/error.h"
+#include "kernels/cuda/cuda_check.h"
+#include "kernels/cuda/launch_types.h"
+#include "kernels/cuda/reduce_into_launch.h"
+#include "kernels/cuda/shape_launch.h"
+
+namespace twinflow::runtime {
+namespace {
+
+int GpuOf(int64_t index) {
+  std::string reason;
+  const int count = kernels::CudaDeviceCount(&reason);
+  if (count == 0) {
+    throw DeviceError("cuda:" + std::to_string(index) + ": no CUDA GPU is available (" + reason +
+                      ")");
+  }
+  return static_cast<int>(index % count);
+}
+
+void CheckSameBytes(const Tensor& src, const Tensor& dst) {
+  if (src.nbytes() != dst.nbytes()) {
+    throw PlanError("a copy of " + std::to_string(src.nbytes()) + " bytes into " +
+                    std::to_string(dst.nbytes()));
+  }
+}
+
+// The strides (in elements) of a row-major shape.
+std::vector<int64_t> RowMajorStrides(const Shape& shape) {
+  std::vector<int64_t> strides(shape.rank(), 1);
+  for (int d = shape.rank() - 2; d >= 0; --d) strides[d] = strides[d + 1] * shape[d + 1];
+  return strides;
+}
+
+// src[from] -> dst[to] as one box copy; ShapeError when the regions differ in shape or the rank
+// exceeds the kernels' limit.
+kernels::cuda::BoxCopy MakeBox(const Tensor& src, const Region& from, const Tensor& dst,
+                               const Region& to) {
+  if (from.shape() != to.shape() || from.rank() != src.shape().rank() ||
+      to.rank() != dst.shape().rank() || from.rank() > kernels::cuda::kMaxDims) {
+    throw ShapeError("a region copy of " + from.ToString() + " of " + src.shape().ToString() +
+                     " into " + to.ToString() + " of " + dst.shape().ToString());
+  }
+  kernels::cuda::BoxCopy box;
+  box.rank = from.rank();
+  const std::vector<int64_t> src_strides = RowMajorStrides(src.shape());
+  const std::vector<int64_t> dst_strides = RowMajorStrides(dst.shape());
+  for (int d = 0; d < box.rank; ++d) {
+    box.extent[d] = from.shape()[d];
+    box.src_stride[d] = src_strides[d];
+    box.dst_stride[d] = dst_strides[d];
+    box.src_offset += from.range(d).begin * src_strides[d];
+    box.dst_offset += to.range(d).begin * dst_strides[d];
+  }
+  return box;
+}
+
+}  // namespace
+
+template <typename Fn>
+void CudaDevice::OnGpu(Fn&& fn) {
+  try {
+    TF_CUDA_CHECK(cudaSetDevice(gpu_));
+    fn();
+  } catch (const Error& e) {
+    RethrowPrefixed(e, name() + ": ");
+  }
+}
+
+CudaDevice::CudaDevice(int64_t index)
+    : Device("cuda:" + std::to_string(index)), gpu_(GpuOf(index)) {
+  OnGpu([&] {
+    env_ = std::make_unique<kernels::OwnedCudaEnv>(gpu_);
+    TF_CUDA_CHECK(cudaStreamCreateWithFlags(&copy_stream_, cudaStreamNonBlocking));
+    EnablePeerAccess();
+  });
+}
+
+CudaDevice::~CudaDevice() {
+  cudaSetDevice(gpu_);
+  // Pending work must not outlive the memory it uses; errors cannot be raised here.
+  if (env_) cudaStreamSynchronize(env_->env().stream);
+  if (copy_stream_) {
+    cudaStreamSynchronize(copy_stream_);
+    cudaStreamDestroy(copy_stream_);
+  }
+  for (void* z : zeros_) cudaFree(z);
+  if (arena_) cudaFree(arena_);
+}
+
+// Lets kernels on this GPU read the others' memory (in-process boxing and all-reduces read
+// their peers' slots directly). GPUs without peer access fail at the first such copy.
+void CudaDevice::EnablePeerAccess() {
+  int count = 0;
+  TF_CUDA_CHECK(cudaGetDeviceCount(&count));
+  for (int peer = 0; peer < count; ++peer) {
+    int can = 0;
+    if (peer == gpu_ || cudaDeviceCanAccessPeer(&can, gpu_, peer) != cudaSuccess || !can) continue;
+    const cudaError_t status = cudaDeviceEnablePeerAccess(peer, 0);
+    if (status == cudaErrorPeerAccessAlreadyEnabled) {
+      cudaGetLastError();  // clears the sticky-free error so later checks do not see it
+      continue;
+    }
+    TF_CUDA_CHECK(status);
+  }
+}
+
+std::byte* CudaDevice::AllocateArena(int64_t bytes) {
+  OnGpu([&] {
+    // cudaMalloc aligns to at least 256 bytes; one byte keeps an empty arena's pointer valid.
+    const cudaError_t status = cudaMalloc(&arena_, static_cast<size_t>(bytes > 0 ? bytes : 1));
+    if (status == cudaErrorMemoryAllocation) {
+      cudaGetLastError();
+      throw OutOfMemoryError("cannot allocate an arena of " + std::to_string(bytes) +
+                             " bytes on GPU " + std::to_string(gpu_));
+    }
+    TF_CUDA_CHECK(status);
+  });
+  return static_cast<std::byte*>(arena_);
+}
+
+void CudaDevice::RunKernel(const kernels::Kernel& kernel, kernels::KernelContext& ctx) {
+  OnGpu([&] {
+    ctx.cuda = env_->get();
+    kernel(ctx);
+  });
+}
+
+void CudaDevice::Zero(Tensor& dst) {
+  OnGpu([&] { TF_CUDA_CHECK(cudaMemsetAsync(dst.raw(), 0, dst.nbytes(), env_->env().stream)); });
+}
+
+void CudaDevice::Copy(const Tensor& src, Tensor& dst) {
+  CheckSameBytes(src, dst);
+  if (src.nbytes() == 0) return;
+  OnGpu([&] {
+    TF_CUDA_CHECK(
+        cudaMemcpyAsync(dst.raw(), src.raw(), src.nbytes(), cudaMemcpyDefault, env_->env().stream));
+  });
+}
+
+void CudaDevice::CopyRegion(const Tensor& src, const Region& from, Tensor& dst, const Region& to) {
+  const kernels::cuda::BoxCopy box = MakeBox(src, from, dst, to);
+  if (from.shape().numel() == 0) return;
+  OnGpu([&] {
+    kernels::cuda::LaunchBoxCopy(src.raw(), dst.raw(), box, DTypeSize(src.dtype()),
+                                 env_->env().stream);
+  });
+}
+
+void CudaDevice::ReduceInto(const Tensor& src, Tensor& dst, ReduceOp op) {
+  if (src.shape() != dst.shape() || src.dtype() != dst.dtype()) {
+    throw ShapeError("cannot reduce " + std::string(DTypeName(src.dtype())) +
+                     src.shape().ToString() + " into " + DTypeName(dst.dtype()) +
+                     dst.shape().ToString());
+  }
+  OnGpu([&] {
+    kernels::cuda::LaunchReduceInto(dst.raw(), src.raw(), dst.numel(), dst.dtype(), op,
+                                    env_->env().stream);
+  });
+}
+
+Tensor CudaDevice::Zeros(const Shape& shape, DType dtype) {
+  const int64_t bytes = std::max<int64_t>(shape.numel() * DTypeSize(dtype), 256);
+  if (bytes > zeros_bytes_) {
+    OnGpu([&] {
+      void* buffer = nullptr;
+      TF_CUDA_CHECK(cudaMalloc(&buffer, static_cast<size_t>(bytes)));
+      zeros_.push_back(buffer);
+      TF_CUDA_CHECK(cudaMemsetAsync(buffer, 0, static_cast<size_t>(bytes), env_->env().stream));
+    });
+    zeros_bytes_ = bytes;
+  }
+  return Tensor::View(shape, dtype, static_cast<std::byte*>(zeros_.back()));
+}
+
+// The host bytes go to a staging buffer before cudaMemcpyAsync returns (pageable memory), so
+// `host` may go away at once; the compute stream waits for the copy through an event.
+void CudaDevice::Upload(const Tensor& host, Tensor& dst) {
+  CheckSameBytes(host, dst);
+  if (host.nbytes() == 0) return;
+  OnGpu([&] {
+    TF_CUDA_CHECK(cudaMemcpyAsync(dst.raw(), host.raw(), host.nbytes(), cudaMemcpyHostToDevice,
+                                  copy_stream_));
+    const Fence copied = Record(copy_stream_);
+    TF_CUDA_CHECK(
+        cudaStreamWaitEvent(env_->env().stream, static_cast<cudaEvent_t>(copied.get()), 0));
+  });
+}
+
+Tensor CudaDevice::Download(const Tensor& src) {
+  Tensor host(src.shape(), src.dtype());
+  if (host.nbytes() == 0) return host;
+  OnGpu([&] {
+    const Fence computed = Record(env_->env().stream);
+    TF_CUDA_CHECK(cudaStreamWaitEvent(copy_stream_, static_cast<cudaEvent_t>(computed.get()), 0));
+    TF_CUDA_CHECK(
+        cudaMemcpyAsync(host.raw(), src.raw(), src.nbytes(), cudaMemcpyDeviceToHost, copy_stream_));
+    TF_CUDA_CHECK(cudaStreamSynchronize(copy_stream_));
+    kernels::CheckDeviceFaults(env_->env());
+  });
+  return host;
+}
+
+// An event recorded on `stream`; destroyed with the last reference (CUDA lets an event be
+// destroyed while work before it is pending). The caller has made the GPU current.
+Device::Fence CudaDevice::Record(cudaStream_t stream) {
+  cudaEvent_t event = nullptr;
+  TF_CUDA_CHECK(cudaEventCreateWithFlags(&event, cudaEventDisableTiming));
+  Fence fence(event, [](void* e) { cudaEventDestroy(static_cast<cudaEvent_t>(e)); });
+  TF_CUDA_CHECK(cudaEventRecord(event, stream));
+  return fence;
+}
+
+Device::Fence CudaDevice::Mark() {
+  Fence fence;
+  OnGpu([&] { fence = Record(env_->env().stream); });
+  return fence;
+}
+
+bool CudaDevice::Passed(const Fence& fence) {
+  bool passed = false;
+  OnGpu([&] {
+    const cudaError_t status = cudaEventQuery(static_cast<cudaEvent_t>(fence.get()));
+    if (status == cudaErrorNotReady) return;
+    TF_CUDA_CHECK(status);
+    kernels::CheckDeviceFaults(env_->env());
+    passed = true;
+  });
+  return passed;
+}
+
+void CudaDevice::Synchronize() {
+  OnGpu([&] {
+    TF_CUDA_CHECK(cudaStreamSynchronize(copy_stream_));
+    env_->Synchronize();
+  });
+}
+
+}  // namespace twinflow::runtime

@@ -1,0 +1,90 @@
+#!/usr/bin/env python3
+"""Summarises a scripts/gpu-check run: reads the logs it left in RESULTS and writes
+summary.json and summary.txt there. Exit status: 0 when a GPU ran everything and it all passed,
+1 when something failed, 3 when there was no GPU (nothing was verified).
+
+Usage: gpu_check_summary.py RESULTS RERUN SECONDS
+"""
+import json
+import os
+import re
+import subprocess
+import sys
+
+
+def gpu_name():
+    try:
+        done = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True, timeout=30)
+        return done.stdout.strip() or None
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+
+
+def kernel_tests(results):
+    """Counts from gtest's JSON: run, failed, skipped (with the first skip reason)."""
+    path = os.path.join(results, "gpu_tests.json")
+    if not os.path.exists(path):
+        return {"error": "gpu_tests wrote no report (see ctest.txt)"}
+    report = json.load(open(path))
+    counts = {"tests": 0, "failed": 0, "skipped": 0, "skip_reason": None}
+    for suite in report.get("testsuites", []):
+        for test in suite.get("testsuite", []):
+            counts["tests"] += 1
+            if test.get("failures"):
+                counts["failed"] += 1
+            if test.get("result") == "SKIPPED":
+                counts["skipped"] += 1
+                if counts["skip_reason"] is None and test.get("skipped"):
+                    counts["skip_reason"] = test["skipped"][0].get("message", "").strip()
+    return counts
+
+
+def checks(results):
+    """Per `== strategy attention` block of checks.txt: its exit and largest difference."""
+    rows = []
+    text = open(os.path.join(results, "checks.txt")).read()
+    for block in text.split("== ")[1:]:
+        title, _, body = block.partition("\n")
+        diff = re.search(r"largest relative difference from the reference: (\S+)", body)
+        code = re.search(r"^exit (\d+)$", body, re.M)
+        error = re.search(r"error: (.*)", body)
+        rows.append({"run": title.strip(), "exit": int(code.group(1)) if code else None,
+                     "largest_relative_difference": float(diff.group(1)) if diff else None,
+                     "error": error.group(1).strip() if error else None})
+    return rows
+
+
+def main():
+    results, rerun, seconds = sys.argv[1], sys.argv[2], int(sys.argv[3])
+    bench_path = os.path.join(results, "gpt_step.json")
+    summary = {
+        "gpu": gpu_name(),
+        "seconds": seconds,
+        "kernel_tests": kernel_tests(results),
+        "checks": checks(results),
+        "rerun": rerun,
+        "bench": json.load(open(bench_path)) if os.path.exists(bench_path) else None,
+    }
+    with open(os.path.join(results, "summary.json"), "w") as f:
+        json.dump(summary, f, indent=2)
+    lines = [f"GPU: {summary['gpu'] or 'none'} ({seconds} s)",
+             f"CUDA kernel tests: {json.dumps(summary['kernel_tests'])}"]
+    for c in summary["checks"]:
+        lines.append(f"check {c['run']}: exit {c['exit']}, largest relative difference "
+                     f"{c['largest_relative_difference']}" + (f" ({c['error']})" if c["error"] else ""))
+    lines.append(f"rerun of dp=2,tp=2 fused: {rerun}")
+    bench = open(os.path.join(results, "bench.txt")).read().strip() if os.path.exists(
+        os.path.join(results, "bench.txt")) else "not run"
+    lines += ["benchmark:", bench]
+    with open(os.path.join(results, "summary.txt"), "w") as f:
+        f.write("\n".join(lines) + "\n")
+    print("\n".join(lines))
+    if not summary["gpu"]:
+        return 3
+    passed = (summary["kernel_tests"].get("failed", 1) == 0 and rerun == "bit-identical"
+              and all(c["exit"] == 0 for c in summary["checks"]))
+    return 0 if passed else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
