@@ -27,7 +27,17 @@ if(NOT TWINFLOW_CUDA STREQUAL "OFF")
   include(CheckLanguage)
   check_language(CUDA)
   if(CMAKE_CUDA_COMPILER)
+    # Ampere (A100) and Hopper (H100/H200); must be set before enable_language(CUDA).
+    if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
+      set(CMAKE_CUDA_ARCHITECTURES 80 90)
+    endif()
     enable_language(CUDA)
+    # nvcc 12+ compiles C++20, but CMake 3.25's NVIDIA module only knows flags up to C++17
+    # (a CUDA_STANDARD 20 target then fails to configure); the flag is the same as C++17's.
+    if(NOT DEFINED CMAKE_CUDA20_STANDARD_COMPILE_OPTION)
+      set(CMAKE_CUDA20_STANDARD_COMPILE_OPTION "-std=c++20")
+      set(CMAKE_CUDA20_EXTENSION_COMPILE_OPTION "-std=c++20")
+    endif()
     find_package(CUDAToolkit)
     if(CUDAToolkit_FOUND)
       set(TWINFLOW_HAVE_CUDA ON)

@@ -18,6 +18,8 @@ const char* ErrorKindName(ErrorKind kind) {
       return "Timeout";
     case ErrorKind::kOutOfMemory:
       return "OutOfMemory";
+    case ErrorKind::kDevice:
+      return "Device";
   }
   return "Unknown";
 }
@@ -44,6 +46,8 @@ void RethrowPrefixed(const Error& e, const std::string& prefix) {
       throw TimeoutError(message);
     case ErrorKind::kOutOfMemory:
       throw OutOfMemoryError(message);
+    case ErrorKind::kDevice:
+      throw DeviceError(message);
   }
   throw Error(e.kind(), message);
 }

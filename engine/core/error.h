@@ -7,7 +7,16 @@
 
 namespace twinflow {
 
-enum class ErrorKind { kInvalidArgument, kShape, kSbp, kPlan, kComm, kTimeout, kOutOfMemory };
+enum class ErrorKind {
+  kInvalidArgument,
+  kShape,
+  kSbp,
+  kPlan,
+  kComm,
+  kTimeout,
+  kOutOfMemory,
+  kDevice
+};
 
 const char* ErrorKindName(ErrorKind kind);
 
@@ -53,6 +62,13 @@ class TimeoutError : public Error {
 class OutOfMemoryError : public Error {
  public:
   explicit OutOfMemoryError(const std::string& message) : Error(ErrorKind::kOutOfMemory, message) {}
+};
+
+// A failed call into an accelerator's runtime or library (CUDA, cuBLASLt), or a fault a device
+// kernel reported (an index out of range); the message names the call or the op.
+class DeviceError : public Error {
+ public:
+  explicit DeviceError(const std::string& message) : Error(ErrorKind::kDevice, message) {}
 };
 
 // Throws an error of e's kind (so callers catching a family still see it) whose message is

@@ -1,0 +1,53 @@
+// Host side of the CUDA activations: relu, gelu, tanh, exp and their gradients.
+#include "kernels/cuda/activation_launch.h"
+#include "kernels/cuda/cuda_kernel_families.h"
+#include "kernels/cuda/host_helpers.h"
+
+namespace twinflow::kernels::cuda {
+namespace {
+
+void Unary(const KernelContext& ctx, const std::string& name, Activation op) {
+  CheckArity(ctx, 1, 1, name);
+  const Tensor& x = *ctx.inputs[0];
+  Tensor& out = *ctx.outputs[0];
+  CheckDType(out, x.dtype(), name, "output");
+  CheckShape(out, x.shape(), name, "output");
+  LaunchActivation(op, x.dtype(), x.raw(), nullptr, out.raw(), x.numel(), Env(ctx, name).stream);
+}
+
+void Grad(const KernelContext& ctx, const std::string& name, Activation op) {
+  CheckArity(ctx, 2, 1, name);
+  const Tensor& dy = *ctx.inputs[0];
+  const Tensor& fwd = *ctx.inputs[1];
+  Tensor& out = *ctx.outputs[0];
+  CheckDType(fwd, dy.dtype(), name, "forward input");
+  CheckDType(out, dy.dtype(), name, "output");
+  CheckShape(fwd, dy.shape(), name, "forward input");
+  CheckShape(out, dy.shape(), name, "output");
+  LaunchActivation(op, dy.dtype(), dy.raw(), fwd.raw(), out.raw(), dy.numel(),
+                   Env(ctx, name).stream);
+}
+
+}  // namespace
+
+void RegisterActivationCudaKernels(KernelRegistry& registry) {
+  const std::pair<const char*, Activation> unary[] = {{"relu", Activation::kRelu},
+                                                      {"gelu", Activation::kGelu},
+                                                      {"tanh", Activation::kTanh},
+                                                      {"exp", Activation::kExp}};
+  for (const auto& [name, op] : unary) {
+    const std::string type = name;
+    RegisterCuda(registry, type, {DType::kF32, DType::kBF16},
+                 [type, op](const KernelContext& ctx) { Unary(ctx, type, op); });
+  }
+  const std::pair<const char*, Activation> grads[] = {{"relu_grad", Activation::kReluGrad},
+                                                      {"gelu_grad", Activation::kGeluGrad},
+                                                      {"tanh_grad", Activation::kTanhGrad}};
+  for (const auto& [name, op] : grads) {
+    const std::string type = name;
+    RegisterCuda(registry, type, {DType::kF32, DType::kBF16},
+                 [type, op](const KernelContext& ctx) { Grad(ctx, type, op); });
+  }
+}
+
+}  // namespace twinflow::kernels::cuda

@@ -1,0 +1,133 @@
+// Device code of layer_norm and layer_norm_grad. Rows: one block each, two passes (mean, then
+// centred variance) with BlockReduce. dgamma and dbeta: one thread per column summing the rows
+// in order, so no atomics and the CPU's summation order.
+#include "kernels/cuda/device_common.cuh"
+#include "kernels/cuda/normalization_launch.h"
+
+namespace twinflow::kernels::cuda {
+namespace {
+
+// Mean and 1/sqrt(var + epsilon) of the row at x (every thread of the block gets them).
+template <typename T>
+__device__ void RowStats(const T* x, int64_t width, double epsilon, Acc<T>* mean, Acc<T>* inv) {
+  using A = Acc<T>;
+  A s = 0;
+  for (int64_t j = threadIdx.x; j < width; j += blockDim.x) s += LoadAs<A>(x, j);
+  const A m = BlockReduce(s, SumOp{}, A(0)) / static_cast<A>(width);
+  A v = 0;
+  for (int64_t j = threadIdx.x; j < width; j += blockDim.x) {
+    const A d = LoadAs<A>(x, j) - m;
+    v += d * d;
+  }
+  v = BlockReduce(v, SumOp{}, A(0)) / static_cast<A>(width);
+  *mean = m;
+  *inv = A(1) / sqrt(v + static_cast<A>(epsilon));
+}
+
+template <typename T>
+__global__ void LayerNormKernel(const T* x, const T* gamma, const T* beta, T* y, int64_t rows,
+                                int64_t width, double epsilon) {
+  using A = Acc<T>;
+  TF_ROW_LOOP(r, rows) {
+    A mean, inv;
+    RowStats(x + r * width, width, epsilon, &mean, &inv);
+    for (int64_t j = threadIdx.x; j < width; j += blockDim.x) {
+      const A xh = (LoadAs<A>(x, r * width + j) - mean) * inv;
+      StoreAs(y, r * width + j, xh * LoadAs<A>(gamma, j) + LoadAs<A>(beta, j));
+    }
+  }
+}
+
+template <typename T>
+__global__ void LayerNormGradRows(const T* x, const T* gamma, const T* dy, T* dx, double* stats,
+                                  int64_t rows, int64_t width, double epsilon) {
+  using A = Acc<T>;
+  TF_ROW_LOOP(r, rows) {
+    const T* row = x + r * width;
+    const T* g = dy + r * width;
+    A mean, inv;
+    RowStats(row, width, epsilon, &mean, &inv);
+    A mg = 0, mgx = 0;
+    for (int64_t j = threadIdx.x; j < width; j += blockDim.x) {
+      const A gj = LoadAs<A>(g, j) * LoadAs<A>(gamma, j);
+      mg += gj;
+      mgx += gj * ((LoadAs<A>(row, j) - mean) * inv);
+    }
+    mg = BlockReduce(mg, SumOp{}, A(0)) / static_cast<A>(width);
+    mgx = BlockReduce(mgx, SumOp{}, A(0)) / static_cast<A>(width);
+    for (int64_t j = threadIdx.x; j < width; j += blockDim.x) {
+      const A xh = (LoadAs<A>(row, j) - mean) * inv;
+      const A gj = LoadAs<A>(g, j) * LoadAs<A>(gamma, j);
+      StoreAs(dx, r * width + j, inv * (gj - mg - xh * mgx));
+    }
+    if (threadIdx.x == 0) {
+      stats[2 * r] = mean;
+      stats[2 * r + 1] = inv;
+    }
+  }
+}
+
+template <typename T>
+__global__ void LayerNormGradColumns(const T* x, const T* dy, const double* stats, T* dgamma,
+                                     T* dbeta, int64_t rows, int64_t width) {
+  using A = Acc<T>;
+  TF_GRID_LOOP(j, width) {
+    A dg = 0, db = 0;
+    for (int64_t r = 0; r < rows; ++r) {
+      const A g = LoadAs<A>(dy, r * width + j);
+      const A xh = (LoadAs<A>(x, r * width + j) - static_cast<A>(stats[2 * r])) *
+                   static_cast<A>(stats[2 * r + 1]);
+      dg += g * xh;
+      db += g;
+    }
+    StoreAs(dgamma, j, dg);
+    StoreAs(dbeta, j, db);
+  }
+}
+
+template <typename T>
+void LaunchGrad(const void* x, const void* gamma, const void* dy, void* dx, void* dgamma,
+                void* dbeta, double* stats, int64_t rows, int64_t width, double epsilon,
+                cudaStream_t stream) {
+  const T* xs = static_cast<const T*>(x);
+  const T* gs = static_cast<const T*>(dy);
+  if (rows > 0) {
+    LayerNormGradRows<T><<<RowBlocks(rows), kThreads, 0, stream>>>(
+        xs, static_cast<const T*>(gamma), gs, static_cast<T*>(dx), stats, rows, width, epsilon);
+    TF_CUDA_CHECK_LAUNCH("LayerNormGradRows");
+  }
+  // With no rows the column sums are zeros, written by the same kernel.
+  LayerNormGradColumns<T><<<BlocksFor(width), kThreads, 0, stream>>>(
+      xs, gs, stats, static_cast<T*>(dgamma), static_cast<T*>(dbeta), rows, width);
+  TF_CUDA_CHECK_LAUNCH("LayerNormGradColumns");
+}
+
+}  // namespace
+
+void LaunchLayerNorm(DType dtype, const void* x, const void* gamma, const void* beta, void* y,
+                     int64_t rows, int64_t width, double epsilon, cudaStream_t stream) {
+  if (rows == 0 || width == 0) return;
+  if (dtype == DType::kF32) {
+    LayerNormKernel<float><<<RowBlocks(rows), kThreads, 0, stream>>>(
+        static_cast<const float*>(x), static_cast<const float*>(gamma),
+        static_cast<const float*>(beta), static_cast<float*>(y), rows, width, epsilon);
+  } else {
+    LayerNormKernel<bf16><<<RowBlocks(rows), kThreads, 0, stream>>>(
+        static_cast<const bf16*>(x), static_cast<const bf16*>(gamma),
+        static_cast<const bf16*>(beta), static_cast<bf16*>(y), rows, width, epsilon);
+  }
+  TF_CUDA_CHECK_LAUNCH("LayerNormKernel");
+}
+
+void LaunchLayerNormGrad(DType dtype, const void* x, const void* gamma, const void* dy, void* dx,
+                         void* dgamma, void* dbeta, double* stats, int64_t rows, int64_t width,
+                         double epsilon, cudaStream_t stream) {
+  if (width == 0) return;
+  if (dtype == DType::kF32) {
+    LaunchGrad<float>(x, gamma, dy, dx, dgamma, dbeta, stats, rows, width, epsilon, stream);
+  } else {
+    LaunchGrad<bf16>(x, gamma, dy, dx, dgamma, dbeta, stats, rows, width, epsilon, stream);
+  }
+}
+
+}  // namespace twinflow::kernels::cuda

@@ -1,0 +1,85 @@
+// Host side of the CUDA optimizer updates: sgd_update, sgd_momentum_update, adam_update and
+// step_increment. Adam's step counter stays on the device and is read by the kernel.
+#include "kernels/cuda/cuda_kernel_families.h"
+#include "kernels/cuda/host_helpers.h"
+#include "kernels/cuda/update_launch.h"
+
+namespace twinflow::kernels::cuda {
+namespace {
+
+// Every input but the first `inputs` and every output shaped like input 0, of its dtype.
+void CheckLike(const KernelContext& ctx, int inputs, const std::string& op) {
+  const Tensor& p = *ctx.inputs[0];
+  for (int i = 1; i < inputs; ++i) {
+    CheckShape(*ctx.inputs[i], p.shape(), op, "input " + std::to_string(i));
+    CheckDType(*ctx.inputs[i], p.dtype(), op, "input " + std::to_string(i));
+  }
+  for (size_t o = 0; o < ctx.outputs.size(); ++o) {
+    CheckShape(*ctx.outputs[o], p.shape(), op, "output " + std::to_string(o));
+    CheckDType(*ctx.outputs[o], p.dtype(), op, "output " + std::to_string(o));
+  }
+}
+
+UpdateAttrs AttrsOf(const KernelContext& ctx) {
+  UpdateAttrs a;
+  a.lr = ctx.attrs.GetDouble("lr");
+  a.weight_decay = ctx.attrs.GetDouble("weight_decay", 0);
+  a.momentum = ctx.attrs.GetDouble("momentum", 0);
+  a.beta1 = ctx.attrs.GetDouble("beta1", 0.9);
+  a.beta2 = ctx.attrs.GetDouble("beta2", 0.999);
+  a.epsilon = ctx.attrs.GetDouble("epsilon", 1e-8);
+  a.decoupled = ctx.attrs.GetBool("decoupled", false);
+  return a;
+}
+
+void Sgd(const KernelContext& ctx) {
+  CheckArity(ctx, 2, 1, "sgd_update");
+  CheckLike(ctx, 2, "sgd_update");
+  const Tensor& p = *ctx.inputs[0];
+  LaunchSgd(p.dtype(), p.raw(), ctx.inputs[1]->raw(), ctx.outputs[0]->raw(), p.numel(),
+            AttrsOf(ctx), Env(ctx, "sgd_update").stream);
+}
+
+void SgdMomentum(const KernelContext& ctx) {
+  const char* op = "sgd_momentum_update";
+  CheckArity(ctx, 3, 2, op);
+  CheckLike(ctx, 3, op);
+  const Tensor& p = *ctx.inputs[0];
+  LaunchSgdMomentum(p.dtype(), p.raw(), ctx.inputs[1]->raw(), ctx.inputs[2]->raw(),
+                    ctx.outputs[0]->raw(), ctx.outputs[1]->raw(), p.numel(), AttrsOf(ctx),
+                    Env(ctx, op).stream);
+}
+
+void Adam(const KernelContext& ctx) {
+  const char* op = "adam_update";
+  CheckArity(ctx, 5, 3, op);
+  CheckLike(ctx, 4, op);
+  const Tensor& step = *ctx.inputs[4];
+  if (step.numel() != 1) {
+    throw ShapeError("adam_update: step counter has shape " + step.shape().ToString());
+  }
+  const Tensor& p = *ctx.inputs[0];
+  LaunchAdam(p.dtype(), p.raw(), ctx.inputs[1]->raw(), ctx.inputs[2]->raw(), ctx.inputs[3]->raw(),
+             step.raw(), step.dtype(), ctx.outputs[0]->raw(), ctx.outputs[1]->raw(),
+             ctx.outputs[2]->raw(), p.numel(), AttrsOf(ctx), Env(ctx, op).stream);
+}
+
+void StepIncrement(const KernelContext& ctx) {
+  CheckArity(ctx, 1, 1, "step_increment");
+  CheckLike(ctx, 1, "step_increment");
+  const Tensor& x = *ctx.inputs[0];
+  LaunchStepIncrement(x.dtype(), x.raw(), ctx.outputs[0]->raw(), x.numel(),
+                      Env(ctx, "step_increment").stream);
+}
+
+}  // namespace
+
+void RegisterUpdateCudaKernels(KernelRegistry& registry) {
+  const auto floats = {DType::kF32, DType::kBF16};
+  RegisterCuda(registry, "sgd_update", floats, Sgd);
+  RegisterCuda(registry, "sgd_momentum_update", floats, SgdMomentum);
+  RegisterCuda(registry, "adam_update", floats, Adam);
+  RegisterCuda(registry, "step_increment", floats, StepIncrement);
+}
+
+}  // namespace twinflow::kernels::cuda
