@@ -22,7 +22,7 @@
 #include "engine/runtime/checkpoint.h"
 #include "engine/runtime/feed_spec.h"
 #include "engine/runtime/threaded_executor.h"
-#include "kernels/cpu/cpu_kernels.h"
+#include "kernels/builtin_kernels.h"
 #include "launcher/model_args.h"
 
 namespace twinflow::launcher {
@@ -324,7 +324,7 @@ int RunRunCommand(const std::vector<std::string>& args, std::ostream& out) {
 
   // Startup, on every rank: build, compile (or load), then agree on the job.
   const graph::OpRegistry registry = ops::BuiltinOps();
-  const kernels::KernelRegistry kernels = kernels::CpuKernels();
+  const kernels::KernelRegistry kernels = kernels::BuiltinKernels();
   RunJob job;
   std::string job_text;
   try {

@@ -36,6 +36,13 @@ def kernel_tests(results):
                 counts["skipped"] += 1
                 if counts["skip_reason"] is None and test.get("skipped"):
                     counts["skip_reason"] = test["skipped"][0].get("message", "").strip()
+    if counts["skipped"] and not counts["skip_reason"]:
+        # gtest before 1.13 leaves the message out of its JSON; ctest -V kept the output.
+        log = open(os.path.join(results, "ctest.txt")).read().splitlines()
+        for i, line in enumerate(log[:-1]):
+            if line.rstrip().endswith(": Skipped"):
+                counts["skip_reason"] = re.sub(r"^\d+: ", "", log[i + 1]).strip()
+                break
     return counts
 
 

@@ -17,6 +17,7 @@ void RegisterCudaKernels(KernelRegistry& registry) {
   cuda::RegisterShapeCudaKernels(registry);
   cuda::RegisterMiscCudaKernels(registry);
   cuda::RegisterUpdateCudaKernels(registry);
+  cuda::RegisterFusedAttentionCudaKernels(registry);
 }
 
 }  // namespace twinflow::kernels

@@ -180,18 +180,18 @@ void Forward(const AttentionDims& d, const AttentionForwardArgs& a, cudaStream_t
   ForwardKernel<T><<<Grid(d.q_len, d), kWarpsPerBlock * kLanes, 0, stream>>>(
       d, static_cast<const T*>(a.q), static_cast<const T*>(a.k), static_cast<const T*>(a.v),
       static_cast<T*>(a.out), a.lse);
-  TW_CUDA_CHECK(cudaGetLastError());
+  TF_CUDA_CHECK_LAUNCH("fused attention");
 }
 
 template <typename T>
 void Grad(const AttentionDims& d, const AttentionGradArgs& a, cudaStream_t stream) {
   if (d.q_len > 0) {
     GradQueryKernel<T><<<Grid(d.q_len, d), kWarpsPerBlock * kLanes, 0, stream>>>(d, a);
-    TW_CUDA_CHECK(cudaGetLastError());
+    TF_CUDA_CHECK_LAUNCH("fused attention");
   }
   if (d.kv_len > 0) {
     GradKeyValueKernel<T><<<Grid(d.kv_len, d), kWarpsPerBlock * kLanes, 0, stream>>>(d, a);
-    TW_CUDA_CHECK(cudaGetLastError());
+    TF_CUDA_CHECK_LAUNCH("fused attention");
   }
 }
 

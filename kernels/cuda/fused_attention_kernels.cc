@@ -5,25 +5,26 @@
 
 #include "engine/core/error.h"
 #include "kernels/attention_shape.h"
-#include "kernels/cuda/cuda_env.h"
 #include "kernels/cuda/cuda_kernel_families.h"
 #include "kernels/cuda/fused_attention_launch.h"
+#include "kernels/cuda/host_helpers.h"
 
-namespace twinflow::kernels {
+namespace twinflow::kernels::cuda {
 namespace {
 
-cuda::AttentionDims Dims(const KernelContext& ctx, const AttentionShape& s, const char* op) {
-  if (s.head_dim > cuda::kMaxAttentionHeadDim) {
+AttentionDims Dims(const KernelContext& ctx, const AttentionShape& s, const char* op) {
+  if (s.head_dim > kMaxAttentionHeadDim) {
     throw InvalidArgumentError(std::string(op) + ": the cuda kernel takes head dims up to " +
-                               std::to_string(cuda::kMaxAttentionHeadDim) + ", got " +
+                               std::to_string(kMaxAttentionHeadDim) + ", got " +
                                std::to_string(s.head_dim));
   }
-  for (size_t i = 4; i < ctx.inputs.size() && ctx.inputs.size() > 3; i += 2) {
+  // The gradient's lse (input 4) and dlse (input 6) are f32 whatever q's dtype.
+  for (size_t i = 4; i < ctx.inputs.size(); i += 2) {
     if (ctx.inputs[i]->dtype() != DType::kF32) {
       throw InvalidArgumentError(std::string(op) + ": lse and dlse must be f32 on cuda");
     }
   }
-  cuda::AttentionDims d;
+  AttentionDims d;
   d.batch = s.batch;
   d.q_len = s.q_len;
   d.kv_len = s.kv_len;
@@ -42,35 +43,33 @@ void Forward(const KernelContext& ctx) {
   if (ctx.outputs[1]->dtype() != DType::kF32) {
     throw InvalidArgumentError("fused_attention: lse must be f32 on cuda");
   }
-  const cuda::AttentionForwardArgs args{ctx.inputs[0]->raw(), ctx.inputs[1]->raw(),
-                                        ctx.inputs[2]->raw(), ctx.outputs[0]->raw(),
-                                        ctx.outputs[1]->data<float>()};
-  cuda::LaunchAttentionForward(Dims(ctx, s, "fused_attention"), args, RequireCuda(ctx)->stream);
+  const AttentionForwardArgs args{ctx.inputs[0]->raw(), ctx.inputs[1]->raw(), ctx.inputs[2]->raw(),
+                                  ctx.outputs[0]->raw(), ctx.outputs[1]->data<float>()};
+  LaunchAttentionForward(Dims(ctx, s, "fused_attention"), args, Env(ctx, "fused_attention").stream);
 }
 
 void Grad(const KernelContext& ctx) {
   const AttentionShape s = CheckAttentionGrad(ctx);
   const bool with_dlse = ctx.inputs.size() == 7;
-  const cuda::AttentionGradArgs args{ctx.inputs[0]->raw(),
-                                     ctx.inputs[1]->raw(),
-                                     ctx.inputs[2]->raw(),
-                                     ctx.inputs[3]->raw(),
-                                     ctx.inputs[5]->raw(),
-                                     ctx.inputs[4]->data<float>(),
-                                     with_dlse ? ctx.inputs[6]->data<float>() : nullptr,
-                                     ctx.outputs[0]->raw(),
-                                     ctx.outputs[1]->raw(),
-                                     ctx.outputs[2]->raw()};
-  cuda::LaunchAttentionGrad(Dims(ctx, s, "fused_attention_grad"), args, RequireCuda(ctx)->stream);
+  const AttentionGradArgs args{ctx.inputs[0]->raw(),
+                               ctx.inputs[1]->raw(),
+                               ctx.inputs[2]->raw(),
+                               ctx.inputs[3]->raw(),
+                               ctx.inputs[5]->raw(),
+                               ctx.inputs[4]->data<float>(),
+                               with_dlse ? ctx.inputs[6]->data<float>() : nullptr,
+                               ctx.outputs[0]->raw(),
+                               ctx.outputs[1]->raw(),
+                               ctx.outputs[2]->raw()};
+  LaunchAttentionGrad(Dims(ctx, s, "fused_attention_grad"), args,
+                      Env(ctx, "fused_attention_grad").stream);
 }
 
 }  // namespace
 
-void RegisterCudaFusedAttentionKernels(KernelRegistry& registry) {
-  for (DType dtype : {DType::kF32, DType::kBF16}) {
-    registry.Register({"fused_attention", DeviceType::kCuda, dtype}, Forward);
-    registry.Register({"fused_attention_grad", DeviceType::kCuda, dtype}, Grad);
-  }
+void RegisterFusedAttentionCudaKernels(KernelRegistry& registry) {
+  RegisterCuda(registry, "fused_attention", {DType::kF32, DType::kBF16}, Forward);
+  RegisterCuda(registry, "fused_attention_grad", {DType::kF32, DType::kBF16}, Grad);
 }
 
-}  // namespace twinflow::kernels
+}  // namespace twinflow::kernels::cuda

@@ -14,7 +14,7 @@
 #include "engine/runtime/checkpoint.h"
 #include "engine/runtime/feed_spec.h"
 #include "engine/runtime/threaded_executor.h"
-#include "kernels/cpu/cpu_kernels.h"
+#include "kernels/builtin_kernels.h"
 #include "python/src/program.h"
 
 namespace twinflow::python {
@@ -48,7 +48,7 @@ class Runner {
   Runner(const Program& program, comm::MpiSession* mpi, double watchdog_seconds,
          const std::string& feed)
       : plan_(program.compiled.plan),
-        kernels_(kernels::CpuKernels()),
+        kernels_(kernels::BuiltinKernels()),
         watchdog_(watchdog_seconds),
         feed_(runtime::ParseFeedMode(feed, "feed")) {
     if (mpi && mpi->size() > 1) {

@@ -60,6 +60,13 @@ check "run gpt --attention fused matches the reference" 0 "largest relative diff
   run "${gpt[@]}" --devices 4 --strategy tp=2,dp=2 --attention fused --steps 2 --check
 check "run --attention with an unknown kind" 2 "--attention: attention must be unfused or fused, got 'flash'" err -- \
   run "${gpt[@]}" --attention flash --steps 1
+# cuda placements compile and explain without a GPU; an unknown device type is refused.
+check "compile --device cuda needs no GPU" 0 "wrote $work/cuda_plan.pb" out -- \
+  compile "${mlp[@]}" --strategy dp=2,tp=2 --device cuda --output "$work/cuda_plan.pb"
+check "explain --device cuda places on cuda devices" 0 "cuda:0-3" out -- \
+  explain "${mlp[@]}" --strategy dp=2,tp=2 --device cuda
+check "run --device with an unknown type" 2 "--device: unknown device type 'tpu'" err -- \
+  run "${mlp[@]}" --strategy dp=2,tp=2 --device tpu --steps 1
 check "run --help exits 0" 0 "usage: twinflow run" out -- run --help
 check "compile --help exits 0" 0 "usage: twinflow compile" out -- compile --help
 

@@ -50,7 +50,7 @@ void MatchesCpu(const std::string& type, DType dtype, const kernels::OwnedCudaEn
     const PairedInstance p = Pair(op_case.draw(rng), dtype, rng);
     const DType key = !p.gpu.inputs.empty() ? p.gpu.inputs[0].dtype : dtype;
     if (!f.cuda.Has({type, DeviceType::kCuda, key})) {
-      ++no_kernel;  // an op without a CUDA kernel yet (fused_attention)
+      ++no_kernel;  // an op without a CUDA kernel yet
       continue;
     }
     const std::vector<Tensor> want = f.runner.RunSingle(p.cpu, p.cpu_inputs);

@@ -44,8 +44,9 @@ const std::string& NoCudaDeviceReason() {
 
 OpInstance WithFloatDType(const OpInstance& instance, DType dtype) {
   OpInstance out = instance;
-  for (graph::TensorMeta& meta : out.inputs) {
-    if (IsFloatType(meta.dtype)) meta.dtype = dtype;
+  for (size_t i = 0; i < out.inputs.size(); ++i) {
+    const bool f32 = std::count(out.f32_inputs.begin(), out.f32_inputs.end(), i) > 0;
+    if (IsFloatType(out.inputs[i].dtype) && !f32) out.inputs[i].dtype = dtype;
   }
   if (out.attrs.Has("dtype") && IsFloatType(ParseDType(out.attrs.GetString("dtype")))) {
     out.attrs.Set("dtype", std::string(DTypeName(dtype)));
@@ -69,8 +70,13 @@ PairedInstance Pair(const OpInstance& instance, DType dtype, Rng& rng) {
 std::vector<Tensor> RunOnDevice(const kernels::KernelRegistry& cuda, const OpRunner& runner,
                                 const PairedInstance& paired, const kernels::OwnedCudaEnv& env) {
   std::vector<graph::TensorMeta> metas = runner.OutputMetas(paired.cpu);
-  for (graph::TensorMeta& m : metas) {
-    if (IsFloatType(m.dtype)) m.dtype = paired.dtype;  // the CPU side's floats are all f32
+  const std::vector<int>& f32 = paired.gpu.f32_outputs;
+  for (size_t o = 0; o < metas.size(); ++o) {
+    // The CPU side's floats are all f32; the device's are the dtype under test but for those
+    // the op keeps in f32.
+    if (IsFloatType(metas[o].dtype) && !std::count(f32.begin(), f32.end(), o)) {
+      metas[o].dtype = paired.dtype;
+    }
   }
   std::vector<std::unique_ptr<DeviceBuffer>> buffers;
   std::vector<Tensor> in_views, out_views;

@@ -27,7 +27,8 @@ struct PairedInstance {
   DType dtype = DType::kF32;
 };
 
-// `instance` with every floating tensor (and a floating "dtype" attr) as `dtype`.
+// `instance` with every floating input but its f32_inputs (and a floating "dtype" attr) as
+// `dtype`.
 OpInstance WithFloatDType(const OpInstance& instance, DType dtype);
 // Fills the instance's inputs from rng and pairs them (see PairedInstance).
 PairedInstance Pair(const OpInstance& instance, DType dtype, Rng& rng);

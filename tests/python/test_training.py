@@ -224,3 +224,12 @@ def test_fused_attention_saves_the_score_memory():
     assert fused.peak_bytes_per_device < unfused.peak_bytes_per_device / 2
     with pytest.raises(tw.InvalidArgumentError, match="attention must be unfused or fused"):
         tw.models.gpt(attention="flash", **sizes).explain()
+
+
+def test_cuda_models_compile_and_explain_without_a_gpu():
+    model = tw.models.gpt(strategy="dp=2,tp=2", device="cuda", attention="fused", layers=1,
+                          hidden=32, heads=4, sequence=16, vocab=64, batch=4)
+    assert "cuda:0-3" in str(model.explain())
+    assert str(tw.placement("cuda", 4, [2, 2])) == "cuda:0-3 [2,2]"
+    with pytest.raises(tw.InvalidArgumentError, match="unknown device type 'tpu'"):
+        tw.models.mlp(device="tpu", widths=(4, 8, 2), batch=4).explain()

@@ -25,11 +25,13 @@ AttentionDraw DrawAttention(Rng& rng) {
 }
 
 OpCase ForwardCase() {
-  return {
-      "fused_attention", [](Rng& rng) {
-        const AttentionDraw d = DrawAttention(rng);
-        return OpInstance{"fused_attention", d.attrs, {F32(d.qkv), F32(d.qkv), F32(d.qkv)}, {}, {}};
-      }};
+  return {"fused_attention", [](Rng& rng) {
+            const AttentionDraw d = DrawAttention(rng);
+            OpInstance instance{
+                "fused_attention", d.attrs, {F32(d.qkv), F32(d.qkv), F32(d.qkv)}, {}, {}};
+            instance.f32_outputs = {1};  // lse
+            return instance;
+          }};
 }
 
 // Inputs q, k, v, out, lse, dout and (half the time) dlse. Values need not come from a forward
@@ -42,7 +44,11 @@ OpCase GradCase() {
             for (int i = 0; i < 4; ++i) instance.inputs.push_back(F32(d.qkv));
             instance.inputs.push_back(F32(d.lse()));
             instance.inputs.push_back(F32(d.qkv));
-            if (rng.UniformInt(0, 1) == 1) instance.inputs.push_back(F32(d.lse()));
+            instance.f32_inputs = {4};  // lse
+            if (rng.UniformInt(0, 1) == 1) {
+              instance.inputs.push_back(F32(d.lse()));
+              instance.f32_inputs.push_back(6);  // dlse
+            }
             return instance;
           },
           false};

@@ -23,6 +23,10 @@ struct OpInstance {
   std::vector<std::function<Tensor(Rng&)>> fill;
   // Inputs the gradient check must not perturb (integer ids, labels).
   std::vector<int> non_differentiable_inputs;
+  // Floating inputs and outputs that stay f32 whatever dtype the op computes in (attention's
+  // log-sum-exps): the GPU test converts the other floats to the dtype under test.
+  std::vector<int> f32_inputs;
+  std::vector<int> f32_outputs;
 };
 
 struct OpCase {

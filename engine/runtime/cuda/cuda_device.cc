@@ -1,6 +1,8 @@
 #include "engine/runtime/cuda/cuda_device.h"
 
+#include <algorithm>
 #include <string>
+#include <vector>
 
 #include "engine/core/error.h"
 #include "kernels/cuda/cuda_check.h"
@@ -52,8 +54,8 @@ kernels::cuda::BoxCopy MakeBox(const Tensor& src, const Region& from, const Tens
     box.extent[d] = from.shape()[d];
     box.src_stride[d] = src_strides[d];
     box.dst_stride[d] = dst_strides[d];
-    box.src_offset += from.range(d).begin * src_strides[d];
-    box.dst_offset += to.range(d).begin * dst_strides[d];
+    box.src_offset += from.ranges[d].begin * src_strides[d];
+    box.dst_offset += to.ranges[d].begin * dst_strides[d];
   }
   return box;
 }

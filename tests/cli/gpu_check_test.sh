@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# The GPU-less part of scripts/gpu-check, on a build machine without a GPU: gpu-bundle packs the
+# CUDA build under the carry limit, gpu-check unpacks it and runs every step, the kernel tests
+# are reported skipped with the CUDA error as the reason, each `run --device cuda` fails with
+# exit 1 naming the missing GPU, and the summary says there was no GPU (exit 3).
+# Usage: gpu_check_test.sh SOURCE_DIR BUILD_DIR
+set -uo pipefail
+
+root="${1:?usage: $0 SOURCE_DIR BUILD_DIR}"
+build="${2:?usage: $0 SOURCE_DIR BUILD_DIR}"
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+failures=0
+fail() {
+  echo "FAIL: $*"
+  failures=$((failures + 1))
+}
+
+"$root/scripts/gpu-bundle" "$build" "$work/bundle.tar.xz" || fail "gpu-bundle exited $?"
+GPU_CHECK_PYTHON=/usr/bin/python3 "$root/scripts/gpu-check" "$work/bundle.tar.xz" \
+  "$work/results" >"$work/out.txt" 2>&1
+code=$?
+cat "$work/out.txt"
+[[ $code == 3 ]] || fail "gpu-check exited $code, expected 3 (no GPU)"
+/usr/bin/python3 - "$work/results/summary.json" <<'PY' || fail "the summary is not what a GPU-less run gives"
+import json, sys
+s = json.load(open(sys.argv[1]))
+k = s["kernel_tests"]
+assert s["gpu"] is None, s["gpu"]
+assert k["tests"] > 0 and k["skipped"] == k["tests"] and k["failed"] == 0, k
+assert k["skip_reason"], "the skips give no reason"
+assert len(s["checks"]) == 6, s["checks"]
+for c in s["checks"]:
+    assert c["exit"] == 1 and "no CUDA GPU is available" in (c["error"] or ""), c
+assert s["rerun"] == "not run", s["rerun"]
+PY
+grep -q "Skipped\|skipped" "$work/results/ctest.txt" || fail "ctest did not report the gpu tests skipped"
+if ((failures > 0)); then
+  echo "$failures failure(s)"
+  exit 1
+fi
+echo "gpu-check's GPU-less part: ok"
