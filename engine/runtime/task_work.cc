@@ -18,6 +18,19 @@ void RunKernel(Device& device, const PreparedTask& t, std::vector<Tensor>& input
   device.RunKernel(t.kernel, kc);
 }
 
+// A SOURCE's part of the piece's feed into `slot`: straight in on a cpu device, through host
+// memory and an upload elsewhere.
+void ReadFeed(RunContext& ctx, Device& device, const PreparedTask& t, const Launch& l,
+              Tensor& slot) {
+  if (device.type() == DeviceType::kCpu) {
+    ctx.feeds.Read(t.feed, l.piece, t.feed_region, slot);
+    return;
+  }
+  Tensor host(slot.shape(), slot.dtype());
+  ctx.feeds.Read(t.feed, l.piece, t.feed_region, host);
+  device.Upload(host, slot);
+}
+
 }  // namespace
 
 const SlotRef& FindSlot(const std::vector<SlotRef>& slots, int64_t regst, const Launch& launch) {
@@ -56,13 +69,7 @@ void RunTaskWork(RunContext& ctx, const PreparedTask& t, const Launch& l) {
   switch (t.task->kind()) {
     case plan::SOURCE: {
       Tensor first = out(0);
-      if (device.type() == DeviceType::kCpu) {
-        ctx.feeds.Read(t.feed, l.piece, t.feed_region, first);
-      } else {
-        Tensor host(first.shape(), first.dtype());
-        ctx.feeds.Read(t.feed, l.piece, t.feed_region, host);
-        device.Upload(host, first);
-      }
+      ReadFeed(ctx, device, t, l, first);
       for (size_t i = 1; i < t.outputs.size(); ++i) {
         Tensor other = out(i);
         device.Copy(first, other);

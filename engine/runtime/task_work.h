@@ -1,8 +1,9 @@
 #pragma once
-// The work of one act of a task that completes synchronously on its device thread (every kind
-// but COLLECTIVE): a SOURCE's feed copy, a COMPUTE kernel, a COPY's transfers, ACC, REPEAT,
-// SINK and ASSIGN, all on views of the arena slots named by the Launch. Errors propagate; the
-// caller names the task.
+// The work of one act of a task that its device thread does itself (every kind but COLLECTIVE,
+// SEND and RECV): a SOURCE's feed copy, a COMPUTE kernel, a COPY's transfers, ACC, REPEAT, SINK
+// and ASSIGN, all on views of the arena slots named by the Launch, through the task's Device
+// (done when the call returns on a cpu device, enqueued on a GPU). Errors propagate; the caller
+// names the task.
 #include "engine/runtime/actor.h"
 #include "engine/runtime/prepared_task.h"
 #include "engine/runtime/run_context.h"
