@@ -56,11 +56,9 @@ void ForFloating(DType dtype, const std::string& name, Run run) {
 // `f` is called with values of the tensor's type and returns something convertible to it.
 template <typename F>
 void UnaryKernel(const KernelContext& ctx, const std::string& name, F f) {
-  CheckArity(ctx, 1, 1, name);
+  CheckMapsInput(ctx, 1, name);
   const Tensor& x = *ctx.inputs[0];
   Tensor& out = *ctx.outputs[0];
-  CheckDType(out, x.dtype(), name, "output");
-  CheckShape(out, x.shape(), name, "output");
   ForFloating(x.dtype(), name, [&](auto zero) {
     using T = decltype(zero);
     const T* px = x.data<T>();
@@ -72,14 +70,10 @@ void UnaryKernel(const KernelContext& ctx, const std::string& name, F f) {
 // out = f(dy, forward tensor), both of the output's shape.
 template <typename F>
 void GradKernel(const KernelContext& ctx, const std::string& name, F f) {
-  CheckArity(ctx, 2, 1, name);
+  CheckGradOfElementwise(ctx, name);
   const Tensor& dy = *ctx.inputs[0];
   const Tensor& fwd = *ctx.inputs[1];
   Tensor& out = *ctx.outputs[0];
-  CheckDType(fwd, dy.dtype(), name, "forward input");
-  CheckDType(out, dy.dtype(), name, "output");
-  CheckShape(fwd, dy.shape(), name, "forward input");
-  CheckShape(out, dy.shape(), name, "output");
   ForFloating(dy.dtype(), name, [&](auto zero) {
     using T = decltype(zero);
     const T* pd = dy.data<T>();

@@ -4,6 +4,7 @@
 // sums of integers stay exact and overflow is never undefined.
 #include <type_traits>
 
+#include "kernels/cpu/elementwise_checks.h"
 #include "kernels/cpu/kernel_families.h"
 #include "kernels/cpu/kernel_helpers.h"
 
@@ -52,16 +53,10 @@ T Apply(BinaryOp op, T a, T b) {
 }
 
 void BinaryKernel(const KernelContext& ctx, const std::string& name, BinaryOp op) {
-  CheckArity(ctx, 2, 1, name);
+  const std::vector<std::vector<int64_t>> strides = CheckBinary(ctx, name);
   const Tensor& a = *ctx.inputs[0];
   const Tensor& b = *ctx.inputs[1];
   Tensor& out = *ctx.outputs[0];
-  CheckDType(b, a.dtype(), name, "input 1");
-  CheckDType(out, a.dtype(), name, "output");
-  CheckShape(out, BroadcastShape(a.shape(), b.shape(), name), name, "output");
-  const std::vector<std::vector<int64_t>> strides = {
-      BroadcastStrides(a.shape(), out.shape(), name, "input 0"),
-      BroadcastStrides(b.shape(), out.shape(), name, "input 1")};
   DispatchNumeric(a.dtype(), name, [&](auto zero) {
     using T = decltype(zero);
     const T* pa = a.data<T>();
@@ -75,16 +70,11 @@ void BinaryKernel(const KernelContext& ctx, const std::string& name, BinaryOp op
 
 void BiasAddKernel(const KernelContext& ctx) {
   const std::string name = "bias_add";
-  CheckArity(ctx, 2, 1, name);
+  const int axis = CheckBiasAdd(ctx);
   const Tensor& x = *ctx.inputs[0];
   const Tensor& bias = *ctx.inputs[1];
   Tensor& out = *ctx.outputs[0];
-  CheckDType(bias, x.dtype(), name, "bias");
-  CheckDType(out, x.dtype(), name, "output");
-  const int axis = KernelAxis(ctx.attrs.GetInt("axis", -1), x.shape().rank(), name);
   const AxisView v = ViewAround(x.shape(), axis);
-  CheckShape(bias, Shape{v.n}, name, "bias");
-  CheckShape(out, x.shape(), name, "output");
   DispatchNumeric(x.dtype(), name, [&](auto zero) {
     using T = decltype(zero);
     const T* px = x.data<T>();
@@ -101,13 +91,10 @@ void BiasAddKernel(const KernelContext& ctx) {
 
 void BiasAddGradKernel(const KernelContext& ctx) {
   const std::string name = "bias_add_grad";
-  CheckArity(ctx, 1, 1, name);
+  const int axis = CheckBiasAddGrad(ctx);
   const Tensor& dy = *ctx.inputs[0];
   Tensor& out = *ctx.outputs[0];
-  CheckDType(out, dy.dtype(), name, "output");
-  const int axis = KernelAxis(ctx.attrs.GetInt("axis", -1), dy.shape().rank(), name);
   const AxisView v = ViewAround(dy.shape(), axis);
-  CheckShape(out, Shape{v.n}, name, "output");
   DispatchNumeric(dy.dtype(), name, [&](auto zero) {
     using T = decltype(zero);
     const T* pd = dy.data<T>();
@@ -125,13 +112,9 @@ void BiasAddGradKernel(const KernelContext& ctx) {
 // reduce_sum_like(dy, like): dy summed over the axes `like` broadcasts, to like's shape.
 void ReduceSumLikeKernel(const KernelContext& ctx) {
   const std::string name = "reduce_sum_like";
-  CheckArity(ctx, 2, 1, name);
+  const std::vector<std::vector<int64_t>> strides = {CheckReduceSumLike(ctx)};
   const Tensor& dy = *ctx.inputs[0];
   Tensor& out = *ctx.outputs[0];
-  CheckDType(out, dy.dtype(), name, "output");
-  CheckShape(out, ctx.inputs[1]->shape(), name, "output");
-  const std::vector<std::vector<int64_t>> strides = {
-      BroadcastStrides(out.shape(), dy.shape(), name, "output")};
   DispatchNumeric(dy.dtype(), name, [&](auto zero) {
     using T = decltype(zero);
     const T* pd = dy.data<T>();
@@ -146,13 +129,9 @@ void ReduceSumLikeKernel(const KernelContext& ctx) {
 
 void BroadcastLikeKernel(const KernelContext& ctx) {
   const std::string name = "broadcast_like";
-  CheckArity(ctx, 2, 1, name);
+  const std::vector<std::vector<int64_t>> strides = {CheckBroadcastLike(ctx)};
   const Tensor& x = *ctx.inputs[0];
   Tensor& out = *ctx.outputs[0];
-  CheckDType(out, x.dtype(), name, "output");
-  CheckShape(out, ctx.inputs[1]->shape(), name, "output");
-  const std::vector<std::vector<int64_t>> strides = {
-      BroadcastStrides(x.shape(), out.shape(), name, "input")};
   DispatchNumeric(x.dtype(), name, [&](auto zero) {
     using T = decltype(zero);
     const T* px = x.data<T>();

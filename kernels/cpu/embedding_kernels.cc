@@ -3,6 +3,7 @@
 // the logical vocabulary are an error on every device.
 #include <vector>
 
+#include "kernels/cpu/embedding_checks.h"
 #include "kernels/cpu/kernel_families.h"
 #include "kernels/cpu/kernel_helpers.h"
 
@@ -12,21 +13,10 @@ namespace {
 template <typename T>
 void Embedding(const KernelContext& ctx) {
   const char* op = "embedding";
-  CheckArity(ctx, 2, 1, op);
+  const auto [rows, width] = CheckEmbedding(ctx);
   const Tensor& weight = *ctx.inputs[0];
   const Tensor& ids = *ctx.inputs[1];
   Tensor& out = *ctx.outputs[0];
-  CheckIndexDType(ids, op, "ids");
-  if (weight.shape().rank() != 2) {
-    throw ShapeError(std::string(op) + ": weight must have rank 2, got " +
-                     weight.shape().ToString());
-  }
-  const int64_t rows = weight.shape()[0];
-  const int64_t width = weight.shape()[1];
-  std::vector<int64_t> dims = ids.shape().dims();
-  dims.push_back(width);
-  CheckShape(out, Shape(dims), op, "output");
-  CheckDType(out, weight.dtype(), op, "output");
   const int64_t vocabulary = LogicalInputShape(ctx, 0)[0];
   const Range range = InputRange(ctx, 0, 0);
   const T* w = weight.data<T>();
@@ -43,21 +33,10 @@ void Embedding(const KernelContext& ctx) {
 template <typename T>
 void EmbeddingGrad(const KernelContext& ctx) {
   const char* op = "embedding_grad";
-  CheckArity(ctx, 2, 1, op);
+  const auto [rows, width] = CheckEmbeddingGrad(ctx);
   const Tensor& dy = *ctx.inputs[0];
   const Tensor& ids = *ctx.inputs[1];
   Tensor& dweight = *ctx.outputs[0];
-  CheckIndexDType(ids, op, "ids");
-  if (dweight.shape().rank() != 2) {
-    throw ShapeError(std::string(op) + ": dweight must have rank 2, got " +
-                     dweight.shape().ToString());
-  }
-  const int64_t rows = dweight.shape()[0];
-  const int64_t width = dweight.shape()[1];
-  std::vector<int64_t> dims = ids.shape().dims();
-  dims.push_back(width);
-  CheckShape(dy, Shape(dims), op, "dy");
-  CheckDType(dweight, dy.dtype(), op, "dweight");
   const int64_t vocabulary = ctx.attrs.GetInt("num_embeddings");
   const Range range = OutputRange(ctx, 0, 0);
   dweight.Fill(0);

@@ -48,6 +48,21 @@ void CheckIndexValue(int64_t index, int64_t limit, const std::string& op, const 
   }
 }
 
+void CheckMapsInput(const KernelContext& ctx, int inputs, const std::string& op) {
+  CheckArity(ctx, inputs, 1, op);
+  CheckDType(*ctx.outputs[0], ctx.inputs[0]->dtype(), op, "output");
+  CheckShape(*ctx.outputs[0], ctx.inputs[0]->shape(), op, "output");
+}
+
+void CheckGradOfElementwise(const KernelContext& ctx, const std::string& op) {
+  CheckArity(ctx, 2, 1, op);
+  const Tensor& dy = *ctx.inputs[0];
+  CheckDType(*ctx.inputs[1], dy.dtype(), op, "forward input");
+  CheckDType(*ctx.outputs[0], dy.dtype(), op, "output");
+  CheckShape(*ctx.inputs[1], dy.shape(), op, "forward input");
+  CheckShape(*ctx.outputs[0], dy.shape(), op, "output");
+}
+
 std::vector<int64_t> BroadcastStrides(const Shape& in, const Shape& out, const std::string& op,
                                       const std::string& what) {
   if (in.rank() > out.rank()) {

@@ -25,6 +25,11 @@ void CheckDType(const Tensor& tensor, DType dtype, const std::string& op, const 
 void CheckIndexDType(const Tensor& tensor, const std::string& op, const std::string& what);
 // InvalidArgumentError "<op>: <what> N is out of range [0, limit)" unless 0 <= index < limit.
 void CheckIndexValue(int64_t index, int64_t limit, const std::string& op, const std::string& what);
+// out = f(inputs[0], ...): `inputs` inputs, one output of input 0's dtype and shape (the
+// elementwise kernels on every device check this alike).
+void CheckMapsInput(const KernelContext& ctx, int inputs, const std::string& op);
+// out = f(dy, forward): the forward tensor and the output have dy's dtype and shape.
+void CheckGradOfElementwise(const KernelContext& ctx, const std::string& op);
 // Element i of an i32 or i64 tensor (checked by CheckIndexDType).
 inline int64_t IndexAt(const Tensor& tensor, int64_t i) {
   return tensor.dtype() == DType::kI32 ? tensor.data<int32_t>()[i] : tensor.data<int64_t>()[i];

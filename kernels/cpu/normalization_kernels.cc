@@ -5,27 +5,10 @@
 
 #include "kernels/cpu/kernel_families.h"
 #include "kernels/cpu/kernel_helpers.h"
+#include "kernels/cpu/layer_norm_checks.h"
 
 namespace twinflow::kernels {
 namespace {
-
-struct Rows {
-  int64_t count = 0;
-  int64_t width = 0;
-};
-
-Rows CheckLayerNorm(const KernelContext& ctx, const char* op, std::vector<int> vectors) {
-  const Tensor& x = *ctx.inputs[0];
-  if (x.shape().rank() == 0) throw ShapeError(std::string(op) + ": x must have rank >= 1");
-  Rows rows;
-  rows.width = x.shape()[x.shape().rank() - 1];
-  rows.count = rows.width == 0 ? 0 : x.numel() / rows.width;
-  for (int i : vectors) {
-    CheckShape(*ctx.inputs[i], Shape{rows.width}, op, "gamma/beta");
-    CheckDType(*ctx.inputs[i], x.dtype(), op, "gamma/beta");
-  }
-  return rows;
-}
 
 // Mean and 1/sqrt(var + epsilon) of one row.
 template <typename T>
@@ -41,11 +24,7 @@ std::pair<double, double> RowStats(const T* row, int64_t width, double epsilon) 
 
 template <typename T>
 void LayerNorm(const KernelContext& ctx) {
-  const char* op = "layer_norm";
-  CheckArity(ctx, 3, 1, op);
-  const Rows rows = CheckLayerNorm(ctx, op, {1, 2});
-  CheckShape(*ctx.outputs[0], ctx.inputs[0]->shape(), op, "output");
-  CheckDType(*ctx.outputs[0], ctx.inputs[0]->dtype(), op, "output");
+  const LayerNormRows rows = CheckLayerNorm(ctx);
   const double epsilon = ctx.attrs.GetDouble("epsilon", 1e-5);
   const T* x = ctx.inputs[0]->data<T>();
   const T* gamma = ctx.inputs[1]->data<T>();
@@ -62,16 +41,8 @@ void LayerNorm(const KernelContext& ctx) {
 
 template <typename T>
 void LayerNormGrad(const KernelContext& ctx) {
-  const char* op = "layer_norm_grad";
-  CheckArity(ctx, 3, 3, op);
-  const Rows rows = CheckLayerNorm(ctx, op, {1});
+  const LayerNormRows rows = CheckLayerNormGrad(ctx);
   const Tensor& x = *ctx.inputs[0];
-  CheckShape(*ctx.inputs[2], x.shape(), op, "dy");
-  CheckDType(*ctx.inputs[2], x.dtype(), op, "dy");
-  CheckShape(*ctx.outputs[0], x.shape(), op, "dx");
-  for (const Tensor* t : ctx.outputs) CheckDType(*t, x.dtype(), op, "every output");
-  CheckShape(*ctx.outputs[1], Shape{rows.width}, op, "dgamma");
-  CheckShape(*ctx.outputs[2], Shape{rows.width}, op, "dbeta");
   const double epsilon = ctx.attrs.GetDouble("epsilon", 1e-5);
   const T* xs = x.data<T>();
   const T* gamma = ctx.inputs[1]->data<T>();

@@ -6,6 +6,7 @@
 
 #include "kernels/cpu/kernel_families.h"
 #include "kernels/cpu/kernel_helpers.h"
+#include "kernels/cpu/reduction_checks.h"
 
 namespace twinflow::kernels {
 namespace {
@@ -14,13 +15,9 @@ enum class Reduce { kSum, kMean, kMax };
 
 template <typename T>
 void ReduceKernel(const KernelContext& ctx, Reduce kind, const char* op) {
-  CheckArity(ctx, 1, 1, op);
+  const std::vector<bool> reduced = CheckReduce(ctx, op);
   const Tensor& x = *ctx.inputs[0];
   Tensor& y = *ctx.outputs[0];
-  const std::vector<bool> reduced = ReducedAxes(ctx.attrs, x.shape().rank(), op);
-  CheckShape(y, ReducedShape(x.shape(), reduced, ctx.attrs.GetBool("keepdims", false)), op,
-             "output");
-  CheckDType(y, x.dtype(), op, "output");
   const T* in = x.data<T>();
   T* out = y.data<T>();
   if (kind == Reduce::kMax) {
@@ -33,29 +30,16 @@ void ReduceKernel(const KernelContext& ctx, Reduce kind, const char* op) {
   }
   std::vector<double> acc(y.numel(), 0.0);
   ForEachReduced(x.shape(), reduced, [&](int64_t i, int64_t o) { acc[o] += in[i]; });
-  double scale = 1.0;
-  if (kind == Reduce::kMean) {
-    // Divide by the logical extent: a device holding a split of a reduced axis contributes
-    // its share of the mean, and the partial sums add up to it.
-    const Shape& logical = LogicalInputShape(ctx, 0);
-    int64_t count = 1;
-    for (int i = 0; i < logical.rank(); ++i) count *= reduced[i] ? logical[i] : 1;
-    scale = 1.0 / static_cast<double>(count);
-  }
+  const double scale = kind == Reduce::kMean ? ReduceMeanScale(ctx, reduced) : 1.0;
   for (int64_t o = 0, end = y.numel(); o < end; ++o) out[o] = static_cast<T>(acc[o] * scale);
 }
 
 template <typename T>
 void BroadcastReducedLikeKernel(const KernelContext& ctx) {
-  const char* op = "broadcast_reduced_like";
-  CheckArity(ctx, 2, 1, op);
+  const std::vector<bool> reduced = CheckBroadcastReducedLike(ctx);
   const Tensor& dy = *ctx.inputs[0];
   Tensor& out = *ctx.outputs[0];
   const Shape& like = ctx.inputs[1]->shape();
-  CheckShape(out, like, op, "output");
-  CheckDType(out, dy.dtype(), op, "output");
-  const std::vector<bool> reduced = ReducedAxes(ctx.attrs, like.rank(), op);
-  CheckShape(dy, ReducedShape(like, reduced, ctx.attrs.GetBool("keepdims", false)), op, "dy");
   const T scale = static_cast<T>(ctx.attrs.GetDouble("scale", 1.0));
   const T* in = dy.data<T>();
   T* o = out.data<T>();
@@ -64,20 +48,11 @@ void BroadcastReducedLikeKernel(const KernelContext& ctx) {
 
 template <typename T>
 void ReduceMaxGradKernel(const KernelContext& ctx) {
-  const char* op = "reduce_max_grad";
-  CheckArity(ctx, 3, 1, op);
+  const std::vector<bool> reduced = CheckReduceMaxGrad(ctx);
   const Tensor& x = *ctx.inputs[0];
   const Tensor& y = *ctx.inputs[1];
   const Tensor& dy = *ctx.inputs[2];
   Tensor& dx = *ctx.outputs[0];
-  const std::vector<bool> reduced = ReducedAxes(ctx.attrs, x.shape().rank(), op);
-  const Shape y_shape = ReducedShape(x.shape(), reduced, ctx.attrs.GetBool("keepdims", false));
-  CheckShape(y, y_shape, op, "y");
-  CheckShape(dy, y_shape, op, "dy");
-  CheckShape(dx, x.shape(), op, "dx");
-  for (const Tensor* t : {&y, &dy, static_cast<const Tensor*>(&dx)}) {
-    CheckDType(*t, x.dtype(), op, "every tensor");
-  }
   const T* xs = x.data<T>();
   const T* ys = y.data<T>();
   const T* dys = dy.data<T>();

@@ -6,50 +6,23 @@
 
 #include "engine/core/error.h"
 #include "kernels/cpu/kernel_families.h"
+#include "kernels/cpu/shape_checks.h"
 
 namespace twinflow::kernels {
 namespace {
 
-std::string Ints(const std::vector<int64_t>& v) {
-  std::string s = "[";
-  for (size_t i = 0; i < v.size(); ++i) s += (i ? "," : "") + std::to_string(v[i]);
-  return s + "]";
-}
-
-void CheckArity(const KernelContext& ctx, size_t inputs, size_t outputs, const char* op) {
-  if (ctx.inputs.size() != inputs || ctx.outputs.size() != outputs) {
-    throw InvalidArgumentError(std::string("kernel '") + op + "' got " +
-                               std::to_string(ctx.inputs.size()) + " inputs and " +
-                               std::to_string(ctx.outputs.size()) + " outputs");
-  }
-}
-
 void Reshape(const KernelContext& ctx) {
-  CheckArity(ctx, 1, 1, "reshape");
+  CheckReshape(ctx);
   const Tensor& in = *ctx.inputs[0];
   Tensor& out = *ctx.outputs[0];
-  if (in.numel() != out.numel() || in.dtype() != out.dtype()) {
-    throw ShapeError("kernel 'reshape': cannot reshape " + in.shape().ToString() + " into " +
-                     out.shape().ToString());
-  }
   if (in.nbytes() > 0) std::memcpy(out.raw(), in.raw(), in.nbytes());
 }
 
 void Transpose(const KernelContext& ctx) {
-  CheckArity(ctx, 1, 1, "transpose");
+  const std::vector<int64_t>& perm = CheckTranspose(ctx);
   const Tensor& in = *ctx.inputs[0];
   Tensor& out = *ctx.outputs[0];
-  const std::vector<int64_t>& perm = ctx.attrs.GetInts("perm");
   const int rank = in.shape().rank();
-  bool ok = static_cast<int>(perm.size()) == rank && out.shape().rank() == rank &&
-            in.dtype() == out.dtype();
-  for (int i = 0; ok && i < rank; ++i) {
-    ok = perm[i] >= 0 && perm[i] < rank && out.shape()[i] == in.shape()[static_cast<int>(perm[i])];
-  }
-  if (!ok) {
-    throw ShapeError("kernel 'transpose': perm " + Ints(perm) + " does not map " +
-                     in.shape().ToString() + " to " + out.shape().ToString());
-  }
   const int64_t elem = DTypeSize(in.dtype());
   const std::vector<int64_t> in_strides = in.shape().Strides();
   // Stride in the input of each output axis; walk the output in order with a counter.
@@ -71,59 +44,35 @@ void Transpose(const KernelContext& ctx) {
   }
 }
 
-// The box at `begin` with `shape`, checked to lie inside `outer`.
-Region Box(const std::vector<int64_t>& begin, const Shape& shape, const Shape& outer,
-           const char* op) {
-  Region r;
-  bool ok = static_cast<int>(begin.size()) == shape.rank() && shape.rank() == outer.rank();
-  for (int i = 0; ok && i < shape.rank(); ++i) {
-    ok = begin[i] >= 0 && begin[i] + shape[i] <= outer[i];
-    r.ranges.push_back(Range{begin[i], begin[i] + shape[i]});
-  }
-  if (!ok) {
-    throw ShapeError(std::string("kernel '") + op + "': a box of " + shape.ToString() + " at " +
-                     Ints(begin) + " does not fit in " + outer.ToString());
-  }
-  return r;
-}
-
 void Slice(const KernelContext& ctx) {
-  CheckArity(ctx, 1, 1, "slice");
+  CheckShapeOpArity(ctx, 1, 1, "slice");
   const Tensor& in = *ctx.inputs[0];
   Tensor& out = *ctx.outputs[0];
-  const Region src = Box(ctx.attrs.GetInts("begin"), out.shape(), in.shape(), "slice");
+  const Region src = CheckBox(ctx.attrs.GetInts("begin"), out.shape(), in.shape(), "slice");
   out.CopyRegionFrom(in, src, Region::Full(out.shape()));
 }
 
 void SliceGrad(const KernelContext& ctx) {
-  CheckArity(ctx, 1, 1, "slice_grad");
+  CheckShapeOpArity(ctx, 1, 1, "slice_grad");
   const Tensor& dy = *ctx.inputs[0];
   Tensor& dx = *ctx.outputs[0];
-  const Region dst = Box(ctx.attrs.GetInts("begin"), dy.shape(), dx.shape(), "slice_grad");
+  const Region dst = CheckBox(ctx.attrs.GetInts("begin"), dy.shape(), dx.shape(), "slice_grad");
   dx.Fill(0);
   dx.CopyRegionFrom(dy, Region::Full(dy.shape()), dst);
 }
 
 void Concat(const KernelContext& ctx) {
-  if (ctx.outputs.size() != 1 || ctx.inputs.empty()) CheckArity(ctx, 1, 1, "concat");
+  const int64_t axis = CheckConcatAxis(ctx);
   Tensor& out = *ctx.outputs[0];
-  const int64_t axis = ctx.attrs.GetInt("axis");
-  if (axis < 0 || axis >= out.shape().rank()) {
-    throw ShapeError("kernel 'concat': axis " + std::to_string(axis) + " is out of range for " +
-                     out.shape().ToString());
-  }
   int64_t offset = 0;
   for (const Tensor* in : ctx.inputs) {
     std::vector<int64_t> begin(out.shape().rank(), 0);
     begin[axis] = offset;
-    const Region dst = Box(begin, in->shape(), out.shape(), "concat");
+    const Region dst = CheckBox(begin, in->shape(), out.shape(), "concat");
     out.CopyRegionFrom(*in, Region::Full(in->shape()), dst);
     offset += in->shape()[static_cast<int>(axis)];
   }
-  if (offset != out.shape()[static_cast<int>(axis)]) {
-    throw ShapeError("kernel 'concat': inputs fill " + std::to_string(offset) + " of axis " +
-                     std::to_string(axis) + " of " + out.shape().ToString());
-  }
+  CheckConcatFilled(ctx, axis, offset);
 }
 
 }  // namespace

@@ -5,24 +5,16 @@
 
 #include "kernels/cpu/kernel_families.h"
 #include "kernels/cpu/kernel_helpers.h"
+#include "kernels/cpu/softmax_checks.h"
 
 namespace twinflow::kernels {
 namespace {
 
-int AxisOf(const KernelContext& ctx, const char* op) {
-  const int rank = ctx.inputs[0]->shape().rank();
-  if (rank == 0) throw ShapeError(std::string(op) + ": input must have rank >= 1");
-  return KernelAxis(ctx.attrs.GetInt("axis", -1), rank, op);
-}
-
 template <typename T>
 void SoftmaxKernel(const KernelContext& ctx, bool log, const char* op) {
-  CheckArity(ctx, 1, 1, op);
+  const AxisView v = CheckSoftmax(ctx, op);
   const Tensor& x = *ctx.inputs[0];
   Tensor& y = *ctx.outputs[0];
-  CheckShape(y, x.shape(), op, "output");
-  CheckDType(y, x.dtype(), op, "output");
-  const AxisView v = ViewAround(x.shape(), AxisOf(ctx, op));
   const T* in = x.data<T>();
   T* out = y.data<T>();
   for (int64_t o = 0; o < v.outer; ++o) {
@@ -43,15 +35,10 @@ void SoftmaxKernel(const KernelContext& ctx, bool log, const char* op) {
 
 template <typename T>
 void SoftmaxGradKernel(const KernelContext& ctx, bool log, const char* op) {
-  CheckArity(ctx, 2, 1, op);
+  const AxisView v = CheckSoftmaxGrad(ctx, op);
   const Tensor& y = *ctx.inputs[0];
   const Tensor& dy = *ctx.inputs[1];
   Tensor& dx = *ctx.outputs[0];
-  CheckShape(dy, y.shape(), op, "dy");
-  CheckShape(dx, y.shape(), op, "dx");
-  CheckDType(dy, y.dtype(), op, "dy");
-  CheckDType(dx, y.dtype(), op, "dx");
-  const AxisView v = ViewAround(y.shape(), AxisOf(ctx, op));
   const T* ys = y.data<T>();
   const T* dys = dy.data<T>();
   T* out = dx.data<T>();
@@ -72,31 +59,12 @@ void SoftmaxGradKernel(const KernelContext& ctx, bool log, const char* op) {
   }
 }
 
-// Checks logits [rows..., C] against labels [rows...]; returns (rows, C).
-std::pair<int64_t, int64_t> CheckXent(const KernelContext& ctx, const char* op) {
-  const Shape& logits = ctx.inputs[0]->shape();
-  if (logits.rank() == 0) throw ShapeError(std::string(op) + ": logits must have rank >= 1");
-  std::vector<int64_t> rows = logits.dims();
-  const int64_t classes = rows.back();
-  rows.pop_back();
-  CheckShape(*ctx.inputs[1], Shape(rows), op, "labels");
-  CheckIndexDType(*ctx.inputs[1], op, "labels");
-  return {Shape(rows).numel(), classes};
-}
-
 template <typename T>
 void SparseXentKernel(const KernelContext& ctx, bool grad) {
   const char* op = grad ? "sparse_softmax_cross_entropy_grad" : "sparse_softmax_cross_entropy";
-  CheckArity(ctx, grad ? 3 : 2, 1, op);
-  const auto [rows, classes] = CheckXent(ctx, op);
+  const auto [rows, classes] = CheckSparseXent(ctx, grad, op);
   const Tensor& labels = *ctx.inputs[1];
   Tensor& out = *ctx.outputs[0];
-  CheckShape(out, grad ? ctx.inputs[0]->shape() : labels.shape(), op, "output");
-  CheckDType(out, ctx.inputs[0]->dtype(), op, "output");
-  if (grad) {
-    CheckShape(*ctx.inputs[2], labels.shape(), op, "dloss");
-    CheckDType(*ctx.inputs[2], ctx.inputs[0]->dtype(), op, "dloss");
-  }
   const T* x = ctx.inputs[0]->data<T>();
   T* o = out.data<T>();
   for (int64_t r = 0; r < rows; ++r) {

@@ -4,34 +4,19 @@
 #include <cmath>
 #include <vector>
 
+#include "kernels/cpu/class_split_checks.h"
 #include "kernels/cpu/kernel_helpers.h"
 
 namespace twinflow::kernels {
 namespace {
 
-// Rows of a [rows..., C] tensor whose leading shape is `rows_shape`; throws unless it matches.
-int64_t CheckRows(const char* op, const char* role, const Tensor& t, const Shape& rows_shape) {
-  if (t.shape().rank() != rows_shape.rank() + 1) {
-    throw ShapeError(std::string(op) + ": " + role + " has shape " + t.shape().ToString() +
-                     ", expected rank " + std::to_string(rows_shape.rank() + 1));
-  }
-  std::vector<int64_t> dims = t.shape().dims();
-  dims.pop_back();
-  CheckShape(Shape(dims), rows_shape, op, role);
-  return rows_shape.numel();
-}
-
 template <typename T>
 void PickLabelLogit(const KernelContext& ctx) {
   const char* op = "pick_label_logit";
-  CheckArity(ctx, 2, 1, op);
+  const int64_t rows = CheckPickLabelLogit(ctx);
   const Tensor& logits = *ctx.inputs[0];
   const Tensor& labels = *ctx.inputs[1];
   Tensor& out = *ctx.outputs[0];
-  CheckIndexDType(labels, op, "labels");
-  const int64_t rows = CheckRows(op, "logits", logits, labels.shape());
-  CheckShape(out, labels.shape(), op, "output");
-  CheckDType(out, logits.dtype(), op, "output");
   const int last = logits.shape().rank() - 1;
   const int64_t width = logits.shape()[last];
   const int64_t classes = LogicalInputShape(ctx, 0)[last];
@@ -49,14 +34,10 @@ void PickLabelLogit(const KernelContext& ctx) {
 template <typename T>
 void PickLabelLogitGrad(const KernelContext& ctx) {
   const char* op = "pick_label_logit_grad";
-  CheckArity(ctx, 2, 1, op);
+  const int64_t rows = CheckPickLabelLogitGrad(ctx);
   const Tensor& dy = *ctx.inputs[0];
   const Tensor& labels = *ctx.inputs[1];
   Tensor& out = *ctx.outputs[0];
-  CheckIndexDType(labels, op, "labels");
-  CheckShape(labels, dy.shape(), op, "labels");
-  const int64_t rows = CheckRows(op, "output", out, dy.shape());
-  CheckDType(out, dy.dtype(), op, "output");
   const int last = out.shape().rank() - 1;
   const int64_t width = out.shape()[last];
   const int64_t classes = ctx.attrs.GetInt("num_classes");
@@ -75,15 +56,10 @@ void PickLabelLogitGrad(const KernelContext& ctx) {
 
 template <typename T>
 void ClassSplitExp(const KernelContext& ctx) {
-  const char* op = "sparse_xent_class_split_exp";
-  CheckArity(ctx, 2, 1, op);
+  const int64_t rows = CheckClassSplitExp(ctx);
   const Tensor& logits = *ctx.inputs[0];
   const Tensor& m = *ctx.inputs[1];
   Tensor& out = *ctx.outputs[0];
-  const int64_t rows = CheckRows(op, "logits", logits, m.shape());
-  CheckShape(out, logits.shape(), op, "output");
-  CheckDType(m, logits.dtype(), op, "max");
-  CheckDType(out, logits.dtype(), op, "output");
   const int64_t width = logits.shape()[logits.shape().rank() - 1];
   const T* x = logits.data<T>();
   const T* ms = m.data<T>();
@@ -97,19 +73,11 @@ void ClassSplitExp(const KernelContext& ctx) {
 
 template <typename T>
 void ClassSplitExpGrad(const KernelContext& ctx) {
-  const char* op = "sparse_xent_class_split_exp_grad";
-  CheckArity(ctx, 2, 2, op);
+  const int64_t rows = CheckClassSplitExpGrad(ctx);
   const Tensor& e = *ctx.inputs[0];
   const Tensor& dy = *ctx.inputs[1];
   Tensor& dlogits = *ctx.outputs[0];
   Tensor& dm = *ctx.outputs[1];
-  CheckShape(dy, e.shape(), op, "dy");
-  CheckShape(dlogits, e.shape(), op, "dlogits");
-  const int64_t rows = CheckRows(op, "e", e, dm.shape());
-  for (const Tensor* t :
-       {&dy, static_cast<const Tensor*>(&dlogits), static_cast<const Tensor*>(&dm)}) {
-    CheckDType(*t, e.dtype(), op, "every tensor");
-  }
   const int64_t width = e.shape()[e.shape().rank() - 1];
   const T* es = e.data<T>();
   const T* g = dy.data<T>();
@@ -128,14 +96,8 @@ void ClassSplitExpGrad(const KernelContext& ctx) {
 
 template <typename T>
 void ClassSplitLoss(const KernelContext& ctx) {
-  const char* op = "sparse_xent_class_split_loss";
-  CheckArity(ctx, 3, 1, op);
+  CheckClassSplitLoss(ctx);
   const Shape& shape = ctx.inputs[0]->shape();
-  for (const Tensor* t :
-       {ctx.inputs[1], ctx.inputs[2], static_cast<const Tensor*>(ctx.outputs[0])}) {
-    CheckShape(*t, shape, op, "every tensor");
-    CheckDType(*t, ctx.inputs[0]->dtype(), op, "every tensor");
-  }
   const T* s = ctx.inputs[0]->data<T>();
   const T* m = ctx.inputs[1]->data<T>();
   const T* picked = ctx.inputs[2]->data<T>();
@@ -147,15 +109,8 @@ void ClassSplitLoss(const KernelContext& ctx) {
 
 template <typename T>
 void ClassSplitLossGrad(const KernelContext& ctx) {
-  const char* op = "sparse_xent_class_split_loss_grad";
-  CheckArity(ctx, 2, 3, op);
+  CheckClassSplitLossGrad(ctx);
   const Shape& shape = ctx.inputs[0]->shape();
-  CheckShape(*ctx.inputs[1], shape, op, "dy");
-  CheckDType(*ctx.inputs[1], ctx.inputs[0]->dtype(), op, "dy");
-  for (const Tensor* t : ctx.outputs) {
-    CheckShape(*t, shape, op, "every output");
-    CheckDType(*t, ctx.inputs[0]->dtype(), op, "every output");
-  }
   const T* s = ctx.inputs[0]->data<T>();
   const T* g = ctx.inputs[1]->data<T>();
   T* ds = ctx.outputs[0]->data<T>();

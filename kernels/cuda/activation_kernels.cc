@@ -7,23 +7,17 @@ namespace twinflow::kernels::cuda {
 namespace {
 
 void Unary(const KernelContext& ctx, const std::string& name, Activation op) {
-  CheckArity(ctx, 1, 1, name);
+  CheckMapsInput(ctx, 1, name);
   const Tensor& x = *ctx.inputs[0];
   Tensor& out = *ctx.outputs[0];
-  CheckDType(out, x.dtype(), name, "output");
-  CheckShape(out, x.shape(), name, "output");
   LaunchActivation(op, x.dtype(), x.raw(), nullptr, out.raw(), x.numel(), Env(ctx, name).stream);
 }
 
 void Grad(const KernelContext& ctx, const std::string& name, Activation op) {
-  CheckArity(ctx, 2, 1, name);
+  CheckGradOfElementwise(ctx, name);
   const Tensor& dy = *ctx.inputs[0];
   const Tensor& fwd = *ctx.inputs[1];
   Tensor& out = *ctx.outputs[0];
-  CheckDType(fwd, dy.dtype(), name, "forward input");
-  CheckDType(out, dy.dtype(), name, "output");
-  CheckShape(fwd, dy.shape(), name, "forward input");
-  CheckShape(out, dy.shape(), name, "output");
   LaunchActivation(op, dy.dtype(), dy.raw(), fwd.raw(), out.raw(), dy.numel(),
                    Env(ctx, name).stream);
 }

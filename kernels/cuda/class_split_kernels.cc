@@ -1,5 +1,6 @@
 // Host side of the CUDA class-split cross-entropy ops. pick_label_logit(_grad) read where
 // their class slice sits in the logical row, as on the CPU; labels are checked on the device.
+#include "kernels/cpu/class_split_checks.h"
 #include "kernels/cuda/class_split_launch.h"
 #include "kernels/cuda/cuda_kernel_families.h"
 #include "kernels/cuda/device_fault.h"
@@ -9,32 +10,16 @@
 namespace twinflow::kernels::cuda {
 namespace {
 
-// Rows of a [rows..., C] tensor whose leading shape is `rows_shape`; throws unless it matches.
-int64_t CheckRows(const char* op, const char* role, const Tensor& t, const Shape& rows_shape) {
-  if (t.shape().rank() != rows_shape.rank() + 1) {
-    throw ShapeError(std::string(op) + ": " + role + " has shape " + t.shape().ToString() +
-                     ", expected rank " + std::to_string(rows_shape.rank() + 1));
-  }
-  std::vector<int64_t> dims = t.shape().dims();
-  dims.pop_back();
-  CheckShape(Shape(dims), rows_shape, op, role);
-  return rows_shape.numel();
-}
-
 LabelSlice Slice(const Tensor& labels, Range range, int64_t width) {
   return LabelSlice{labels.raw(), labels.dtype() == DType::kI64, range.begin, range.end, width};
 }
 
 void PickLabelLogit(const KernelContext& ctx) {
   const char* op = "pick_label_logit";
-  CheckArity(ctx, 2, 1, op);
+  const int64_t rows = CheckPickLabelLogit(ctx);
   const Tensor& logits = *ctx.inputs[0];
   const Tensor& labels = *ctx.inputs[1];
   Tensor& out = *ctx.outputs[0];
-  CheckIndexDType(labels, op, "labels");
-  const int64_t rows = CheckRows(op, "logits", logits, labels.shape());
-  CheckShape(out, labels.shape(), op, "output");
-  CheckDType(out, logits.dtype(), op, "output");
   const int last = logits.shape().rank() - 1;
   const CudaEnv& env = Env(ctx, op);
   LaunchCheckIndices(labels.raw(), labels.dtype() == DType::kI64, rows,
@@ -47,14 +32,10 @@ void PickLabelLogit(const KernelContext& ctx) {
 
 void PickLabelLogitGrad(const KernelContext& ctx) {
   const char* op = "pick_label_logit_grad";
-  CheckArity(ctx, 2, 1, op);
+  const int64_t rows = CheckPickLabelLogitGrad(ctx);
   const Tensor& dy = *ctx.inputs[0];
   const Tensor& labels = *ctx.inputs[1];
   Tensor& out = *ctx.outputs[0];
-  CheckIndexDType(labels, op, "labels");
-  CheckShape(labels, dy.shape(), op, "labels");
-  const int64_t rows = CheckRows(op, "output", out, dy.shape());
-  CheckDType(out, dy.dtype(), op, "output");
   const int last = out.shape().rank() - 1;
   const CudaEnv& env = Env(ctx, op);
   LaunchCheckIndices(labels.raw(), labels.dtype() == DType::kI64, rows,
@@ -67,45 +48,29 @@ void PickLabelLogitGrad(const KernelContext& ctx) {
 
 void ClassSplitExp(const KernelContext& ctx) {
   const char* op = "sparse_xent_class_split_exp";
-  CheckArity(ctx, 2, 1, op);
+  const int64_t rows = CheckClassSplitExp(ctx);
   const Tensor& logits = *ctx.inputs[0];
   const Tensor& m = *ctx.inputs[1];
   Tensor& out = *ctx.outputs[0];
-  const int64_t rows = CheckRows(op, "logits", logits, m.shape());
-  CheckShape(out, logits.shape(), op, "output");
-  CheckDType(m, logits.dtype(), op, "max");
-  CheckDType(out, logits.dtype(), op, "output");
   LaunchClassSplitExp(logits.dtype(), logits.raw(), m.raw(), out.raw(), rows,
                       logits.shape()[logits.shape().rank() - 1], Env(ctx, op).stream);
 }
 
 void ClassSplitExpGrad(const KernelContext& ctx) {
   const char* op = "sparse_xent_class_split_exp_grad";
-  CheckArity(ctx, 2, 2, op);
+  const int64_t rows = CheckClassSplitExpGrad(ctx);
   const Tensor& e = *ctx.inputs[0];
   const Tensor& dy = *ctx.inputs[1];
   Tensor& dlogits = *ctx.outputs[0];
   Tensor& dm = *ctx.outputs[1];
-  CheckShape(dy, e.shape(), op, "dy");
-  CheckShape(dlogits, e.shape(), op, "dlogits");
-  const int64_t rows = CheckRows(op, "e", e, dm.shape());
-  for (const Tensor* t :
-       {&dy, static_cast<const Tensor*>(&dlogits), static_cast<const Tensor*>(&dm)}) {
-    CheckDType(*t, e.dtype(), op, "every tensor");
-  }
   LaunchClassSplitExpGrad(e.dtype(), e.raw(), dy.raw(), dlogits.raw(), dm.raw(), rows,
                           e.shape()[e.shape().rank() - 1], Env(ctx, op).stream);
 }
 
 void ClassSplitLoss(const KernelContext& ctx) {
   const char* op = "sparse_xent_class_split_loss";
-  CheckArity(ctx, 3, 1, op);
+  CheckClassSplitLoss(ctx);
   const Shape& shape = ctx.inputs[0]->shape();
-  for (const Tensor* t :
-       {ctx.inputs[1], ctx.inputs[2], static_cast<const Tensor*>(ctx.outputs[0])}) {
-    CheckShape(*t, shape, op, "every tensor");
-    CheckDType(*t, ctx.inputs[0]->dtype(), op, "every tensor");
-  }
   LaunchClassSplitLoss(ctx.inputs[0]->dtype(), ctx.inputs[0]->raw(), ctx.inputs[1]->raw(),
                        ctx.inputs[2]->raw(), ctx.outputs[0]->raw(), shape.numel(),
                        Env(ctx, op).stream);
@@ -113,14 +78,8 @@ void ClassSplitLoss(const KernelContext& ctx) {
 
 void ClassSplitLossGrad(const KernelContext& ctx) {
   const char* op = "sparse_xent_class_split_loss_grad";
-  CheckArity(ctx, 2, 3, op);
+  CheckClassSplitLossGrad(ctx);
   const Shape& shape = ctx.inputs[0]->shape();
-  CheckShape(*ctx.inputs[1], shape, op, "dy");
-  CheckDType(*ctx.inputs[1], ctx.inputs[0]->dtype(), op, "dy");
-  for (const Tensor* t : ctx.outputs) {
-    CheckShape(*t, shape, op, "every output");
-    CheckDType(*t, ctx.inputs[0]->dtype(), op, "every output");
-  }
   LaunchClassSplitLossGrad(ctx.inputs[0]->dtype(), ctx.inputs[0]->raw(), ctx.inputs[1]->raw(),
                            ctx.outputs[0]->raw(), ctx.outputs[1]->raw(), ctx.outputs[2]->raw(),
                            shape.numel(), Env(ctx, op).stream);

@@ -1,5 +1,6 @@
 // Host side of the CUDA elementwise family: add, sub, mul, div (numpy broadcasting), bias_add,
 // bias_add_grad, reduce_sum_like, broadcast_like. Checks as the CPU kernels, then one launch.
+#include "kernels/cpu/elementwise_checks.h"
 #include "kernels/cuda/cuda_kernel_families.h"
 #include "kernels/cuda/elementwise_launch.h"
 #include "kernels/cuda/host_helpers.h"
@@ -13,17 +14,11 @@ constexpr std::initializer_list<DType> kNumeric = {DType::kF32, DType::kBF16, DT
 constexpr std::initializer_list<DType> kFloats = {DType::kF32, DType::kBF16};
 
 void Binary(const KernelContext& ctx, const std::string& name, BinaryOp op) {
-  CheckArity(ctx, 2, 1, name);
+  const std::vector<std::vector<int64_t>> strides = CheckBinary(ctx, name);
   const Tensor& a = *ctx.inputs[0];
   const Tensor& b = *ctx.inputs[1];
   Tensor& out = *ctx.outputs[0];
-  CheckDType(b, a.dtype(), name, "input 1");
-  CheckDType(out, a.dtype(), name, "output");
-  CheckShape(out, BroadcastShape(a.shape(), b.shape(), name), name, "output");
-  const Strides3 s = MakeStrides3(out.shape(),
-                                  {BroadcastStrides(a.shape(), out.shape(), name, "input 0"),
-                                   BroadcastStrides(b.shape(), out.shape(), name, "input 1")},
-                                  name);
+  const Strides3 s = MakeStrides3(out.shape(), strides, name);
   LaunchBinary(op, a.dtype(), a.raw(), b.raw(), out.raw(), out.numel(), s, 1.0,
                Env(ctx, name).stream);
 }
@@ -31,15 +26,10 @@ void Binary(const KernelContext& ctx, const std::string& name, BinaryOp op) {
 // bias_add is add with the bias broadcast along every axis but `axis`.
 void BiasAdd(const KernelContext& ctx) {
   const std::string name = "bias_add";
-  CheckArity(ctx, 2, 1, name);
+  const int axis = CheckBiasAdd(ctx);
   const Tensor& x = *ctx.inputs[0];
   const Tensor& bias = *ctx.inputs[1];
   Tensor& out = *ctx.outputs[0];
-  CheckDType(bias, x.dtype(), name, "bias");
-  CheckDType(out, x.dtype(), name, "output");
-  const int axis = KernelAxis(ctx.attrs.GetInt("axis", -1), x.shape().rank(), name);
-  CheckShape(bias, Shape{x.shape()[axis]}, name, "bias");
-  CheckShape(out, x.shape(), name, "output");
   std::vector<int64_t> bias_strides(x.shape().rank(), 0);
   bias_strides[axis] = 1;
   const Strides3 s = MakeStrides3(x.shape(), {x.shape().Strides(), bias_strides}, name);
@@ -49,12 +39,9 @@ void BiasAdd(const KernelContext& ctx) {
 
 void BiasAddGrad(const KernelContext& ctx) {
   const std::string name = "bias_add_grad";
-  CheckArity(ctx, 1, 1, name);
+  const int axis = CheckBiasAddGrad(ctx);
   const Tensor& dy = *ctx.inputs[0];
   Tensor& out = *ctx.outputs[0];
-  CheckDType(out, dy.dtype(), name, "output");
-  const int axis = KernelAxis(ctx.attrs.GetInt("axis", -1), dy.shape().rank(), name);
-  CheckShape(out, Shape{dy.shape()[axis]}, name, "output");
   std::vector<bool> reduced(dy.shape().rank(), true);
   reduced[axis] = false;
   LaunchReduce(ReduceKind::kSum, dy.dtype(), dy.raw(), out.raw(),
@@ -64,12 +51,9 @@ void BiasAddGrad(const KernelContext& ctx) {
 // reduce_sum_like(dy, like): dy summed over the axes `like` broadcasts.
 void ReduceSumLike(const KernelContext& ctx) {
   const std::string name = "reduce_sum_like";
-  CheckArity(ctx, 2, 1, name);
+  const std::vector<int64_t> strides = CheckReduceSumLike(ctx);
   const Tensor& dy = *ctx.inputs[0];
   Tensor& out = *ctx.outputs[0];
-  CheckDType(out, dy.dtype(), name, "output");
-  CheckShape(out, ctx.inputs[1]->shape(), name, "output");
-  const std::vector<int64_t> strides = BroadcastStrides(out.shape(), dy.shape(), name, "output");
   std::vector<bool> reduced(dy.shape().rank());
   for (int d = 0; d < dy.shape().rank(); ++d) reduced[d] = strides[d] == 0 && dy.shape()[d] != 1;
   LaunchReduce(ReduceKind::kSum, dy.dtype(), dy.raw(), out.raw(),
@@ -78,13 +62,10 @@ void ReduceSumLike(const KernelContext& ctx) {
 
 void BroadcastLike(const KernelContext& ctx) {
   const std::string name = "broadcast_like";
-  CheckArity(ctx, 2, 1, name);
+  const std::vector<int64_t> strides = CheckBroadcastLike(ctx);
   const Tensor& x = *ctx.inputs[0];
   Tensor& out = *ctx.outputs[0];
-  CheckDType(out, x.dtype(), name, "output");
-  CheckShape(out, ctx.inputs[1]->shape(), name, "output");
-  const Strides3 s =
-      MakeStrides3(out.shape(), {BroadcastStrides(x.shape(), out.shape(), name, "input")}, name);
+  const Strides3 s = MakeStrides3(out.shape(), {strides}, name);
   LaunchBinary(BinaryOp::kFirst, x.dtype(), x.raw(), nullptr, out.raw(), out.numel(), s, 1.0,
                Env(ctx, name).stream);
 }

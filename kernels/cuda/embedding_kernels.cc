@@ -1,5 +1,6 @@
 // Host side of embedding and embedding_grad on CUDA: the weight's (dweight's) row range in the
 // logical table selects the ids this device handles; ids are range-checked on the device.
+#include "kernels/cpu/embedding_checks.h"
 #include "kernels/cuda/cuda_kernel_families.h"
 #include "kernels/cuda/device_fault.h"
 #include "kernels/cuda/embedding_launch.h"
@@ -9,29 +10,12 @@
 namespace twinflow::kernels::cuda {
 namespace {
 
-// Checks the table's rank and that `rowwise` is ids.shape + [width]; returns (rows, width).
-std::pair<int64_t, int64_t> CheckTable(const Tensor& table, const char* role, const Tensor& ids,
-                                       const Tensor& rowwise, const char* rowwise_role,
-                                       const char* op) {
-  CheckIndexDType(ids, op, "ids");
-  if (table.shape().rank() != 2) {
-    throw ShapeError(std::string(op) + ": " + role + " must have rank 2, got " +
-                     table.shape().ToString());
-  }
-  std::vector<int64_t> dims = ids.shape().dims();
-  dims.push_back(table.shape()[1]);
-  CheckShape(rowwise, Shape(dims), op, rowwise_role);
-  return {table.shape()[0], table.shape()[1]};
-}
-
 void Embedding(const KernelContext& ctx) {
   const char* op = "embedding";
-  CheckArity(ctx, 2, 1, op);
+  const auto [rows, width] = CheckEmbedding(ctx);
   const Tensor& weight = *ctx.inputs[0];
   const Tensor& ids = *ctx.inputs[1];
   Tensor& out = *ctx.outputs[0];
-  const auto [rows, width] = CheckTable(weight, "weight", ids, out, "output", op);
-  CheckDType(out, weight.dtype(), op, "output");
   const Range range = InputRange(ctx, 0, 0);
   const IdSlice s{ids.raw(), ids.dtype() == DType::kI64, ids.numel(), range.begin, range.end, rows};
   const CudaEnv& env = Env(ctx, op);
@@ -42,12 +26,10 @@ void Embedding(const KernelContext& ctx) {
 
 void EmbeddingGrad(const KernelContext& ctx) {
   const char* op = "embedding_grad";
-  CheckArity(ctx, 2, 1, op);
+  const auto [rows, width] = CheckEmbeddingGrad(ctx);
   const Tensor& dy = *ctx.inputs[0];
   const Tensor& ids = *ctx.inputs[1];
   Tensor& dweight = *ctx.outputs[0];
-  const auto [rows, width] = CheckTable(dweight, "dweight", ids, dy, "dy", op);
-  CheckDType(dweight, dy.dtype(), op, "dweight");
   const Range range = OutputRange(ctx, 0, 0);
   const IdSlice s{ids.raw(), ids.dtype() == DType::kI64, ids.numel(), range.begin, range.end, rows};
   const CudaEnv& env = Env(ctx, op);
