@@ -26,15 +26,16 @@ AttentionShape CheckAttention(const KernelContext& ctx, const char* op) {
   }
   a.head_dim = logical_hidden / logical_heads;
   const Range columns = InputRange(ctx, 0, 2);
-  if (a.hidden % a.head_dim != 0 || columns.begin % a.head_dim != 0) {
+  if (a.head_dim > 0 && (a.hidden % a.head_dim != 0 || columns.begin % a.head_dim != 0)) {
     throw ShapeError(std::string(op) + ": this device's hidden columns [" +
                      std::to_string(columns.begin) + ", " + std::to_string(columns.end) +
                      ") do not hold whole heads of " + std::to_string(a.head_dim));
   }
-  a.heads = a.hidden / a.head_dim;
+  // Hidden 0: every head is empty (its scores all zero), and nothing can have split it.
+  a.heads = a.head_dim > 0 ? a.hidden / a.head_dim : logical_heads;
   a.q_offset = InputRange(ctx, 0, 1).begin;
   a.causal = ctx.attrs.GetBool("causal", true);
-  a.scale = 1.0 / std::sqrt(static_cast<double>(a.head_dim));
+  a.scale = a.head_dim > 0 ? 1.0 / std::sqrt(static_cast<double>(a.head_dim)) : 1.0;
   CheckShape(k, Shape{a.batch, a.kv_len, a.hidden}, op, "k");
   CheckShape(*ctx.inputs[2], k.shape(), op, "v");
   for (int i = 1; i < 3; ++i) CheckDType(*ctx.inputs[i], q.dtype(), op, i == 1 ? "k" : "v");

@@ -70,6 +70,13 @@ Arena::Arena(const plan::Plan& plan, int device, Device& bytes_from) : device_(d
                         " at offset " + std::to_string(o.offset()) + " does not fit the arena of " +
                         std::to_string(bytes_) + " bytes");
       }
+      // The compiler aligns every slot; a GPU faults on (and cuBLASLt refuses) misaligned data,
+      // so a hand-written Plan must align there too.
+      if (bytes_from.type() != DeviceType::kCpu && o.offset() % kAlignment != 0) {
+        throw PlanError(where + ": slot " + std::to_string(o.slot()) + " of " + name +
+                        " at offset " + std::to_string(o.offset()) + " is not " +
+                        std::to_string(kAlignment) + "-byte aligned");
+      }
       layout.offsets[o.slot()] = o.offset();
     }
   }

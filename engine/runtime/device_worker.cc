@@ -189,23 +189,35 @@ Transport& DeviceWorker::transport(const PreparedTask& task) const {
   return *ctx_.transport;
 }
 
+Transport& DeviceWorker::HostTransport(const PreparedTask& task) const {
+  Transport& t = transport(task);
+  // The transport reads and writes the slots on the host.
+  if (device_ops_.type() != DeviceType::kCpu) {
+    throw PlanError(TaskName(*task.task) + ": SEND and RECV run on cpu devices only (" +
+                    device_ops_.name() + " across ranks needs NCCL)");
+  }
+  return t;
+}
+
 void DeviceWorker::StartSend(const PreparedTask& task, const runtime::Launch& launch) {
+  Transport& t = HostTransport(task);
   const SlotRef& in = FindSlot(launch.inputs, task.inputs[0], launch);
   Tensor packed(task.send_shape, task.send_dtype);
   packed.CopyRegionFrom(ctx_.SlotView(in.regst, in.slot), task.copies[0].src, task.copies[0].dst);
   std::vector<std::byte> payload(packed.raw(), packed.raw() + packed.nbytes());
   RunContext& ctx = ctx_;
   const int64_t id = task.task->id();
-  transport(task).Send(*task.task, launch.piece, std::move(payload), [&ctx, id] {
+  t.Send(*task.task, launch.piece, std::move(payload), [&ctx, id] {
     ctx.Post(WorkItem{id, true, {}});
   });
 }
 
 void DeviceWorker::StartRecv(const PreparedTask& task, const runtime::Launch& launch) {
+  Transport& t = HostTransport(task);
   const SlotRef& out = FindSlot(launch.outputs, task.outputs[0], launch);
   RunContext& ctx = ctx_;
   const int64_t id = task.task->id();
-  transport(task).Recv(*task.task, launch.piece, ctx_.SlotView(out.regst, out.slot), [&ctx, id] {
+  t.Recv(*task.task, launch.piece, ctx_.SlotView(out.regst, out.slot), [&ctx, id] {
     ctx.Post(WorkItem{id, true, {}});
   });
 }

@@ -34,6 +34,9 @@ class DeviceWorker {
   void StartSend(const PreparedTask& task, const runtime::Launch& launch);
   void StartRecv(const PreparedTask& task, const runtime::Launch& launch);
   Transport& transport(const PreparedTask& task) const;  // PlanError in a one-rank run
+  // The transport, for SEND and RECV, which move slots through host memory: PlanError on a
+  // device whose memory is not the host's.
+  Transport& HostTransport(const PreparedTask& task) const;
   void NoteFinished(int64_t task);
   // Completes an act: the actor's Done, its outbox, the trace span (`stream` 0 compute, 1
   // communication) from `started`.

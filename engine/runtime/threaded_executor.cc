@@ -30,6 +30,11 @@ void CheckDevices(const plan::Plan& plan, const Transport* transport) {
     const plan::Device& device = plan.devices(d);
     const std::string name = "device " + std::to_string(d);
     if (device.id() != d) throw PlanError(name + ": id " + std::to_string(device.id()));
+    if (device.type() != plan.devices(0).type()) {
+      throw PlanError(name + " is '" + plan::EnumName(device.type()) + "' and device 0 '" +
+                      plan::EnumName(plan.devices(0).type()) +
+                      "': the runtime has no copies between device types yet");
+    }
     if (device.type() != plan::DEVICE_CPU && transport != nullptr && transport->size() > 1) {
       throw PlanError(name + " is '" + plan::EnumName(device.type()) +
                       "': cuda devices run in one process so far (across ranks they need "
@@ -57,6 +62,17 @@ void CheckDevices(const plan::Plan& plan, const Transport* transport) {
   }
 }
 
+// Waits for every local device's work, ignoring errors (used where the run's own error, if any,
+// is what gets reported).
+void SynchronizeQuietly(const std::vector<std::unique_ptr<Device>>& devices) {
+  for (const auto& device : devices) {
+    try {
+      if (device) device->Synchronize();
+    } catch (const std::exception&) {
+    }
+  }
+}
+
 // Starts the transport's comm thread for a run and stops it however the run ends (after the
 // device threads: it is declared first).
 struct TransportRun {
@@ -69,7 +85,9 @@ struct TransportRun {
   }
 };
 
-// Joins the device threads however Run leaves, so that no thread outlives it.
+// Joins the device threads however Run leaves, so that no thread outlives it, then waits for
+// the work they left on asynchronous devices (a failed or stalled run's kernels must not run
+// on into the next run's slots). Errors are the run's to report, not this wait's.
 struct ThreadJoiner {
   RunContext& ctx;
   std::vector<std::thread>& threads;
@@ -78,6 +96,7 @@ struct ThreadJoiner {
     for (std::thread& t : threads) {
       if (t.joinable()) t.join();
     }
+    SynchronizeQuietly(ctx.devices);
   }
 };
 
@@ -132,6 +151,12 @@ struct ThreadedExecutor::Impl {
       if (device) device->Synchronize();  // the initial values are in place before any run
     }
   }
+
+  // One device's kernels may still read another's arena (boxing, all-reduce): all wait before
+  // any Device frees its memory.
+  ~Impl() { SynchronizeQuietly(devices); }
+  Impl(const Impl&) = delete;
+  Impl& operator=(const Impl&) = delete;
 
   void CheckRegst(int64_t regst, const std::string& what) const {
     if (regst < 0 || regst >= plan.regsts_size()) {

@@ -69,8 +69,8 @@ __device__ inline int64_t KeyEnd(const AttentionDims& d, int64_t row) {
 template <typename T>
 __global__ void ForwardKernel(AttentionDims d, const T* q, const T* k, const T* v, T* out,
                               float* lse) {
-  const int64_t bh = blockIdx.y, b = bh / d.heads, h = bh % d.heads;
-  const int64_t i = static_cast<int64_t>(blockIdx.x) * kWarpsPerBlock + threadIdx.x / kLanes;
+  const int64_t bh = blockIdx.x, b = bh / d.heads, h = bh % d.heads;
+  const int64_t i = static_cast<int64_t>(blockIdx.y) * kWarpsPerBlock + threadIdx.x / kLanes;
   if (i >= d.q_len) return;
   const Lane l{static_cast<int>(threadIdx.x % kLanes), d.head_dim};
   float qi[kPerLane], acc[kPerLane] = {};
@@ -107,8 +107,8 @@ __device__ float Delta(const AttentionDims& d, const AttentionGradArgs& a, int64
 // dq_i = scale * sum_j p_ij (dout_i . v_j - delta_i) k_j; one warp per query row.
 template <typename T>
 __global__ void GradQueryKernel(AttentionDims d, AttentionGradArgs a) {
-  const int64_t bh = blockIdx.y, b = bh / d.heads, h = bh % d.heads;
-  const int64_t i = static_cast<int64_t>(blockIdx.x) * kWarpsPerBlock + threadIdx.x / kLanes;
+  const int64_t bh = blockIdx.x, b = bh / d.heads, h = bh % d.heads;
+  const int64_t i = static_cast<int64_t>(blockIdx.y) * kWarpsPerBlock + threadIdx.x / kLanes;
   if (i >= d.q_len) return;
   const Lane l{static_cast<int>(threadIdx.x % kLanes), d.head_dim};
   const T *k = static_cast<const T*>(a.k), *v = static_cast<const T*>(a.v);
@@ -137,8 +137,8 @@ __global__ void GradQueryKernel(AttentionDims d, AttentionGradArgs a) {
 // one warp per key row.
 template <typename T>
 __global__ void GradKeyValueKernel(AttentionDims d, AttentionGradArgs a) {
-  const int64_t bh = blockIdx.y, b = bh / d.heads, h = bh % d.heads;
-  const int64_t j = static_cast<int64_t>(blockIdx.x) * kWarpsPerBlock + threadIdx.x / kLanes;
+  const int64_t bh = blockIdx.x, b = bh / d.heads, h = bh % d.heads;
+  const int64_t j = static_cast<int64_t>(blockIdx.y) * kWarpsPerBlock + threadIdx.x / kLanes;
   if (j >= d.kv_len) return;
   const Lane l{static_cast<int>(threadIdx.x % kLanes), d.head_dim};
   const T *q = static_cast<const T*>(a.q), *dout = static_cast<const T*>(a.dout);
@@ -170,9 +170,10 @@ __global__ void GradKeyValueKernel(AttentionDims d, AttentionGradArgs a) {
   }
 }
 
+// x: batch * heads (up to 2^31 - 1), y: blocks of rows (up to 65535, 524,280 rows).
 dim3 Grid(int64_t rows, const AttentionDims& d) {
-  return dim3(static_cast<unsigned>((rows + kWarpsPerBlock - 1) / kWarpsPerBlock),
-              static_cast<unsigned>(d.batch * d.heads));
+  return dim3(static_cast<unsigned>(d.batch * d.heads),
+              static_cast<unsigned>((rows + kWarpsPerBlock - 1) / kWarpsPerBlock));
 }
 
 template <typename T>
@@ -199,12 +200,12 @@ void Grad(const AttentionDims& d, const AttentionGradArgs& a, cudaStream_t strea
 
 void LaunchAttentionForward(const AttentionDims& d, const AttentionForwardArgs& a,
                             cudaStream_t stream) {
-  if (d.q_len == 0 || d.batch * d.heads == 0 || d.head_dim == 0) return;
+  if (d.q_len == 0 || d.batch * d.heads == 0) return;
   d.bf16 ? Forward<__nv_bfloat16>(d, a, stream) : Forward<float>(d, a, stream);
 }
 
 void LaunchAttentionGrad(const AttentionDims& d, const AttentionGradArgs& a, cudaStream_t stream) {
-  if (d.batch * d.heads == 0 || d.head_dim == 0) return;
+  if (d.batch * d.heads == 0) return;
   d.bf16 ? Grad<__nv_bfloat16>(d, a, stream) : Grad<float>(d, a, stream);
 }
 

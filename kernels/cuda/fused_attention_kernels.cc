@@ -18,6 +18,10 @@ AttentionDims Dims(const KernelContext& ctx, const AttentionShape& s, const char
                                std::to_string(kMaxAttentionHeadDim) + ", got " +
                                std::to_string(s.head_dim));
   }
+  if (s.q_len > kMaxAttentionRows || s.kv_len > kMaxAttentionRows) {
+    throw InvalidArgumentError(std::string(op) + ": the cuda kernel takes sequences up to " +
+                               std::to_string(kMaxAttentionRows) + " tokens");
+  }
   // The gradient's lse (input 4) and dlse (input 6) are f32 whatever q's dtype.
   for (size_t i = 4; i < ctx.inputs.size(); i += 2) {
     if (ctx.inputs[i]->dtype() != DType::kF32) {

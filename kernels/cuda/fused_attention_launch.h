@@ -10,6 +10,8 @@ namespace twinflow::kernels::cuda {
 
 // Head dims up to this fit the per-lane registers (eight columns per lane of a warp).
 inline constexpr int kMaxAttentionHeadDim = 256;
+// Rows (queries, keys) up to this fit the grid's y dimension (65535 blocks of eight warps).
+inline constexpr int64_t kMaxAttentionRows = int64_t{65535} * 8;
 
 struct AttentionDims {
   int64_t batch = 0, q_len = 0, kv_len = 0, hidden = 0, heads = 0, head_dim = 0, q_offset = 0;

@@ -40,9 +40,13 @@ TEST(ThreadedExecutor, KernelErrorNamesTheTask) {
 
 TEST(ThreadedExecutor, PlansThatDoNotFitAreRejected) {
   const kernels::KernelRegistry registry = kernels::CpuKernels();
+  // Devices of two types would need copies between them, which the runtime lacks.
+  plan::Plan mixed = TwoDevicePlan();
+  mixed.mutable_devices(1)->set_type(plan::DEVICE_CUDA);
+  EXPECT_THROW(ThreadedExecutor(mixed, registry), PlanError);
   // A cuda device's tasks need cuda kernels: a CPU-only registry names the first it lacks.
   plan::Plan cuda = TwoDevicePlan();
-  cuda.mutable_devices(1)->set_type(plan::DEVICE_CUDA);
+  for (int d = 0; d < 2; ++d) cuda.mutable_devices(d)->set_type(plan::DEVICE_CUDA);
   try {
     ThreadedExecutor executor(cuda, registry);
     ADD_FAILURE() << "a cuda device ran with cpu kernels";

@@ -42,9 +42,12 @@ std::vector<int64_t> RowMajorStrides(const Shape& shape) {
 kernels::cuda::BoxCopy MakeBox(const Tensor& src, const Region& from, const Tensor& dst,
                                const Region& to) {
   if (from.shape() != to.shape() || from.rank() != src.shape().rank() ||
-      to.rank() != dst.shape().rank() || from.rank() > kernels::cuda::kMaxDims) {
-    throw ShapeError("a region copy of " + from.ToString() + " of " + src.shape().ToString() +
-                     " into " + to.ToString() + " of " + dst.shape().ToString());
+      to.rank() != dst.shape().rank() || from.rank() > kernels::cuda::kMaxDims ||
+      src.dtype() != dst.dtype() || !Region::Full(src.shape()).Contains(from) ||
+      !Region::Full(dst.shape()).Contains(to)) {
+    throw ShapeError("a region copy of " + from.ToString() + " of " + DTypeName(src.dtype()) +
+                     src.shape().ToString() + " into " + to.ToString() + " of " +
+                     DTypeName(dst.dtype()) + dst.shape().ToString());
   }
   kernels::cuda::BoxCopy box;
   box.rank = from.rank();
@@ -62,14 +65,20 @@ kernels::cuda::BoxCopy MakeBox(const Tensor& src, const Region& from, const Tens
 
 }  // namespace
 
+// The caller's current GPU comes back afterwards, so that code sharing the thread (the user's
+// PyTorch, on the thread that builds the executor or reads variables) keeps its device.
 template <typename Fn>
 void CudaDevice::OnGpu(Fn&& fn) {
+  int previous = -1;
   try {
-    TF_CUDA_CHECK(cudaSetDevice(gpu_));
+    TF_CUDA_CHECK(cudaGetDevice(&previous));
+    if (previous != gpu_) TF_CUDA_CHECK(cudaSetDevice(gpu_));
     fn();
   } catch (const Error& e) {
+    if (previous >= 0 && previous != gpu_) cudaSetDevice(previous);
     RethrowPrefixed(e, name() + ": ");
   }
+  if (previous != gpu_) TF_CUDA_CHECK(cudaSetDevice(previous));
 }
 
 CudaDevice::CudaDevice(int64_t index)
@@ -82,6 +91,8 @@ CudaDevice::CudaDevice(int64_t index)
 }
 
 CudaDevice::~CudaDevice() {
+  int previous = gpu_;
+  cudaGetDevice(&previous);
   cudaSetDevice(gpu_);
   // Pending work must not outlive the memory it uses; errors cannot be raised here.
   if (env_) cudaStreamSynchronize(env_->env().stream);
@@ -91,22 +102,46 @@ CudaDevice::~CudaDevice() {
   }
   for (void* z : zeros_) cudaFree(z);
   if (arena_) cudaFree(arena_);
+  env_.reset();
+  cudaSetDevice(previous);
 }
 
 // Lets kernels on this GPU read the others' memory (in-process boxing and all-reduces read
-// their peers' slots directly). GPUs without peer access fail at the first such copy.
+// their peers' slots directly) and records which it can read: CheckReadable refuses the others
+// before a kernel would fault on them.
 void CudaDevice::EnablePeerAccess() {
   int count = 0;
   TF_CUDA_CHECK(cudaGetDeviceCount(&count));
+  readable_.assign(count, false);
+  readable_[gpu_] = true;
   for (int peer = 0; peer < count; ++peer) {
     int can = 0;
-    if (peer == gpu_ || cudaDeviceCanAccessPeer(&can, gpu_, peer) != cudaSuccess || !can) continue;
-    const cudaError_t status = cudaDeviceEnablePeerAccess(peer, 0);
-    if (status == cudaErrorPeerAccessAlreadyEnabled) {
-      cudaGetLastError();  // clears the sticky-free error so later checks do not see it
+    if (peer == gpu_) continue;
+    if (cudaDeviceCanAccessPeer(&can, gpu_, peer) != cudaSuccess || !can) {
+      cudaGetLastError();  // a failed query leaves its error for the next launch check
       continue;
     }
-    TF_CUDA_CHECK(status);
+    const cudaError_t status = cudaDeviceEnablePeerAccess(peer, 0);
+    if (status == cudaErrorPeerAccessAlreadyEnabled) {
+      cudaGetLastError();  // the same: not an error here
+    } else {
+      TF_CUDA_CHECK(status);
+    }
+    readable_[peer] = true;
+  }
+}
+
+// DeviceError unless this GPU's kernels can read `t` (its own memory, or a peer's it has access
+// to): without access a kernel would raise a sticky fault that ends every logical device on it.
+void CudaDevice::CheckReadable(const Tensor& t) const {
+  if (t.nbytes() == 0) return;
+  cudaPointerAttributes attributes{};
+  TF_CUDA_CHECK(cudaPointerGetAttributes(&attributes, t.raw()));
+  const int owner = attributes.device;
+  if (attributes.type != cudaMemoryTypeDevice || owner < 0 ||
+      owner >= static_cast<int>(readable_.size()) || !readable_[owner]) {
+    throw DeviceError("GPU " + std::to_string(gpu_) + " cannot read memory of GPU " +
+                      std::to_string(owner) + " (no peer access between them)");
   }
 }
 
@@ -139,6 +174,7 @@ void CudaDevice::Copy(const Tensor& src, Tensor& dst) {
   CheckSameBytes(src, dst);
   if (src.nbytes() == 0) return;
   OnGpu([&] {
+    CheckReadable(src);
     TF_CUDA_CHECK(
         cudaMemcpyAsync(dst.raw(), src.raw(), src.nbytes(), cudaMemcpyDefault, env_->env().stream));
   });
@@ -148,6 +184,7 @@ void CudaDevice::CopyRegion(const Tensor& src, const Region& from, Tensor& dst, 
   const kernels::cuda::BoxCopy box = MakeBox(src, from, dst, to);
   if (from.shape().numel() == 0) return;
   OnGpu([&] {
+    CheckReadable(src);
     kernels::cuda::LaunchBoxCopy(src.raw(), dst.raw(), box, DTypeSize(src.dtype()),
                                  env_->env().stream);
   });
@@ -160,6 +197,7 @@ void CudaDevice::ReduceInto(const Tensor& src, Tensor& dst, ReduceOp op) {
                      dst.shape().ToString());
   }
   OnGpu([&] {
+    CheckReadable(src);
     kernels::cuda::LaunchReduceInto(dst.raw(), src.raw(), dst.numel(), dst.dtype(), op,
                                     env_->env().stream);
   });
@@ -180,11 +218,14 @@ Tensor CudaDevice::Zeros(const Shape& shape, DType dtype) {
 }
 
 // The host bytes go to a staging buffer before cudaMemcpyAsync returns (pageable memory), so
-// `host` may go away at once; the compute stream waits for the copy through an event.
+// `host` may go away at once. The copy waits for the compute stream's earlier work (call order),
+// and the compute stream for the copy, both through events.
 void CudaDevice::Upload(const Tensor& host, Tensor& dst) {
   CheckSameBytes(host, dst);
   if (host.nbytes() == 0) return;
   OnGpu([&] {
+    const Fence computed = Record(env_->env().stream);
+    TF_CUDA_CHECK(cudaStreamWaitEvent(copy_stream_, static_cast<cudaEvent_t>(computed.get()), 0));
     TF_CUDA_CHECK(cudaMemcpyAsync(dst.raw(), host.raw(), host.nbytes(), cudaMemcpyHostToDevice,
                                   copy_stream_));
     const Fence copied = Record(copy_stream_);
@@ -227,7 +268,11 @@ bool CudaDevice::Passed(const Fence& fence) {
   bool passed = false;
   OnGpu([&] {
     const cudaError_t status = cudaEventQuery(static_cast<cudaEvent_t>(fence.get()));
-    if (status == cudaErrorNotReady) return;
+    if (status == cudaErrorNotReady) {
+      cudaGetLastError();  // the runtime records NotReady too: the next launch check must not see
+                           // it
+      return;
+    }
     TF_CUDA_CHECK(status);
     kernels::CheckDeviceFaults(env_->env());
     passed = true;

@@ -43,9 +43,11 @@ class CudaDevice : public Device {
   template <typename Fn>
   void OnGpu(Fn&& fn);
   void EnablePeerAccess();
+  void CheckReadable(const Tensor& t) const;
   Fence Record(cudaStream_t stream);
 
   int gpu_ = 0;
+  std::vector<bool> readable_;                  // by GPU: whose memory this GPU's kernels may read
   std::unique_ptr<kernels::OwnedCudaEnv> env_;  // the compute stream and library handles
   cudaStream_t copy_stream_ = nullptr;
   void* arena_ = nullptr;
