@@ -20,6 +20,7 @@
 #include "engine/runtime/run_context.h"
 #include "engine/runtime/task_work.h"
 #include "engine/runtime/watchdog.h"
+#include "kernels/builtin_kernels.h"
 
 namespace twinflow::runtime {
 namespace {
@@ -34,6 +35,11 @@ void CheckDevices(const plan::Plan& plan, const Transport* transport) {
       throw PlanError(name + " is '" + plan::EnumName(device.type()) + "' and device 0 '" +
                       plan::EnumName(plan.devices(0).type()) +
                       "': the runtime has no copies between device types yet");
+    }
+    if (device.type() == plan::DEVICE_CUDA && !kernels::HaveCudaKernels()) {
+      throw InvalidArgumentError(name +
+                                 " is 'cuda': this build of twinflow has no CUDA "
+                                 "(configure with TWINFLOW_CUDA=ON where the toolkit is)");
     }
     if (device.type() != plan::DEVICE_CPU && transport != nullptr && transport->size() > 1) {
       throw PlanError(name + " is '" + plan::EnumName(device.type()) +
