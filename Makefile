@@ -63,10 +63,11 @@ demo: build
 	$(BUILD_DIR)/bin/twinflow explain --model gpt --preset gpt3-175b --devices 1024 \
 	  --strategy dp=8,tp=8,pp=16 --summary
 	@echo; echo "== And simulated on 128 DGX-H100 nodes: 64 micro-batches, 1F1B, full activation recomputation"
-	@echo "   (one replica, gradients all-reduced over 8; fp32 with Megatron's layouts: the first stage's"
+	@echo "   (one replica, gradients all-reduced over 8; fused attention; fp32 with Megatron's layouts: the first stage's"
 	@echo "   memory is over 80 GiB until bf16 and sequence parallelism arrive) =="
 	$(BUILD_DIR)/bin/twinflow sim --model gpt --preset gpt3-175b \
-	  --strategy dp=8,tp=8,pp=16,mb=64,recompute=full --cluster dgx-h100 --nodes 128 --replica
+	  --strategy dp=8,tp=8,pp=16,mb=64,recompute=full --cluster dgx-h100 --nodes 128 --replica \
+	  --device cuda --attention fused
 
 bench: deps
 	BUILD_TYPE=$(BUILD_TYPE) CMAKE_ARGS="$(CMAKE_ARGS)" scripts/bench $(BUILD_DIR)
