@@ -125,7 +125,8 @@ void CheckRunEnd(const RunContext& ctx, RunEnd end, double watchdog_seconds) {
 }  // namespace
 
 struct ThreadedExecutor::Impl {
-  Impl(const plan::Plan& p, const kernels::KernelRegistry& kernels, Transport* t)
+  Impl(const plan::Plan& p, const kernels::KernelRegistry& kernels, Transport* t,
+       const DeviceFactory& make_device)
       : plan(p), transport(t), rank(t ? t->rank() : 0) {
     CheckDevices(plan, transport);
     tasks = PrepareTasks(plan, kernels);
@@ -135,7 +136,7 @@ struct ThreadedExecutor::Impl {
     }
     // Only this rank's devices get arenas (and threads, and actors).
     for (int d = 0; d < plan.devices_size(); ++d) {
-      devices.push_back(Local(d) ? MakeDevice(plan.devices(d)) : nullptr);
+      devices.push_back(Local(d) ? make_device(plan.devices(d)) : nullptr);
       arenas.push_back(Local(d) ? std::make_unique<Arena>(plan, d, *devices.back()) : nullptr);
     }
     CheckBindings();
@@ -332,8 +333,9 @@ std::vector<std::map<std::string, Tensor>> ThreadedExecutor::Impl::AssembleFetch
 }
 
 ThreadedExecutor::ThreadedExecutor(const plan::Plan& plan, const kernels::KernelRegistry& kernels,
-                                   Transport* transport)
-    : impl_((plan::ValidatePlan(plan), std::make_unique<Impl>(plan, kernels, transport))) {}
+                                   Transport* transport, const DeviceFactory& make_device)
+    : impl_((plan::ValidatePlan(plan),
+             std::make_unique<Impl>(plan, kernels, transport, make_device))) {}
 
 ThreadedExecutor::~ThreadedExecutor() = default;
 ThreadedExecutor::ThreadedExecutor(ThreadedExecutor&&) noexcept = default;

@@ -32,6 +32,7 @@
 #include "engine/core/tensor.h"
 #include "engine/plan/chrome_trace.h"
 #include "engine/plan/plan.pb.h"
+#include "engine/runtime/device.h"
 #include "engine/runtime/feed_spec.h"
 #include "engine/runtime/transport.h"
 #include "kernels/kernel.h"
@@ -67,15 +68,19 @@ struct RunResult {
 // one heap Impl; Run's device threads reference that Impl, never the executor object, and are
 // joined before Run returns, so moving an executor that is not running is safe. Copies are
 // deleted: two executors sharing one set of arenas would run over each other's slots.
+// Makes the Device of one Plan device (engine/runtime/device.h).
+using DeviceFactory = std::function<std::unique_ptr<Device>(const plan::Device&)>;
+
 class ThreadedExecutor {
  public:
   // Validates the plan; throws PlanError when it does not fit this process (a device of
   // another rank, a cuda device) or lacks a kernel (InvalidArgumentError naming the op).
   // With a transport (engine/comm), this rank runs the tasks of its own devices and reaches the
   // others through it; without one, every device must be on one rank. `plan` and `kernels` are
-  // copied (the caller may drop them); `transport` must outlive the executor.
+  // copied (the caller may drop them); `transport` must outlive the executor. `make_device`
+  // gives each local device its Device (MakeDevice; tests pass others).
   ThreadedExecutor(const plan::Plan& plan, const kernels::KernelRegistry& kernels,
-                   Transport* transport = nullptr);
+                   Transport* transport = nullptr, const DeviceFactory& make_device = MakeDevice);
   ~ThreadedExecutor();
   ThreadedExecutor(ThreadedExecutor&&) noexcept;
   ThreadedExecutor& operator=(ThreadedExecutor&&) noexcept;
