@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Multi-process benchmarks, side by side with their peers, on this machine:
-#   1. the MLP 784-4096-4096-10 (global batch 512, fp32, SGD) on 2 ranks with 1 device each:
-#      twinflow under dp=2 and tp=2 against PyTorch DDP over gloo (Debian's python3-torch),
-#      and against the host's sgemm roofline for 2 concurrent threads, measured in the same run;
+#   1. the MLP 784-4096-4096-10 (global batch 512, fp32, SGD): twinflow under dp=2 and tp=2 on
+#      2 ranks of 1 device, dp=2,tp=2 on 2 ranks of 2 devices, and dp=2 and tp=2 on 2 devices
+#      in one process, against PyTorch DDP over gloo (Debian's python3-torch) and the host's
+#      sgemm roofline for 2 concurrent threads, measured in the same run;
 #   2. all-reduce bus bandwidth, twinflow's collective path against raw MPI_Allreduce, 8 and
-#      64 MiB, on 2 and 4 ranks.
+#      64 MiB, on 2 and 4 ranks;
+#   3. the 64 MiB gradient all-reduce inside the dp=2 step (from its trace) against 2.
 # Usage: bench/mpi_bench.sh [BUILD_DIR] [STEPS]. Installs python3-torch if it is missing.
 set -euo pipefail
 
@@ -30,29 +32,47 @@ import json, sys
 runs = json.load(sys.stdin)["benchmarks"]
 print(max(r["GFLOPs"] for r in runs))')
 
-twinflow_rate() {  # samples/s of `twinflow run` under mpirun -np 2 with strategy $1
-  local out
-  out=$("${mpirun[@]}" -np 2 "$tf" run --model mlp --widths 784,4096,4096,10 --batch 512 \
-    --devices 2 --strategy "$1" --steps "$steps" --optimizer sgd:lr=0.01)
+twinflow_rate() {  # samples/s of `twinflow run` with strategy $1 on $2 devices; $3: mpirun ranks (0: one process)
+  local out launch=()
+  [ "$3" -gt 0 ] && launch=("${mpirun[@]}" -np "$3")
+  out=$("${launch[@]}" "$tf" run --model mlp --widths 784,4096,4096,10 --batch 512 \
+    --devices "$2" --strategy "$1" --steps "$steps" --optimizer sgd:lr=0.01 "${@:4}")
   echo "$out" | awk '/^step time/ { v = $3; u = $4; s = (u == "ms") ? v / 1e3 : (u == "s") ? v : v / 1e6;
     printf "%.2f", 512 / s }'
 }
 
-dp=$(twinflow_rate dp=2)
-tp=$(twinflow_rate tp=2)
+trace="$(mktemp -d)/dp2.json"
+dp=$(twinflow_rate dp=2 2 2 --trace "$trace")
+tp=$(twinflow_rate tp=2 2 2)
+hybrid=$(twinflow_rate dp=2,tp=2 4 2)
+dp_alone=$(twinflow_rate dp=2 2 0)
+tp_alone=$(twinflow_rate tp=2 2 0)
 ddp=$("${mpirun[@]}" -np 2 /usr/bin/python3 "$here/ddp_mlp.py" "$steps" | awk '/samples_per_s/ { print $2 }')
 
-echo "MLP 784-4096-4096-10, global batch 512, fp32 SGD, 2 ranks x 1 device, $steps steps"
-printf "%-24s %12s %14s %14s\n" "run" "samples/s" "vs DDP" "of roofline"
+echo "MLP 784-4096-4096-10, global batch 512, fp32 SGD, $steps steps"
+printf "%-40s %12s %14s %14s\n" "run" "samples/s" "vs DDP" "of roofline"
 row() {
   awk -v name="$1" -v rate="$2" -v ddp="$ddp" -v flops="$flops" -v roof="$roofline" 'BEGIN {
-    printf "%-24s %12.1f %13.2fx %13.0f%%\n", name, rate, rate / ddp, 100 * rate / 512 * flops / 1e9 / roof }'
+    printf "%-40s %12.1f %13.2fx %13.0f%%\n", name, rate, rate / ddp, 100 * rate / 512 * flops / 1e9 / roof }'
 }
-row "twinflow dp=2" "$dp"
-row "twinflow tp=2" "$tp"
-row "pytorch DDP (gloo)" "$ddp"
+row "twinflow dp=2 (2 ranks x 1 device)" "$dp"
+row "twinflow tp=2 (2 ranks x 1 device)" "$tp"
+row "twinflow dp=2,tp=2 (2 ranks x 2 devices)" "$hybrid"
+row "twinflow dp=2 (1 process, 2 devices)" "$dp_alone"
+row "twinflow tp=2 (1 process, 2 devices)" "$tp_alone"
+row "pytorch DDP (gloo, 2 ranks)" "$ddp"
 echo "roofline: 2 concurrent sgemm threads, $roofline GFLOP/s (512x4096x4096, this run)"
+awk -v dp="$dp_alone" -v tp="$tp_alone" 'BEGIN {
+  printf "in one process, dp=2 takes %.2fx the step time of tp=2\n", tp / dp }'
 echo
 for np in 2 4; do
-  "${mpirun[@]}" -np "$np" "$build/bin/mpi_bench_allreduce" 20
+  "${mpirun[@]}" -np "$np" "$build/bin/mpi_bench_allreduce" 20 | tee "$(dirname "$trace")/allreduce$np.txt"
 done
+# The dp=2 step's largest all-reduce (the 64 MiB gradient), from the trace, against the same
+# size alone in the bench above (2 ranks, twinflow's path).
+read -r bytes in_step < <(/usr/bin/python3 "$here/step_allreduce.py" "$trace")
+alone=$(awk -v mib="$((bytes >> 20))" '$1 == mib { print $3 }' "$(dirname "$trace")/allreduce2.txt")
+echo
+awk -v b="$bytes" -v s="$in_step" -v a="$alone" 'BEGIN {
+  printf "all-reduce of %d MiB inside the dp=2 step: %.2f GB/s, %.2fx the bench'"'"'s %.2f GB/s alone\n",
+    b / 1048576, s, (a > 0 ? s / a : 0), a }'

@@ -208,9 +208,8 @@ compiler::Compiled CompileFromArgs(const models::BuiltModel& model, const Parsed
                                          ? *cluster_cost
                                          : CostConfigFromArgs(args, "cpu-host"));
   compiler::CompileOptions options;
+  options.lower = models::StrategyLowerOptions(model.strategy);
   options.lower.fetches = {model.loss};
-  options.lower.micro_batches = model.strategy.micro_batches;
-  options.lower.one_f_one_b = model.strategy.schedule == models::Schedule::kOneFOneB;
   options.lower.devices_per_rank = devices_per_rank;
   return compiler::Compile(model.graph, registry, cost, options);
 }

@@ -62,9 +62,14 @@ void ParseField(const std::string& key, const std::string& value, Strategy& stra
                                  "'");
     }
     strategy.recompute = value == "full";
+  } else if (key == "overlap") {
+    if (value != "on" && value != "off") {
+      throw InvalidArgumentError("strategy field 'overlap' must be on or off, got '" + value + "'");
+    }
+    strategy.overlap = value == "on";
   } else {
     throw InvalidArgumentError("unknown strategy field '" + key +
-                               "' (expected dp, tp, pp, mb, schedule or recompute)");
+                               "' (expected dp, tp, pp, mb, schedule, recompute or overlap)");
   }
 }
 
@@ -76,6 +81,14 @@ std::string DegreeText(const char* key, int64_t degree, DegreeSource source) {
 
 }  // namespace
 
+compiler::LowerOptions StrategyLowerOptions(const Strategy& strategy) {
+  compiler::LowerOptions options;
+  options.micro_batches = strategy.micro_batches;
+  options.one_f_one_b = strategy.schedule == Schedule::kOneFOneB;
+  options.overlap = strategy.overlap;
+  return options;
+}
+
 const char* ScheduleName(Schedule schedule) {
   return schedule == Schedule::kGPipe ? "gpipe" : "1f1b";
 }
@@ -84,7 +97,8 @@ std::string Strategy::ToString() const {
   if (automatic) return "auto" + (hierarchy.rank() ? " " + hierarchy.ToString() : "");
   return DegreeText("dp", dp, dp_source) + "," + DegreeText("tp", tp, tp_source) + "," +
          DegreeText("pp", pp, pp_source) + ",mb=" + std::to_string(micro_batches) +
-         ",schedule=" + ScheduleName(schedule) + (recompute ? ",recompute=full" : "");
+         ",schedule=" + ScheduleName(schedule) + (recompute ? ",recompute=full" : "") +
+         (overlap ? "" : ",overlap=off");
 }
 
 bool Strategy::InfersDegree() const {

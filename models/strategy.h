@@ -8,6 +8,10 @@
 //   schedule  gpipe | 1f1b
 //   recompute none | full: full activation recomputation, each layer's forward run again in
 //             the backward pass instead of keeping its activations (graph/autograd.h)
+//   overlap   on | off: whether collectives run beside the computation (on, the default: a
+//             gradient's all-reduce overlaps the rest of the backward pass, as in DDP, and holds
+//             its input and output until the update) or in the device's order (off: less memory,
+//             no overlap; compiler/task_chains.h)
 // "auto" leaves every layout to the SBP search on one placement (`hierarchy`).
 //
 // Degrees are Megatron's: dp, tp and pp pin the layouts of the ops they govern (models/pins.h).
@@ -18,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/compiler/lower.h"
 #include "engine/core/shape.h"
 #include "engine/sbp/placement.h"
 
@@ -45,7 +50,8 @@ struct Strategy {
   bool micro_batches_given = false;  // mb= was written (a --micro-batch-size must agree)
   Schedule schedule = Schedule::kOneFOneB;
   bool recompute = false;
-  Shape hierarchy;  // automatic only; empty: 1-D over all devices
+  bool overlap = true;  // collectives run beside the computation (see the header comment)
+  Shape hierarchy;      // automatic only; empty: 1-D over all devices
 
   int64_t devices() const { return dp * tp * pp; }
   // The device count when none is given: the product of the degrees, an inferred one taken
@@ -74,5 +80,9 @@ struct Strategy {
 // Throws InvalidArgumentError naming the bad field: unknown keys, non-positive or malformed
 // numbers, an unknown schedule, a repeated key, pp=auto, dp and tp both auto.
 Strategy ParseStrategy(const std::string& text);
+
+// What the strategy asks of the lowering: its micro-batches, schedule and overlap (the fetches
+// and ranks are the caller's).
+compiler::LowerOptions StrategyLowerOptions(const Strategy& strategy);
 
 }  // namespace twinflow::models

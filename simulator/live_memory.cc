@@ -7,6 +7,13 @@ namespace twinflow::sim {
 LiveMemory::LiveMemory(const plan::Plan& plan, bool record)
     : plan_(plan), record_(record), live_(plan.devices_size(), 0), peak_(plan.devices_size(), 0) {
   for (const plan::Regst& r : plan.regsts()) outstanding_.emplace_back(r.slots(), kFree);
+  in_place_input_.assign(plan.regsts_size(), false);
+  in_place_output_.assign(plan.regsts_size(), false);
+  for (const plan::Task& t : plan.tasks()) {
+    if (t.kind() != plan::COLLECTIVE || !t.collective().in_place()) continue;
+    for (int64_t r : t.consumed_regsts()) in_place_input_[r] = true;
+    for (int64_t r : t.produced_regsts()) in_place_output_[r] = true;
+  }
 }
 
 void LiveMemory::Launched(const runtime::Launch& launch, Nanos now) {
@@ -16,7 +23,7 @@ void LiveMemory::Launched(const runtime::Launch& launch, Nanos now) {
     if (outstanding != kFree) continue;  // an ACC keeps its output over several acts
     const plan::Regst& r = plan_.regsts(static_cast<int>(o.regst));
     outstanding = t.kind() == plan::VARIABLE ? kPinned : r.consumers_size();
-    Change(t.device(), r.bytes_per_slot(), now);
+    if (!in_place_output_[o.regst]) Change(t.device(), r.bytes_per_slot(), now);
   }
 }
 
@@ -24,6 +31,7 @@ void LiveMemory::Returned(const runtime::RegstFree& free, Nanos now) {
   int& outstanding = outstanding_[free.regst][free.slot];
   if (outstanding == kFree || outstanding == kPinned || --outstanding > 0) return;
   outstanding = kFree;
+  if (in_place_input_[free.regst]) return;  // its bytes live on as the output
   const plan::Regst& r = plan_.regsts(static_cast<int>(free.regst));
   Change(plan_.tasks(static_cast<int>(r.producer())).device(), -r.bytes_per_slot(), now);
 }

@@ -33,7 +33,10 @@ class LiveMemory {
   const plan::Plan& plan_;
   bool record_;
   std::vector<std::vector<int>> outstanding_;  // by regst and slot: consumers yet to return it
-  std::vector<int64_t> live_, peak_;           // by plan device
+  // By regst: an in-place all_reduce's input or output, whose bytes are one slot counted once:
+  // from the input's producer until the output's last reader returns it.
+  std::vector<bool> in_place_input_, in_place_output_;
+  std::vector<int64_t> live_, peak_;  // by plan device
   std::vector<plan::MemorySample> samples_;
 };
 

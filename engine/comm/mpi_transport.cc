@@ -330,10 +330,11 @@ MpiTransport::Op MpiTransport::AllReduceOp(const Members& members, ReduceOp op, 
                                            Done done) {
   return {[members, op, comm](MPI_Request* request) {
             runtime::CollectiveMember& m = members->front();
-            CheckMpi(
-                MPI_Iallreduce(m.input.raw(), m.output.raw(), static_cast<int>(m.input.numel()),
-                               MpiType(m.input.dtype()), MpiOp(op), comm, request),
-                "MPI_Iallreduce");
+            // In place (CollectiveDesc.in_place): MPI wants its own marker for that.
+            const void* send = m.input.raw() == m.output.raw() ? MPI_IN_PLACE : m.input.raw();
+            CheckMpi(MPI_Iallreduce(send, m.output.raw(), static_cast<int>(m.input.numel()),
+                                    MpiType(m.input.dtype()), MpiOp(op), comm, request),
+                     "MPI_Iallreduce");
           },
           [members, done](const MPI_Status&) { done(); }};
 }

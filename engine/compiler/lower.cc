@@ -121,6 +121,7 @@ plan::Plan Lowerer::Run(const LowerOptions& options) {
   for (auto& regst : *plan_.mutable_regsts()) {
     std::sort(regst.mutable_consumers()->begin(), regst.mutable_consumers()->end());
   }
+  plan_.set_serial_collectives(!options.overlap);
   const std::vector<TaskChain> chains = FindTaskChains(plan_);
   OrderChains(plan_, chains);
   if (options.one_f_one_b) OrderOneFOneB(chains, stages);

@@ -35,6 +35,9 @@ struct LowerOptions {
   // keeps at most that many micro-batches' activations.
   int64_t micro_batches = 1;
   bool one_f_one_b = true;
+  // Collectives float beside their device's chain (task_chains.h), so communication overlaps
+  // computation; false keeps them in it (the Plan's serial_collectives), for less memory.
+  bool overlap = true;
   // Devices per MPI rank: device cpu:i belongs to rank i / devices_per_rank. 0 puts every
   // device on rank 0 (one process).
   int64_t devices_per_rank = 0;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -15,37 +16,78 @@ constexpr int64_t kAlignment = 64;
 
 int64_t Aligned(int64_t bytes) { return (bytes + kAlignment - 1) / kAlignment * kAlignment; }
 
-// A register living inside a chain, over positions [first, last].
+// A register living inside a chain, over positions [first, last]. Positions count in halves:
+// serial task i acts at 2i, and a floating collective between serial positions a and b runs
+// over 2a + 1 .. 2b - 1, the gap in which the chain may have moved on.
 struct Span {
   int64_t regst = 0;
   int64_t bytes = 0;
   int64_t first = 0;
   int64_t last = 0;
   int64_t offset = 0;  // in the chain's pool
+  int64_t alias = -1;  // an in-place all_reduce's input, at the same bytes (regst is its output)
 };
+
+// The data register (one with bytes) among `regsts`, or -1.
+int64_t DataRegst(const plan::Plan& plan,
+                  const google::protobuf::RepeatedField<google::protobuf::int64>& regsts) {
+  for (int64_t r : regsts) {
+    if (plan.regsts(static_cast<int>(r)).bytes_per_slot() > 0) return r;
+  }
+  return -1;
+}
+
+// Merges the spans of each in-place all_reduce's input and output into one, at one offset.
+void MergeInPlace(const plan::Plan& plan, const std::map<int64_t, size_t>& span_of,
+                  std::vector<Span>& spans) {
+  std::vector<bool> gone(spans.size(), false);
+  for (size_t i = 0; i < spans.size(); ++i) {
+    const plan::Regst& regst = plan.regsts(static_cast<int>(spans[i].regst));
+    const plan::Task& t = plan.tasks(static_cast<int>(regst.producer()));
+    if (t.kind() != plan::COLLECTIVE || !t.collective().in_place()) continue;
+    const auto in = span_of.find(DataRegst(plan, t.consumed_regsts()));
+    if (in == span_of.end()) continue;
+    Span& merged = spans[i];
+    merged.first = std::min(merged.first, spans[in->second].first);
+    merged.last = std::max(merged.last, spans[in->second].last);
+    merged.alias = spans[in->second].regst;
+    gone[in->second] = true;
+  }
+  std::vector<Span> kept;
+  for (size_t i = 0; i < spans.size(); ++i) {
+    if (!gone[i]) kept.push_back(spans[i]);
+  }
+  spans = std::move(kept);
+}
 
 // The registers living inside `chain`, with their spans.
 std::vector<Span> SpansOf(const plan::Plan& plan, const TaskChain& chain) {
-  std::map<int64_t, int64_t> position;
-  for (size_t i = 0; i < chain.tasks.size(); ++i)
-    position[chain.tasks[i]] = static_cast<int64_t>(i);
+  std::map<int64_t, std::pair<int64_t, int64_t>> acts;  // task -> its first and last position
+  for (size_t i = 0; i < chain.tasks.size(); ++i) {
+    const auto at = static_cast<int64_t>(2 * i);
+    acts[chain.tasks[i]] = {at, at};
+  }
+  for (const FloatingTask& f : chain.floating) acts[f.task] = {2 * f.after + 1, 2 * f.before - 1};
   std::vector<Span> spans;
-  for (int64_t task : chain.tasks) {
+  for (const auto& [task, extent] : acts) {
     for (int64_t r : plan.tasks(static_cast<int>(task)).produced_regsts()) {
       const plan::Regst& regst = plan.regsts(static_cast<int>(r));
       if (regst.lag() != 0 || regst.bytes_per_slot() == 0 || regst.consumers().empty()) continue;
-      Span span{r, regst.bytes_per_slot(), position.at(task), position.at(task), 0};
+      Span span{r, regst.bytes_per_slot(), extent.first, extent.first, 0};
       bool inside = true;
       for (int64_t c : regst.consumers()) {
-        const auto it = position.find(c);
-        if (it == position.end())
+        const auto it = acts.find(c);
+        if (it == acts.end())
           inside = false;
         else
-          span.last = std::max(span.last, it->second);
+          span.last = std::max(span.last, it->second.second);
       }
       if (inside) spans.push_back(span);
     }
   }
+  std::map<int64_t, size_t> span_of;  // by register
+  for (size_t i = 0; i < spans.size(); ++i) span_of[spans[i].regst] = i;
+  MergeInPlace(plan, span_of, spans);
   return spans;
 }
 
@@ -113,7 +155,10 @@ std::vector<std::pair<int, std::vector<Span>>> ChainPools(const plan::Plan& plan
   std::vector<std::pair<int, std::vector<Span>>> pools;
   for (const TaskChain& chain : chains) {
     std::vector<Span> spans = SpansOf(plan, chain);
-    for (const Span& s : spans) shared[s.regst] = true;
+    for (const Span& s : spans) {
+      shared[s.regst] = true;
+      if (s.alias >= 0) shared[s.alias] = true;
+    }
     pools.emplace_back(chain.device, std::move(spans));
   }
   return pools;
@@ -142,6 +187,49 @@ int64_t Total(const CategoryBytes& bytes) {
   int64_t total = 0;
   for (int64_t b : bytes) total += b;
   return total;
+}
+
+bool SameTensor(const plan::TensorDesc& a, const plan::TensorDesc& b) {
+  return a.dtype() == b.dtype() &&
+         std::equal(a.shape().begin(), a.shape().end(), b.shape().begin(), b.shape().end());
+}
+
+// Whether all_reduce `t` of `chain` (its tasks in `inside`) can sum in place: its input is
+// the chain's, read by it alone, and its output stays in the chain (register spans, above).
+bool CanReduceInPlace(const plan::Plan& plan, int64_t t, const std::set<int64_t>& inside) {
+  const plan::Task& task = plan.tasks(static_cast<int>(t));
+  if (task.kind() != plan::COLLECTIVE || task.collective().kind() != plan::ALL_REDUCE) return false;
+  const int64_t in = DataRegst(plan, task.consumed_regsts());
+  const int64_t out = DataRegst(plan, task.produced_regsts());
+  if (in < 0 || out < 0) return false;
+  const plan::Regst& input = plan.regsts(static_cast<int>(in));
+  const plan::Regst& output = plan.regsts(static_cast<int>(out));
+  if (input.lag() != 0 || output.lag() != 0 || input.consumers_size() != 1 ||
+      inside.count(input.producer()) == 0 || output.consumers().empty() ||
+      !SameTensor(input.tensor(), output.tensor())) {
+    return false;
+  }
+  for (int64_t c : output.consumers()) {
+    if (inside.count(c) == 0) return false;
+  }
+  return true;
+}
+
+// Marks every all_reduce of the chains that can sum in place (CollectiveDesc.in_place), and
+// clears the mark elsewhere, so that planning again gives the same Plan.
+void MarkInPlace(plan::Plan& plan, const std::vector<TaskChain>& chains) {
+  for (plan::Task& t : *plan.mutable_tasks()) {
+    if (t.kind() == plan::COLLECTIVE) t.mutable_collective()->set_in_place(false);
+  }
+  for (const TaskChain& chain : chains) {
+    std::set<int64_t> inside(chain.tasks.begin(), chain.tasks.end());
+    for (const FloatingTask& f : chain.floating) inside.insert(f.task);
+    for (int64_t t : inside) {
+      if (CanReduceInPlace(plan, t, inside)) {
+        plan.mutable_tasks(static_cast<int>(t))->mutable_collective()->set_in_place(true);
+      }
+    }
+  }
 }
 
 }  // namespace
@@ -174,14 +262,16 @@ void PlanMemory(plan::Plan& plan, const std::vector<TaskChain>& chains) {
     end[device] = std::max(end[device], offset + bytes);
   };
 
+  MarkInPlace(plan, chains);
   std::vector<bool> shared;
   auto pools = ChainPools(plan, chains, shared);
   for (const auto& [device, spans] : pools) {
     for (const Span& s : spans) {
-      if (plan.regsts(static_cast<int>(s.regst)).slots() != 1) {
-        throw PlanError("register " + std::to_string(s.regst) + " lives inside a chain of device " +
+      for (const int64_t r : {s.regst, s.alias}) {
+        if (r < 0 || plan.regsts(static_cast<int>(r)).slots() == 1) continue;
+        throw PlanError("register " + std::to_string(r) + " lives inside a chain of device " +
                         std::to_string(device) + " but has " +
-                        std::to_string(plan.regsts(static_cast<int>(s.regst)).slots()) +
+                        std::to_string(plan.regsts(static_cast<int>(r)).slots()) +
                         " slots: slot counts are decided (DecideSlotCounts) before memory");
       }
     }
@@ -197,7 +287,10 @@ void PlanMemory(plan::Plan& plan, const std::vector<TaskChain>& chains) {
   }
   for (auto& [device, spans] : pools) {
     const int64_t pool = PlaceSpans(spans);
-    for (const Span& s : spans) place(device, s.regst, 0, next[device] + s.offset, s.bytes);
+    for (const Span& s : spans) {
+      place(device, s.regst, 0, next[device] + s.offset, s.bytes);
+      if (s.alias >= 0) place(device, s.alias, 0, next[device] + s.offset, s.bytes);
+    }
     next[device] += pool;
   }
   for (int d = 0; d < devices; ++d) {

@@ -1,9 +1,10 @@
 #pragma once
 // Memory planning: one arena per device, every slot of every register at a fixed offset.
 //
-// A register that lives inside one serial chain (task_chains.h: produced and consumed only by
-// the chain's tasks, at lag 0) is live over a fixed span of the chain's positions, from its
-// producer to its last consumer, and the chain finishes a piece before it starts the next. It
+// A register that lives inside one chain (task_chains.h: produced and consumed only by the
+// chain's tasks, serial or floating, at lag 0) is live over a fixed span of the chain's
+// positions, from its producer to its last consumer (a floating collective counts over the whole
+// gap it may run in), and the chain finishes a piece before it starts the next. It
 // has one slot (slot_counts.h), and shares bytes with the chain's other such registers whose spans
 // do not meet. Every other slot (variables, inputs, activations kept for the backward pass, values
 // crossing devices or rates) has bytes of its own, since when it dies depends on the run.
@@ -26,7 +27,10 @@ std::vector<bool> ChainResidentRegsts(const plan::Plan& plan, const std::vector<
 
 // Replaces the plan's memory plans; `chains` must have been ordered (OrderChains) and the slot
 // counts decided (DecideSlotCounts): a register inside a chain with more than one slot is a
-// PlanError.
+// PlanError. It also decides which all_reduces sum in place (CollectiveDesc.in_place): those
+// of a chain whose input only they read and whose output stays in the chain. Their input and
+// output are one span at one offset: a gradient's all-reduce floating beside the backward pass
+// then holds one buffer, not two, as Megatron's in-place reduction of its gradient buffer does.
 void PlanMemory(plan::Plan& plan, const std::vector<TaskChain>& chains);
 
 // Every device's peak_bytes (as PlanMemory planned them for a compiled `plan`) by category;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <string>
 #include <tuple>
 
@@ -36,6 +37,65 @@ bool HasDirectEdge(const plan::Plan& plan, int64_t from, int64_t to) {
     if (std::binary_search(regst.consumers().begin(), regst.consumers().end(), to)) return true;
   }
   return false;
+}
+
+// Moves the collectives of `chain` that can float (task_chains.h) out of its serial tasks.
+void SplitFloating(const plan::Plan& plan, TaskChain& chain) {
+  if (plan.serial_collectives()) return;
+  const std::vector<int64_t> all = std::move(chain.tasks);
+  chain.tasks.clear();
+  const std::set<int64_t> members(all.begin(), all.end());
+  std::set<int64_t> floats;  // decided last first: a reader's answer is known before its writer's
+  for (auto it = all.rbegin(); it != all.rend(); ++it) {
+    const plan::Task& t = plan.tasks(static_cast<int>(*it));
+    if (t.kind() != plan::COLLECTIVE) continue;
+    bool read = false;
+    bool inside = true;
+    for (int64_t r : t.produced_regsts()) {
+      const plan::Regst& regst = plan.regsts(static_cast<int>(r));
+      for (int64_t c : regst.consumers()) {
+        read = true;
+        inside = inside && regst.lag() == 0 && members.count(c) > 0;
+      }
+    }
+    if (read && inside) floats.insert(*it);
+  }
+  std::map<int64_t, int64_t> position;  // serial tasks
+  std::map<int64_t, FloatingTask> floating;
+  for (int64_t id : all) {
+    FloatingTask f{id, -1, 0};
+    for (int64_t r : plan.tasks(static_cast<int>(id)).consumed_regsts()) {
+      const plan::Regst& regst = plan.regsts(static_cast<int>(r));
+      if (regst.lag() != 0 || members.count(regst.producer()) == 0) continue;
+      const auto p = position.find(regst.producer());
+      f.after =
+          std::max(f.after, p != position.end() ? p->second : floating.at(regst.producer()).after);
+    }
+    // One that reads nothing of the chain stays serial: nothing would hold its next piece back
+    // until the chain's next piece began, so its registers would have no fixed span.
+    if (floats.count(id) == 0 || f.after < 0) {
+      floats.erase(id);
+      position[id] = static_cast<int64_t>(chain.tasks.size());
+      chain.tasks.push_back(id);
+    } else {
+      floating[id] = f;
+    }
+  }
+  for (auto it = all.rbegin(); it != all.rend(); ++it) {
+    const auto f = floating.find(*it);
+    if (f == floating.end()) continue;
+    f->second.before = static_cast<int64_t>(chain.tasks.size());
+    for (int64_t r : plan.tasks(static_cast<int>(*it)).produced_regsts()) {
+      for (int64_t c : plan.regsts(static_cast<int>(r)).consumers()) {
+        const auto p = position.find(c);
+        f->second.before =
+            std::min(f->second.before, p != position.end() ? p->second : floating.at(c).before);
+      }
+    }
+  }
+  for (int64_t id : all) {
+    if (floats.count(id) > 0) chain.floating.push_back(floating.at(id));
+  }
 }
 
 }  // namespace
@@ -94,6 +154,7 @@ std::vector<TaskChain> FindTaskChains(const plan::Plan& plan) {
   }
   std::vector<TaskChain> result;
   for (auto& [key, chain] : chains) {
+    SplitFloating(plan, chain);
     if (chain.tasks.size() > 1) result.push_back(std::move(chain));
   }
   return result;

@@ -11,6 +11,16 @@
 // which is what lets the memory planner (plan_memory.h) give them shared bytes; the pipeline
 // schedule (1F1B) orders whole chains against each other.
 //
+// Collectives float beside the chain rather than in it, wherever everything they write is read
+// inside the chain (by a serial task, or by another floating collective). A floating
+// collective starts once its inputs exist, after serial position `after` (its latest producer
+// in the chain), and must finish before serial position `before` (its first reader there, or
+// its floating readers' `before`), which waits for it through a data register. Between the two
+// the chain goes on computing: this is how a gradient's all-reduce overlaps the rest of the
+// backward pass, as DDP's buckets do, instead of stalling the device until every rank has
+// caught up. Its registers are still live over a fixed span of positions, so they share bytes
+// as before. A collective whose output leaves the chain stays serial.
+//
 // Why the added edges cannot deadlock a Plan that did not already: give micro-batch p the
 // time p, a step value the step's micro-batches read (through a REPEAT) the time just before
 // the step's first micro-batch, and any other step value the time just after its last. Every
@@ -27,16 +37,24 @@
 
 namespace twinflow::compiler {
 
+// A collective running beside a chain, between two of its serial positions (see above).
+struct FloatingTask {
+  int64_t task = 0;
+  int64_t after = -1;  // the serial position it follows (-1: it reads nothing of the chain)
+  int64_t before = 0;  // the serial position that waits for it
+};
+
 struct TaskChain {
   int32_t device = 0;
   int64_t acts_per_step = 1;
-  bool forward = false;        // the forward phase alone (only with several micro-batches)
-  std::vector<int64_t> tasks;  // in execution order
+  bool forward = false;                // the forward phase alone (only with several micro-batches)
+  std::vector<int64_t> tasks;          // the serial tasks, in execution order
+  std::vector<FloatingTask> floating;  // in topological order
 };
 
 // The chains of COMPUTE, COPY, COLLECTIVE and ASSIGN tasks, by device, then backward before
-// forward, then rate; chains of one task are left out (there is nothing to order). Empty for a Plan
-// without consistent times (above).
+// forward, then rate; chains of one serial task are left out (there is nothing to order). Empty
+// for a Plan without consistent times (above).
 std::vector<TaskChain> FindTaskChains(const plan::Plan& plan);
 
 // A control register (no bytes) from `from` to `to`: to's act p waits for from's act p - lag.

@@ -80,7 +80,22 @@ std::string DeviceProcesses(const Plan& plan) {
   return json;
 }
 
-// A complete event a span of a task of the Plan, named by the task, categorised by its kind.
+// The bytes a communication task moves per act (the largest data register it reads or
+// writes), or -1 for any other task.
+int64_t CommBytes(const Plan& plan, const Task& t) {
+  if (t.kind() != COLLECTIVE && t.kind() != SEND && t.kind() != RECV) return -1;
+  int64_t bytes = 0;
+  for (const auto* list : {&t.consumed_regsts(), &t.produced_regsts()}) {
+    for (int64_t r : *list) {
+      if (r >= 0 && r < plan.regsts_size())
+        bytes = std::max(bytes, plan.regsts(static_cast<int>(r)).bytes_per_slot());
+    }
+  }
+  return bytes;
+}
+
+// A complete event a span of a task of the Plan, named by the task, categorised by its kind;
+// a communication act carries its bytes (args.bytes), so that its bandwidth can be read off.
 std::string SpanEvents(const Plan& plan, const std::vector<TraceSpan>& spans, int64_t origin) {
   std::string json;
   for (const TraceSpan& s : spans) {
@@ -90,8 +105,10 @@ std::string SpanEvents(const Plan& plan, const std::vector<TraceSpan>& spans, in
     std::snprintf(times, sizeof(times), "\"ts\":%.3f,\"dur\":%.3f,\"pid\":%d,\"tid\":%d",
                   static_cast<double>(s.start_ns - origin) * 1e-3,
                   static_cast<double>(s.end_ns - s.start_ns) * 1e-3, t.device(), s.stream);
+    const int64_t bytes = CommBytes(plan, t);
     json += ",\n{\"name\":\"" + Escape(t.name()) + "\",\"cat\":\"" + TaskKind_Name(t.kind()) +
-            "\",\"ph\":\"X\"," + times + "}";
+            "\",\"ph\":\"X\"," + times +
+            (bytes >= 0 ? ",\"args\":{\"bytes\":" + std::to_string(bytes) + "}" : "") + "}";
   }
   return json;
 }

@@ -1,8 +1,32 @@
 #include "engine/plan/memory_overlaps.h"
 
 #include <algorithm>
+#include <set>
 
 namespace twinflow::plan {
+namespace {
+
+// (lower, higher register id) of each in-place all_reduce's data input and output.
+std::set<std::pair<int64_t, int64_t>> InPlacePairs(const Plan& plan) {
+  std::set<std::pair<int64_t, int64_t>> pairs;
+  for (const Task& t : plan.tasks()) {
+    if (t.kind() != COLLECTIVE || !t.collective().in_place()) continue;
+    int64_t in = -1;
+    int64_t out = -1;
+    for (int64_t r : t.consumed_regsts()) {
+      if (r >= 0 && r < plan.regsts_size() && plan.regsts(static_cast<int>(r)).bytes_per_slot() > 0)
+        in = r;
+    }
+    for (int64_t r : t.produced_regsts()) {
+      if (r >= 0 && r < plan.regsts_size() && plan.regsts(static_cast<int>(r)).bytes_per_slot() > 0)
+        out = r;
+    }
+    if (in >= 0 && out >= 0) pairs.insert({std::min(in, out), std::max(in, out)});
+  }
+  return pairs;
+}
+
+}  // namespace
 
 std::vector<std::pair<SlotKey, SlotKey>> OverlappingSlots(const Plan& plan,
                                                           const MemoryPlan& memory) {
@@ -21,9 +45,13 @@ std::vector<std::pair<SlotKey, SlotKey>> OverlappingSlots(const Plan& plan,
   std::sort(extents.begin(), extents.end(), [](const Extent& a, const Extent& b) {
     return a.begin != b.begin ? a.begin < b.begin : a.key.regst < b.key.regst;
   });
+  const std::set<std::pair<int64_t, int64_t>> in_place = InPlacePairs(plan);
   std::vector<std::pair<SlotKey, SlotKey>> pairs;
   for (size_t i = 0; i < extents.size(); ++i) {
     for (size_t j = i + 1; j < extents.size() && extents[j].begin < extents[i].end; ++j) {
+      const int64_t a = extents[i].key.regst;
+      const int64_t b = extents[j].key.regst;
+      if (in_place.count({std::min(a, b), std::max(a, b)}) > 0) continue;
       pairs.emplace_back(extents[i].key, extents[j].key);
     }
   }

@@ -16,7 +16,8 @@ struct SlotKey {
 };
 
 // Every pair of placed slots (of registers with bytes) whose byte ranges overlap, each pair
-// once. Entries naming no register are skipped (validation reports those).
+// once, but for an in-place all_reduce's input and output (CollectiveDesc.in_place), which are
+// meant to. Entries naming no register are skipped (validation reports those).
 std::vector<std::pair<SlotKey, SlotKey>> OverlappingSlots(const Plan& plan,
                                                           const MemoryPlan& memory);
 

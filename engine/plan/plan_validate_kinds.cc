@@ -63,6 +63,7 @@ void Validator::CheckTaskKind(int64_t t) const {
       break;
     case COLLECTIVE:
       expect(n_in == 1 && n_out == 1, "one data input and one data output");
+      if (task.collective().in_place()) CheckInPlace(t, in[0], out[0]);
       break;
     case ACC:
     case REPEAT: {
@@ -176,6 +177,17 @@ void Validator::CheckTransfers(int64_t t, const std::vector<int64_t>& out) const
         (!out.empty() && !RegionInside(tr.region(), tr.dst_region()))) {
       Fail(what + " region is not inside its source and destination regions");
     }
+  }
+}
+
+// An in-place all_reduce writes over its input, so nothing else may read that input, and the
+// two must be the same tensor (the executors exempt the pair from their overlap checks).
+void Validator::CheckInPlace(int64_t t, int64_t in, int64_t out) const {
+  const Regst& input = plan_.regsts(in);
+  if (plan_.tasks(t).collective().kind() != ALL_REDUCE || input.consumers_size() != 1 ||
+      input.consumers(0) != t || !SameDesc(input.tensor(), plan_.regsts(out).tensor())) {
+    Fail(TaskText(t) + " is in place, but is not an all_reduce whose " + RegstText(in) +
+         " only it reads and whose output is the same tensor");
   }
 }
 

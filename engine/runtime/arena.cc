@@ -93,6 +93,7 @@ Arena::Arena(const plan::Plan& plan, int device, Device& bytes_from) : device_(d
   }
   for (Layout& layout : regsts_) layout.sharing.assign(layout.offsets.size(), {});
   if (memory) FindSharedBytes(plan, *memory);
+  FindInPlacePairs(plan);
   base_ = bytes_from.AllocateArena(bytes_);
 }
 
@@ -100,6 +101,24 @@ void Arena::FindSharedBytes(const plan::Plan& plan, const plan::MemoryPlan& memo
   for (const auto& [a, b] : plan::OverlappingSlots(plan, memory)) {
     regsts_[a.regst].sharing[a.slot].push_back({b.regst, b.slot});
     regsts_[b.regst].sharing[b.slot].push_back({a.regst, a.slot});
+  }
+}
+
+void Arena::FindInPlacePairs(const plan::Plan& plan) {
+  for (const plan::Task& t : plan.tasks()) {
+    if (t.device() != device_ || t.kind() != plan::COLLECTIVE || !t.collective().in_place())
+      continue;
+    int64_t in = -1;
+    int64_t out = -1;
+    for (int64_t r : t.consumed_regsts()) {
+      if (Holds(r) && regsts_[r].slot_bytes > 0) in = r;
+    }
+    for (int64_t r : t.produced_regsts()) {
+      if (Holds(r) && regsts_[r].slot_bytes > 0) out = r;
+    }
+    if (in < 0 || out < 0 || regsts_[in].offsets != regsts_[out].offsets) continue;
+    regsts_[in].bytes_live_on = true;
+    regsts_[out].bytes_already_in = true;
   }
 }
 
@@ -175,6 +194,7 @@ void Arena::MarkLive(int64_t regst, int32_t slot) {
     high_water_ = std::max(high_water_, layout.offsets[slot] + layout.slot_bytes);
   }
   layout.outstanding[slot] = layout.consumers;
+  if (layout.bytes_already_in) return;
   live_bytes_ += layout.slot_bytes;
   if (live_bytes_ > peak_bytes_) peak_bytes_ = live_bytes_;
 }
@@ -184,7 +204,7 @@ void Arena::Release(int64_t regst, int32_t slot) {
   if (layout.pinned || !layout.live[slot]) return;
   if (--layout.outstanding[slot] > 0) return;
   layout.live[slot] = false;
-  live_bytes_ -= layout.slot_bytes;
+  if (!layout.bytes_live_on) live_bytes_ -= layout.slot_bytes;
 }
 
 }  // namespace twinflow::runtime

@@ -59,11 +59,16 @@ class Arena {
     std::vector<int> outstanding;  // consumers yet to return each live slot
     std::vector<bool> live;
     std::vector<std::vector<std::pair<int64_t, int32_t>>> sharing;  // per slot
+    // An in-place all_reduce's input and output at the same bytes count once: from the input's
+    // launch until the output is released.
+    bool bytes_live_on = false;     // the input: its bytes become the output's
+    bool bytes_already_in = false;  // the output: its bytes are the input's
   };
   Layout& At(int64_t regst, int32_t slot);
   // Per slot, the other slots whose bytes overlap its own (found once, from the offsets).
   void FindSharedBytes(const plan::Plan& plan, const plan::MemoryPlan& memory);
   void CheckNoneLive(int64_t regst, int32_t slot) const;
+  void FindInPlacePairs(const plan::Plan& plan);
 
   int device_;
   int64_t bytes_ = 0;

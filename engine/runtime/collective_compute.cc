@@ -66,9 +66,10 @@ void ComputeCollective(Device& device, const plan::CollectiveDesc& desc, ReduceO
   if (kind == CollectiveKind::kAllReduce && !members.empty()) {
     CheckAllReduceMembers(name, members);
     Tensor& first = members[0].output;
-    // Member 0's output may be another member's input only if the Plan aliases slots, which
-    // validation forbids; copy first, then add the others in order.
-    device.Copy(members[0].input, first);
+    // An in-place all_reduce (CollectiveDesc.in_place) has each member's output at its own
+    // input's bytes: member 0's sum starts from its input where it lies, and the others' inputs
+    // are read before their outputs are written. Validation forbids any other aliasing.
+    if (members[0].input.raw() != first.raw()) device.Copy(members[0].input, first);
     for (size_t i = 1; i < members.size(); ++i) device.ReduceInto(members[i].input, first, op);
     for (size_t i = 1; i < members.size(); ++i) device.Copy(first, members[i].output);
     return;

@@ -66,7 +66,7 @@ void DeviceWorker::Run() {
 
 void DeviceWorker::Handle(const WorkItem& item) {
   if (item.done) {  // a communication act completing
-    Complete(item.task, 1, ctx_.trace ? ctx_.comm_started[item.task] : 0);
+    Complete(item.task, 1, ctx_.trace ? ctx_.comm_started[item.task] : 0, item.finished_ns);
     return;
   }
   Actor& actor = *ctx_.actors.at(item.task);
@@ -79,8 +79,11 @@ void DeviceWorker::Handle(const WorkItem& item) {
   NoteFinished(item.task);
 }
 
-void DeviceWorker::Complete(int64_t task, int stream, int64_t started) {
-  if (ctx_.trace) ctx_.spans[device_].push_back({task, stream, started, RunContext::NowNs()});
+void DeviceWorker::Complete(int64_t task, int stream, int64_t started, int64_t finished) {
+  if (ctx_.trace) {
+    ctx_.spans[device_].push_back(
+        {task, stream, started, finished > 0 ? finished : RunContext::NowNs()});
+  }
   Outbox out;
   ctx_.actors.at(task)->Done(out);
   ctx_.acts_done.fetch_add(1, std::memory_order_relaxed);
@@ -168,7 +171,7 @@ void DeviceWorker::StartCollective(const PreparedTask& task, const runtime::Laun
   for (const CollectiveMember& m : *members) tasks.push_back(m.task);
   RunContext& ctx = ctx_;
   const auto done = [&ctx, tasks] {
-    for (int64_t task : tasks) ctx.Post(WorkItem{task, true, {}});
+    for (int64_t task : tasks) ctx.PostDone(task);
   };
   if (task.spans_ranks) {
     transport(task).Collective(t, launch.piece, std::move(*members), done);
@@ -207,9 +210,7 @@ void DeviceWorker::StartSend(const PreparedTask& task, const runtime::Launch& la
   std::vector<std::byte> payload(packed.raw(), packed.raw() + packed.nbytes());
   RunContext& ctx = ctx_;
   const int64_t id = task.task->id();
-  t.Send(*task.task, launch.piece, std::move(payload), [&ctx, id] {
-    ctx.Post(WorkItem{id, true, {}});
-  });
+  t.Send(*task.task, launch.piece, std::move(payload), [&ctx, id] { ctx.PostDone(id); });
 }
 
 void DeviceWorker::StartRecv(const PreparedTask& task, const runtime::Launch& launch) {
@@ -217,9 +218,8 @@ void DeviceWorker::StartRecv(const PreparedTask& task, const runtime::Launch& la
   const SlotRef& out = FindSlot(launch.outputs, task.outputs[0], launch);
   RunContext& ctx = ctx_;
   const int64_t id = task.task->id();
-  t.Recv(*task.task, launch.piece, ctx_.SlotView(out.regst, out.slot), [&ctx, id] {
-    ctx.Post(WorkItem{id, true, {}});
-  });
+  t.Recv(*task.task, launch.piece, ctx_.SlotView(out.regst, out.slot),
+         [&ctx, id] { ctx.PostDone(id); });
 }
 
 void DeviceWorker::NoteFinished(int64_t task) {

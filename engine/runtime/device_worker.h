@@ -40,7 +40,8 @@ class DeviceWorker {
   void NoteFinished(int64_t task);
   // Completes an act: the actor's Done, its outbox, the trace span (`stream` 0 compute, 1
   // communication) from `started`.
-  void Complete(int64_t task, int stream, int64_t started);
+  // `finished`: when the act really completed (0: now), for the trace.
+  void Complete(int64_t task, int stream, int64_t started, int64_t finished = 0);
   // Calls the callbacks of the fences that have passed, oldest first.
   void PollFences();
 

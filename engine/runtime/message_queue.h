@@ -16,6 +16,9 @@ struct WorkItem {
   int64_t task = 0;
   bool done = false;     // a completion (Done) rather than a message
   ActorMessage message;  // when !done
+  // When done, in traced runs: when the communication completed, which can be long before the
+  // device's thread, busy with a kernel, gets to this item.
+  int64_t finished_ns = 0;
 };
 
 class MessageQueue {

@@ -52,6 +52,12 @@ void RunContext::Post(WorkItem item) {
   queues[tasks[item.task].task->device()]->Push(std::move(item));
 }
 
+void RunContext::PostDone(int64_t task) {
+  WorkItem item{task, true, {}};
+  if (trace) item.finished_ns = NowNs();
+  Post(std::move(item));
+}
+
 void RunContext::RecordSink(int64_t regst, int64_t piece, Tensor value) {
   std::lock_guard<std::mutex> lock(sink_mutex_);
   sink_values[regst][piece] = std::move(value);

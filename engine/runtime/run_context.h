@@ -52,6 +52,8 @@ struct RunContext {
   Device& DeviceOf(const PreparedTask& task) const;
   // Delivers an item to the queue of the task's device (PlanError for an unknown task).
   void Post(WorkItem item);
+  // A communication act of `task` completed (any thread): its device finishes it.
+  void PostDone(int64_t task);
 
   // SINK values, sink_values[regst][piece], assembled into fetches after the run.
   void RecordSink(int64_t regst, int64_t piece, Tensor value);

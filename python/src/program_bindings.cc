@@ -39,9 +39,8 @@ Program Compile(const Model& model, int64_t devices_per_rank, const std::string&
   options.search.method = exact ? compiler::SbpSearchOptions::Method::kExact
                                 : compiler::SbpSearchOptions::Method::kPropagate;
   if (memory_limit > 0) options.search.memory_limit = memory_limit;
+  options.lower = models::StrategyLowerOptions(model.built.strategy);
   options.lower.fetches = model.fetches;
-  options.lower.micro_batches = model.built.strategy.micro_batches;
-  options.lower.one_f_one_b = model.built.strategy.schedule == models::Schedule::kOneFOneB;
   options.lower.devices_per_rank = devices_per_rank;
   Program program{model, {}, cluster.empty() ? cost_model : cluster};
   program.compiled = compiler::Compile(model.built.graph, *model.registry, cost, options);

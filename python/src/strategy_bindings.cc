@@ -17,6 +17,7 @@ void BindStrategy(py::module_& m) {
       .def_readonly("pp", &models::Strategy::pp)
       .def_readonly("mb", &models::Strategy::micro_batches)
       .def_readonly("recompute", &models::Strategy::recompute)
+      .def_readonly("overlap", &models::Strategy::overlap)
       .def_property_readonly(
           "schedule", [](const models::Strategy& s) { return models::ScheduleName(s.schedule); })
       .def_property_readonly("devices", &models::Strategy::devices)

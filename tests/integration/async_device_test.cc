@@ -31,9 +31,8 @@ Outcome Train(const models::BuiltModel& model, const runtime::DeviceFactory& mak
   static const graph::OpRegistry ops = ops::BuiltinOps();
   static const kernels::KernelRegistry kernels = kernels::CpuKernels();
   compiler::CompileOptions options;
+  options.lower = models::StrategyLowerOptions(model.strategy);
   options.lower.fetches = {model.loss};
-  options.lower.micro_batches = model.strategy.micro_batches;
-  options.lower.one_f_one_b = model.strategy.schedule == models::Schedule::kOneFOneB;
   const plan::Plan plan =
       compiler::Compile(model.graph, ops, sbp::AlphaBetaCostModel(), options).plan;
   runtime::ThreadedExecutor executor(plan, kernels, nullptr, make_device);

@@ -68,9 +68,8 @@ std::vector<double> ReferenceLosses(const models::BuiltModel& model, int64_t ste
 std::vector<double> DistributedLosses(const models::BuiltModel& model, int64_t steps,
                                       const runtime::FeedFn& feeds) {
   compiler::CompileOptions options;
+  options.lower = models::StrategyLowerOptions(model.strategy);
   options.lower.fetches = {model.loss};
-  options.lower.micro_batches = model.strategy.micro_batches;
-  options.lower.one_f_one_b = model.strategy.schedule == models::Schedule::kOneFOneB;
   const compiler::Compiled compiled =
       compiler::Compile(model.graph, Ops(), sbp::AlphaBetaCostModel(), options);
   runtime::ThreadedExecutor executor(compiled.plan, Kernels());
@@ -134,8 +133,8 @@ TEST_P(MlpTraining, LossesMatchTheReferenceAndRepeatBitForBit) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Strategies, MlpTraining,
-                         ::testing::Values("dp=4", "tp=4", "dp=2,tp=2", "auto",
-                                           "dp=2,pp=2,mb=4,schedule=gpipe",
+                         ::testing::Values("dp=4", "tp=4", "dp=2,tp=2", "dp=2,tp=2,overlap=off",
+                                           "auto", "dp=2,pp=2,mb=4,schedule=gpipe",
                                            "dp=2,pp=2,mb=4,schedule=1f1b",
                                            "tp=2,pp=2,mb=4,schedule=1f1b",
                                            "tp=2,pp=2,mb=4,schedule=1f1b,recompute=full"),

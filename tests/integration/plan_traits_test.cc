@@ -39,9 +39,8 @@ CompiledGpt CompileGpt(const std::string& strategy, const std::string& optimizer
   options.optimizer = graph::ParseOptimizer(optimizer);
   CompiledGpt out{models::BuildGpt(Ops(), testing::TinyGptConfig(), options), {}};
   compiler::CompileOptions compile;
+  compile.lower = models::StrategyLowerOptions(out.model.strategy);
   compile.lower.fetches = {out.model.loss};
-  compile.lower.micro_batches = out.model.strategy.micro_batches;
-  compile.lower.one_f_one_b = out.model.strategy.schedule == models::Schedule::kOneFOneB;
   out.plan = compiler::Compile(out.model.graph, Ops(), sbp::AlphaBetaCostModel(), compile).plan;
   plan::ValidatePlan(out.plan);
   return out;

@@ -182,7 +182,7 @@ class Generator {
     if (choice == 2 && options_.rate_changes && HasRate(1)) return AddRateChange(plan::REPEAT);
     if (choice == 3 && options_.rate_changes && HasRate(micro_)) return AddRateChange(plan::ACC);
     if (choice == 4 && plan_.devices_size() >= 2 &&
-        plan_.tasks_size() + plan_.devices_size() + 2 <= budget) {
+        plan_.tasks_size() + 2 * plan_.devices_size() + 2 <= budget) {
       return AddCollective();
     }
     AddCompute();
@@ -220,7 +220,9 @@ class Generator {
     Produce(t, &desc);
   }
 
-  // An all_reduce over a random ordered subset of at least two devices.
+  // An all_reduce over a random ordered subset of at least two devices. Either every member
+  // reads one register, or (as a gradient's all-reduce does) each reads its own, made for it
+  // alone on its device, which the memory plan may then sum in place.
   void AddCollective() {
     std::vector<int32_t> devices;
     for (int32_t d = 0; d < plan_.devices_size(); ++d) devices.push_back(d);
@@ -234,7 +236,20 @@ class Generator {
     const int64_t rate = HasRate(micro_) ? micro_ : 1;
     const int64_t in = Pick(data_, rate, 1).at(0);
     const plan::TensorDesc desc = plan_.regsts(in).tensor();
+    const bool own_inputs = rng_.UniformInt(0, 1) == 1;
     for (size_t member = 0; member < devices.size(); ++member) {
+      int64_t input = in;
+      if (own_inputs) {
+        const int64_t maker = AddTask(plan::COMPUTE, "op", rate, devices[member]);
+        plan::OpDesc* op = plan_.mutable_tasks(maker)->mutable_op();
+        op->set_type("test_op");
+        plan::Attr* attr = op->add_attrs();
+        attr->set_name("seed");
+        attr->set_i(maker);
+        with_regions_ = false;
+        Consume(maker, in);
+        input = Produce(maker, &desc, /*pool=*/false);
+      }
       const int64_t t = AddTask(plan::COLLECTIVE, "allreduce", rate, devices[member]);
       Task* task = plan_.mutable_tasks(t);
       task->set_stream(1);
@@ -242,7 +257,7 @@ class Generator {
       task->mutable_collective()->set_reduce_op(plan::REDUCE_SUM);
       task->mutable_collective()->set_group(group->id());
       task->mutable_collective()->set_member(static_cast<int32_t>(member));
-      Consume(t, in);
+      Consume(t, input);
       Produce(t, &desc);
     }
   }

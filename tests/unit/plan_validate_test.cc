@@ -258,6 +258,12 @@ TEST(PlanValidate, CollectiveMembership) {
       {"task 2 'ar@0'", "broadcast", "reduces nothing"});
 }
 
+// An in-place all_reduce overwrites its input: regst 1 feeds both members, so neither may.
+TEST(PlanValidate, InPlaceSumsOnlyAnInputOfItsOwn) {
+  ExpectInvalid([](Plan& p) { p.mutable_tasks(2)->mutable_collective()->set_in_place(true); },
+                {"task 2 'ar@0'", "in place", "regst 1"});
+}
+
 TEST(PlanValidate, CopyTransfers) {
   // ar@1 becomes a copy of relu@0's output onto device 1 (and the group shrinks to device 0).
   auto copy = [](int64_t src, int64_t begin, int64_t end) {

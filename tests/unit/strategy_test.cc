@@ -96,6 +96,19 @@ TEST(StrategyParse, RecomputeIsFullOrNone) {
   EXPECT_PRED2(Contains, text, "'some'");
 }
 
+TEST(StrategyParse, OverlapIsOnOrOff) {
+  EXPECT_TRUE(ParseStrategy("dp=2").overlap);
+  EXPECT_TRUE(ParseStrategy("dp=2,overlap=on").overlap);
+  const Strategy off = ParseStrategy("dp=2,overlap=off");
+  EXPECT_FALSE(off.overlap);
+  EXPECT_EQ(off.ToString(), "dp=2,tp=1,pp=1,mb=1,schedule=1f1b,overlap=off");
+  EXPECT_FALSE(ParseStrategy(off.ToString()).overlap);
+  EXPECT_FALSE(StrategyLowerOptions(off).overlap);
+  const std::string text = ParseError("overlap=yes");
+  EXPECT_PRED2(Contains, text, "'overlap'");
+  EXPECT_PRED2(Contains, text, "'yes'");
+}
+
 TEST(StrategyParse, AutoWithHierarchyPrintsIt) {
   Strategy s = ParseStrategy("auto");
   s.hierarchy = Shape{2, 4};
