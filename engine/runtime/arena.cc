@@ -91,14 +91,15 @@ Arena::Arena(const plan::Plan& plan, int device, Device& bytes_from) : device_(d
       layout.offsets[s] = 0;  // a control register or an empty tensor owns no bytes
     }
   }
-  for (Layout& layout : regsts_) layout.sharing.assign(layout.offsets.size(), {});
-  if (memory) FindSharedBytes(plan, *memory);
+  FindSharedBytes(plan, memory);
   FindInPlacePairs(plan);
   base_ = bytes_from.AllocateArena(bytes_);
 }
 
-void Arena::FindSharedBytes(const plan::Plan& plan, const plan::MemoryPlan& memory) {
-  for (const auto& [a, b] : plan::OverlappingSlots(plan, memory)) {
+void Arena::FindSharedBytes(const plan::Plan& plan, const plan::MemoryPlan* memory) {
+  for (Layout& layout : regsts_) layout.sharing.assign(layout.offsets.size(), {});
+  if (memory == nullptr) return;
+  for (const auto& [a, b] : plan::OverlappingSlots(plan, *memory)) {
     regsts_[a.regst].sharing[a.slot].push_back({b.regst, b.slot});
     regsts_[b.regst].sharing[b.slot].push_back({a.regst, a.slot});
   }

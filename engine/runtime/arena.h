@@ -65,8 +65,9 @@ class Arena {
     bool bytes_already_in = false;  // the output: its bytes are the input's
   };
   Layout& At(int64_t regst, int32_t slot);
-  // Per slot, the other slots whose bytes overlap its own (found once, from the offsets).
-  void FindSharedBytes(const plan::Plan& plan, const plan::MemoryPlan& memory);
+  // Per slot, the other slots whose bytes overlap its own (found once, from the offsets; none
+  // without a memory plan).
+  void FindSharedBytes(const plan::Plan& plan, const plan::MemoryPlan* memory);
   void CheckNoneLive(int64_t regst, int32_t slot) const;
   void FindInPlacePairs(const plan::Plan& plan);
 
