@@ -68,11 +68,19 @@ echo
 for np in 2 4; do
   "${mpirun[@]}" -np "$np" "$build/bin/mpi_bench_allreduce" 20 | tee "$(dirname "$trace")/allreduce$np.txt"
 done
-# The dp=2 step's largest all-reduce (the 64 MiB gradient), from the trace, against the same
-# size alone in the bench above (2 ranks, twinflow's path).
-read -r bytes in_step < <(/usr/bin/python3 "$here/step_allreduce.py" "$trace")
-alone=$(awk -v mib="$((bytes >> 20))" '$1 == mib { print $3 }' "$(dirname "$trace")/allreduce2.txt")
+# The dp=2 step's largest all-reduce (the 64 MiB gradient), from the traces, against the same
+# size alone in the bench above (2 ranks, twinflow's path): overlapped with the rest of the
+# backward pass (the default), it shares each rank's one core with the GEMMs; in order
+# (overlap=off) it has the core to itself.
 echo
-awk -v b="$bytes" -v s="$in_step" -v a="$alone" 'BEGIN {
-  printf "all-reduce of %d MiB inside the dp=2 step: %.2f GB/s, %.2fx the bench'"'"'s %.2f GB/s alone\n",
-    b / 1048576, s, (a > 0 ? s / a : 0), a }'
+alone_trace="$(dirname "$trace")/dp2_in_order.json"
+in_order=$(twinflow_rate dp=2,overlap=off 2 2 --trace "$alone_trace")
+row "twinflow dp=2,overlap=off (2 ranks)" "$in_order"
+for t in "$trace" "$alone_trace"; do
+  read -r bytes in_step < <(/usr/bin/python3 "$here/step_allreduce.py" "$t")
+  alone=$(awk -v mib="$((bytes >> 20))" '$1 == mib { print $3 }' "$(dirname "$trace")/allreduce2.txt")
+  how=$([ "$t" = "$trace" ] && echo "overlapped" || echo "in order (overlap=off)")
+  awk -v b="$bytes" -v s="$in_step" -v a="$alone" -v how="$how" 'BEGIN {
+    printf "all-reduce of %d MiB inside the dp=2 step, %s: %.2f GB/s, %.2fx the bench'"'"'s %.2f GB/s\n",
+      b / 1048576, how, s, (a > 0 ? s / a : 0), a }'
+done

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <string>
 
+#include "engine/comm/chain_all_reduce.h"
 #include "engine/core/collective_kind.h"
 #include "engine/core/error.h"
 #include "engine/plan/plan_enums.h"
@@ -221,8 +222,12 @@ void MpiTransport::Loop() {
       bool progressed = false;
       for (size_t i = 0; i < active.size();) {
         int flag = 0;
-        MPI_Status status;
-        CheckMpi(MPI_Test(&active[i].request, &flag, &status), "MPI_Test");
+        MPI_Status status{};
+        if (active[i].poll) {
+          flag = active[i].poll() ? 1 : 0;
+        } else {
+          CheckMpi(MPI_Test(&active[i].request, &flag, &status), "MPI_Test");
+        }
         if (!flag) {
           ++i;
           continue;
@@ -312,7 +317,13 @@ void MpiTransport::Collective(const plan::Task& task, int64_t piece,
   const Tensor& in = members->front().input;
   const bool one_each = c.one_member_per_rank && members->size() == 1;
   const bool mpi_type = MpiType(in.dtype()) != MPI_DATATYPE_NULL;
-  if (one_each && kind == CollectiveKind::kAllReduce && mpi_type) {
+  // Large all-reduces go down a chain of point-to-point chunks on two ranks, and on more when
+  // in place, where Open MPI's own is slowest (chain_all_reduce.h).
+  const bool chain = static_cast<int64_t>(in.nbytes()) >= ChainAllReduce::kChunkBytes &&
+                     (c.by_comm_rank.size() == 2 || in.raw() == members->front().output.raw());
+  if (one_each && kind == CollectiveKind::kAllReduce && mpi_type && chain) {
+    Enqueue(what, ChainAllReduceOp(members, op, c, std::move(done)));
+  } else if (one_each && kind == CollectiveKind::kAllReduce && mpi_type) {
     Enqueue(what, AllReduceOp(members, op, c.comm, std::move(done)));
   } else if (one_each && kind == CollectiveKind::kAllGather) {
     Enqueue(what, AllGatherOp(task, c, members, std::move(done)));
@@ -337,6 +348,17 @@ MpiTransport::Op MpiTransport::AllReduceOp(const Members& members, ReduceOp op, 
                      "MPI_Iallreduce");
           },
           [members, done](const MPI_Status&) { done(); }};
+}
+
+MpiTransport::Op MpiTransport::ChainAllReduceOp(const Members& members, ReduceOp op,
+                                                const CollectiveComm& c, Done done) {
+  runtime::CollectiveMember& m = members->front();
+  auto chain = std::make_shared<ChainAllReduce>(m.input, m.output, op, c.comm, *c.scratch);
+  Op result;
+  result.start = [chain, scratch = c.scratch](MPI_Request*) { chain->Start(); };
+  result.poll = [chain] { return chain->Progress(); };
+  result.finish = [members, chain, done](const MPI_Status&) { done(); };
+  return result;
 }
 
 MpiTransport::Op MpiTransport::AllGatherOp(const plan::Task& task, const CollectiveComm& c,

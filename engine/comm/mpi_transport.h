@@ -71,10 +71,12 @@ class MpiTransport : public runtime::Transport {
 
  private:
   // One non-blocking MPI operation: `start` issues it, `finish` runs on the comm thread once it
-  // completed (with its status).
+  // completed (with its status). One of several requests (ChainAllReduce) has `poll` instead,
+  // which advances it and says whether it completed.
   struct Op {
     std::function<void(MPI_Request*)> start;
     std::function<void(const MPI_Status&)> finish;
+    std::function<bool()> poll;
     MPI_Request request = MPI_REQUEST_NULL;
     int64_t id = -1;  // set by Enqueue: its line in in_flight_
   };
@@ -84,6 +86,8 @@ class MpiTransport : public runtime::Transport {
     std::vector<const plan::Task*> members;      // by member index
     std::vector<std::vector<int>> by_comm_rank;  // member indices of each rank, in order
     bool one_member_per_rank = false;
+    // ChainAllReduce's chunks, kept between pieces (a collective has one piece in flight).
+    std::shared_ptr<std::vector<std::byte>> scratch = std::make_shared<std::vector<std::byte>>();
   };
 
   // A collective piece's members on this rank, shared by its operation's start and finish.
@@ -93,6 +97,8 @@ class MpiTransport : public runtime::Transport {
   // The MPI operation of one collective piece, one a path (see the file comment). The first
   // four need one member per rank; the last serves every collective.
   static Op AllReduceOp(const Members& members, ReduceOp op, MPI_Comm comm, Done done);
+  static Op ChainAllReduceOp(const Members& members, ReduceOp op, const CollectiveComm& c,
+                             Done done);
   Op AllGatherOp(const plan::Task& task, const CollectiveComm& c, const Members& members,
                  Done done) const;
   Op ReduceScatterOp(const plan::Task& task, const CollectiveComm& c, const Members& members,

@@ -83,12 +83,21 @@ else
   bad "the all-to-all case's Plan has no all_to_all any more: pick another job" /dev/null
 fi
 run_case "gpt dp=2,tp=2 (2 devices per rank)" 2 0 "${gpt[@]}" --devices 4 --strategy dp=2,tp=2
+# Gradients of 1 MiB and more (600x700 f32: 1.6 MiB, not a whole number of chunks) are summed in
+# place by the chunked chain (engine/comm/chain_all_reduce.h), both ways round on two ranks,
+# floating beside the backward pass or (overlap=off) in the device's order.
+big=(--model mlp --widths 32,600,700,10 --batch 16 --steps 4)
+run_case "mlp dp=2 with 1.6 MiB gradients" 2 1 "${big[@]}" --devices 2 --strategy dp=2
+run_case "mlp dp=2,overlap=off with 1.6 MiB gradients" 2 1 "${big[@]}" --devices 2 \
+  --strategy dp=2,overlap=off
 # Four ranks: MPI_Allreduce may sum in another order.
 run_case "mlp dp=4" 4 0 "${mlp[@]}" --devices 4 --strategy dp=4
 run_case "mlp tp=4" 4 0 "${mlp[@]}" --devices 4 --strategy tp=4
 run_case "mlp dp=2,tp=2" 4 0 "${mlp[@]}" --devices 4 --strategy dp=2,tp=2
 run_case "mlp dp=2,pp=2 mb=4" 4 0 "${mlp[@]}" --devices 4 --strategy dp=2,pp=2,mb=4
 run_case "gpt dp=2,pp=2 mb=4" 4 0 "${gpt[@]}" --devices 4 --strategy dp=2,pp=2,mb=4
+run_case "mlp dp=4 with 1.6 MiB gradients (the chain one way)" 4 0 "${big[@]}" --devices 4 \
+  --strategy dp=4
 
 # A trace of a 2-rank run holds both ranks' acts.
 timeout 60 "${mpirun[@]}" -np 2 "$tf" run "${mlp[@]}" --devices 2 --strategy tp=2 \
