@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "engine/plan/memory_overlaps.h"
+
 namespace twinflow::sim {
 
 LiveMemory::LiveMemory(const plan::Plan& plan, bool record)
@@ -10,9 +12,10 @@ LiveMemory::LiveMemory(const plan::Plan& plan, bool record)
   in_place_input_.assign(plan.regsts_size(), false);
   in_place_output_.assign(plan.regsts_size(), false);
   for (const plan::Task& t : plan.tasks()) {
-    if (t.kind() != plan::COLLECTIVE || !t.collective().in_place()) continue;
-    for (int64_t r : t.consumed_regsts()) in_place_input_[r] = true;
-    for (int64_t r : t.produced_regsts()) in_place_output_[r] = true;
+    if (const auto io = plan::InPlaceRegsts(plan, t)) {
+      in_place_input_[io->first] = true;
+      in_place_output_[io->second] = true;
+    }
   }
 }
 

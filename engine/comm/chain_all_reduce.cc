@@ -137,16 +137,14 @@ void ChainAllReduce::Advance(int64_t k) {
       c.stage = last ? Stage::kPassingBack : Stage::kSending;
       return;
     case Stage::kSending:  // the buffer is free again: the result comes back into it
-      CheckMpi(
-          MPI_Irecv(At(output_, k), Bytes(k), MPI_BYTE, Toward(k, 1), tag, comm_, &c.request),
-          "MPI_Irecv");
+      CheckMpi(MPI_Irecv(At(output_, k), Bytes(k), MPI_BYTE, Toward(k, 1), tag, comm_, &c.request),
+               "MPI_Irecv");
       c.stage = Stage::kAwaitingResult;
       return;
     case Stage::kAwaitingResult:
       if (Place(k) == 0) break;
-      CheckMpi(
-          MPI_Isend(At(output_, k), Bytes(k), MPI_BYTE, Toward(k, -1), tag, comm_, &c.request),
-          "MPI_Isend");
+      CheckMpi(MPI_Isend(At(output_, k), Bytes(k), MPI_BYTE, Toward(k, -1), tag, comm_, &c.request),
+               "MPI_Isend");
       c.stage = Stage::kPassingBack;
       return;
     case Stage::kPassingBack:

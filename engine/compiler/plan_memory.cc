@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "engine/core/error.h"
+#include "engine/plan/memory_overlaps.h"
 
 namespace twinflow::compiler {
 namespace {
@@ -43,9 +44,9 @@ void MergeInPlace(const plan::Plan& plan, const std::map<int64_t, size_t>& span_
   std::vector<bool> gone(spans.size(), false);
   for (size_t i = 0; i < spans.size(); ++i) {
     const plan::Regst& regst = plan.regsts(static_cast<int>(spans[i].regst));
-    const plan::Task& t = plan.tasks(static_cast<int>(regst.producer()));
-    if (t.kind() != plan::COLLECTIVE || !t.collective().in_place()) continue;
-    const auto in = span_of.find(DataRegst(plan, t.consumed_regsts()));
+    const auto io = plan::InPlaceRegsts(plan, plan.tasks(static_cast<int>(regst.producer())));
+    if (!io || io->second != spans[i].regst) continue;
+    const auto in = span_of.find(io->first);
     if (in == span_of.end()) continue;
     Span& merged = spans[i];
     merged.first = std::min(merged.first, spans[in->second].first);

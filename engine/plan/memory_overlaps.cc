@@ -10,23 +10,32 @@ namespace {
 std::set<std::pair<int64_t, int64_t>> InPlacePairs(const Plan& plan) {
   std::set<std::pair<int64_t, int64_t>> pairs;
   for (const Task& t : plan.tasks()) {
-    if (t.kind() != COLLECTIVE || !t.collective().in_place()) continue;
-    int64_t in = -1;
-    int64_t out = -1;
-    for (int64_t r : t.consumed_regsts()) {
-      if (r >= 0 && r < plan.regsts_size() && plan.regsts(static_cast<int>(r)).bytes_per_slot() > 0)
-        in = r;
+    if (const auto io = InPlaceRegsts(plan, t)) {
+      pairs.insert({std::min(io->first, io->second), std::max(io->first, io->second)});
     }
-    for (int64_t r : t.produced_regsts()) {
-      if (r >= 0 && r < plan.regsts_size() && plan.regsts(static_cast<int>(r)).bytes_per_slot() > 0)
-        out = r;
-    }
-    if (in >= 0 && out >= 0) pairs.insert({std::min(in, out), std::max(in, out)});
   }
   return pairs;
 }
 
 }  // namespace
+
+std::optional<std::pair<int64_t, int64_t>> InPlaceRegsts(const Plan& plan, const Task& task) {
+  if (task.kind() != COLLECTIVE || !task.collective().in_place()) return std::nullopt;
+  const auto data = [&](const google::protobuf::RepeatedField<google::protobuf::int64>& regsts) {
+    int64_t found = -1;
+    for (int64_t r : regsts) {
+      if (r >= 0 && r < plan.regsts_size() &&
+          plan.regsts(static_cast<int>(r)).tensor().dtype() != DTYPE_UNSPECIFIED) {
+        found = r;
+      }
+    }
+    return found;
+  };
+  const int64_t in = data(task.consumed_regsts());
+  const int64_t out = data(task.produced_regsts());
+  if (in < 0 || out < 0) return std::nullopt;
+  return std::pair{in, out};
+}
 
 std::vector<std::pair<SlotKey, SlotKey>> OverlappingSlots(const Plan& plan,
                                                           const MemoryPlan& memory) {

@@ -3,6 +3,7 @@
 // that are never live together in the same bytes; executors use this list to check that they
 // indeed never are (a hostile or wrong Plan must fail, not corrupt data).
 #include <cstdint>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -20,5 +21,9 @@ struct SlotKey {
 // meant to. Entries naming no register are skipped (validation reports those).
 std::vector<std::pair<SlotKey, SlotKey>> OverlappingSlots(const Plan& plan,
                                                           const MemoryPlan& memory);
+
+// The data input and output registers of an in-place all_reduce (CollectiveDesc.in_place), or
+// nothing for any other task (or one whose register ids are out of range).
+std::optional<std::pair<int64_t, int64_t>> InPlaceRegsts(const Plan& plan, const Task& task);
 
 }  // namespace twinflow::plan

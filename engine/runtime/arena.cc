@@ -107,19 +107,13 @@ void Arena::FindSharedBytes(const plan::Plan& plan, const plan::MemoryPlan* memo
 
 void Arena::FindInPlacePairs(const plan::Plan& plan) {
   for (const plan::Task& t : plan.tasks()) {
-    if (t.device() != device_ || t.kind() != plan::COLLECTIVE || !t.collective().in_place())
-      continue;
-    int64_t in = -1;
-    int64_t out = -1;
-    for (int64_t r : t.consumed_regsts()) {
-      if (Holds(r) && regsts_[r].slot_bytes > 0) in = r;
-    }
-    for (int64_t r : t.produced_regsts()) {
-      if (Holds(r) && regsts_[r].slot_bytes > 0) out = r;
-    }
-    if (in < 0 || out < 0 || regsts_[in].offsets != regsts_[out].offsets) continue;
-    regsts_[in].bytes_live_on = true;
-    regsts_[out].bytes_already_in = true;
+    const auto io = plan::InPlaceRegsts(plan, t);
+    if (t.device() != device_ || !io || !Holds(io->first) || !Holds(io->second)) continue;
+    Layout& in = regsts_[io->first];
+    Layout& out = regsts_[io->second];
+    if (in.offsets != out.offsets || in.slot_bytes == 0) continue;  // not one buffer after all
+    in.bytes_live_on = true;
+    out.bytes_already_in = true;
   }
 }
 
