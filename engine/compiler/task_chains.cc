@@ -39,15 +39,12 @@ bool HasDirectEdge(const plan::Plan& plan, int64_t from, int64_t to) {
   return false;
 }
 
-// Moves the collectives of `chain` that can float (task_chains.h) out of its serial tasks.
-void SplitFloating(const plan::Plan& plan, TaskChain& chain) {
-  if (plan.serial_collectives()) return;
-  const std::vector<int64_t> all = std::move(chain.tasks);
-  chain.tasks.clear();
+// The collectives of `chain` whose outputs are all read inside it (candidates to float).
+std::set<int64_t> ReadInside(const plan::Plan& plan, const std::vector<int64_t>& all) {
   const std::set<int64_t> members(all.begin(), all.end());
-  std::set<int64_t> floats;  // decided last first: a reader's answer is known before its writer's
-  for (auto it = all.rbegin(); it != all.rend(); ++it) {
-    const plan::Task& t = plan.tasks(static_cast<int>(*it));
+  std::set<int64_t> floats;
+  for (int64_t id : all) {
+    const plan::Task& t = plan.tasks(static_cast<int>(id));
     if (t.kind() != plan::COLLECTIVE) continue;
     bool read = false;
     bool inside = true;
@@ -58,11 +55,26 @@ void SplitFloating(const plan::Plan& plan, TaskChain& chain) {
         inside = inside && regst.lag() == 0 && members.count(c) > 0;
       }
     }
-    if (read && inside) floats.insert(*it);
+    if (read && inside) floats.insert(id);
   }
+  return floats;
+}
+
+// Splits `all` (a chain's tasks in order) into serial tasks and the floating ones of `floats`,
+// with their gaps; returns the floating ones that must be serial after all (see below).
+std::set<int64_t> Place(const plan::Plan& plan, const std::vector<int64_t>& all,
+                        const std::set<int64_t>& floats, TaskChain& chain) {
+  const std::set<int64_t> members(all.begin(), all.end());
+  chain.tasks.clear();
+  chain.floating.clear();
   std::map<int64_t, int64_t> position;  // serial tasks
   std::map<int64_t, FloatingTask> floating;
   for (int64_t id : all) {
+    if (floats.count(id) == 0) {
+      position[id] = static_cast<int64_t>(chain.tasks.size());
+      chain.tasks.push_back(id);
+      continue;
+    }
     FloatingTask f{id, -1, 0};
     for (int64_t r : plan.tasks(static_cast<int>(id)).consumed_regsts()) {
       const plan::Regst& regst = plan.regsts(static_cast<int>(r));
@@ -71,15 +83,7 @@ void SplitFloating(const plan::Plan& plan, TaskChain& chain) {
       f.after =
           std::max(f.after, p != position.end() ? p->second : floating.at(regst.producer()).after);
     }
-    // One that reads nothing of the chain stays serial: nothing would hold its next piece back
-    // until the chain's next piece began, so its registers would have no fixed span.
-    if (floats.count(id) == 0 || f.after < 0) {
-      floats.erase(id);
-      position[id] = static_cast<int64_t>(chain.tasks.size());
-      chain.tasks.push_back(id);
-    } else {
-      floating[id] = f;
-    }
+    floating[id] = f;
   }
   for (auto it = all.rbegin(); it != all.rend(); ++it) {
     const auto f = floating.find(*it);
@@ -93,8 +97,30 @@ void SplitFloating(const plan::Plan& plan, TaskChain& chain) {
       }
     }
   }
+  // Serial after all: one that reads nothing of the chain (nothing would hold its next piece
+  // back until the chain's next piece began, so its registers would have no fixed span), and
+  // one with nothing to overlap (its first reader comes right after its producer): floating
+  // it would only have its transfer compete for the core with work that cannot start sooner.
+  std::set<int64_t> serial;
   for (int64_t id : all) {
-    if (floats.count(id) > 0) chain.floating.push_back(floating.at(id));
+    const auto f = floating.find(id);
+    if (f == floating.end()) continue;
+    if (f->second.after < 0 || f->second.before <= f->second.after + 1) serial.insert(id);
+    chain.floating.push_back(f->second);
+  }
+  return serial;
+}
+
+// Moves the collectives of `chain` that can float (task_chains.h) out of its serial tasks.
+void SplitFloating(const plan::Plan& plan, TaskChain& chain) {
+  if (plan.serial_collectives()) return;
+  const std::vector<int64_t> all = std::move(chain.tasks);
+  std::set<int64_t> floats = ReadInside(plan, all);
+  // Making one serial moves the gaps of those that read it: place again until none changes.
+  while (true) {
+    const std::set<int64_t> serial = Place(plan, all, floats, chain);
+    if (serial.empty()) return;
+    for (int64_t id : serial) floats.erase(id);
   }
 }
 

@@ -1,5 +1,6 @@
 #include "engine/runtime/device_worker.h"
 
+#include <algorithm>
 #include <exception>
 #include <new>
 #include <string>
@@ -107,6 +108,11 @@ void DeviceWorker::PollFences() {
 
 void DeviceWorker::Drain(Outbox& out) {
   while (true) {
+    // Returned slots first: the queues let them and messages to communication acts jump
+    // ahead (RunContext::Post), and a slot must be free before an act it made room for starts.
+    std::stable_partition(out.messages.begin(), out.messages.end(), [](const Envelope& e) {
+      return std::holds_alternative<RegstFree>(e.message);
+    });
     for (Envelope& e : out.messages) ctx_.Post(WorkItem{e.to_task, false, std::move(e.message)});
     std::vector<runtime::Launch> launches = std::move(out.launches);
     out = Outbox{};

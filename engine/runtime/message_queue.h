@@ -21,9 +21,13 @@ struct WorkItem {
   int64_t finished_ns = 0;
 };
 
+// FIFO, but for `urgent` items (returned slots, messages to communication acts), which go
+// before the rest, in their own FIFO: a collective that became ready with a kernel is handed to
+// its peers before that kernel runs, not after it, so that it overlaps the kernel instead of
+// waiting for it (RunContext::Post decides).
 class MessageQueue {
  public:
-  void Push(WorkItem item);
+  void Push(WorkItem item, bool urgent = false);
   // Waits for an item; false (and no item) once `stop` is set.
   bool Pop(WorkItem& item, const std::atomic<bool>& stop);
   // As Pop, waiting at most `wait`: false also when none came (a device thread with GPU work in
@@ -35,7 +39,10 @@ class MessageQueue {
  private:
   std::mutex mutex_;
   std::condition_variable ready_;
+  std::deque<WorkItem> urgent_;
   std::deque<WorkItem> items_;
+  // The next item, urgent first; the caller holds the lock and knows there is one.
+  WorkItem Take();
 };
 
 }  // namespace twinflow::runtime

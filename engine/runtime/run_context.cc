@@ -3,6 +3,7 @@
 #include <chrono>
 #include <string>
 #include <utility>
+#include <variant>
 
 #include "engine/core/error.h"
 
@@ -49,7 +50,14 @@ void RunContext::Post(WorkItem item) {
   if (item.task < 0 || item.task >= static_cast<int64_t>(tasks.size())) {
     throw PlanError("a message for task " + std::to_string(item.task) + ", which does not exist");
   }
-  queues[tasks[item.task].task->device()]->Push(std::move(item));
+  // Urgent: a returned slot (it only makes room), and a message that may start a
+  // communication act (handing it to its peers before this device's next kernel lets it
+  // overlap that kernel).
+  const plan::Task& to = *tasks[item.task].task;
+  const bool comm =
+      to.kind() == plan::COLLECTIVE || to.kind() == plan::SEND || to.kind() == plan::RECV;
+  const bool urgent = !item.done && (comm || std::holds_alternative<RegstFree>(item.message));
+  queues[to.device()]->Push(std::move(item), urgent);
 }
 
 void RunContext::PostDone(int64_t task) {
