@@ -17,7 +17,9 @@
 // piece order on every rank, so two collectives can never be matched with each other or cross.
 // (One communicator per group would need one global order of all collectives of the group,
 // which the actors do not follow: independent collectives run as their inputs arrive.)
-//   - all_reduce with one member per rank, of f32, f64, i32 or i64: MPI_Iallreduce.
+//   - all_reduce with one member per rank, of f32, f64, i32 or i64: of 1 MiB or more on two
+//     ranks, or in place on more, the chunked chain of point-to-point messages
+//     (chain_all_reduce.h); otherwise MPI_Iallreduce (an in-place one from a copy of the input).
 //   - all_gather with one member per rank: MPI_Iallgatherv, unpacked along the gather axis.
 //   - reduce_scatter with one member per rank, of those types: MPI_Ireduce_scatter.
 //   - all_to_all with one member per rank: MPI_Ialltoallv of the input cut along the scatter
