@@ -182,7 +182,7 @@ class Generator {
     if (choice == 2 && options_.rate_changes && HasRate(1)) return AddRateChange(plan::REPEAT);
     if (choice == 3 && options_.rate_changes && HasRate(micro_)) return AddRateChange(plan::ACC);
     if (choice == 4 && plan_.devices_size() >= 2 &&
-        plan_.tasks_size() + 2 * plan_.devices_size() + 2 <= budget) {
+        plan_.tasks_size() + 3 * plan_.devices_size() + 2 <= budget) {
       return AddCollective();
     }
     AddCompute();
@@ -238,18 +238,7 @@ class Generator {
     const plan::TensorDesc desc = plan_.regsts(in).tensor();
     const bool own_inputs = rng_.UniformInt(0, 1) == 1;
     for (size_t member = 0; member < devices.size(); ++member) {
-      int64_t input = in;
-      if (own_inputs) {
-        const int64_t maker = AddTask(plan::COMPUTE, "op", rate, devices[member]);
-        plan::OpDesc* op = plan_.mutable_tasks(maker)->mutable_op();
-        op->set_type("test_op");
-        plan::Attr* attr = op->add_attrs();
-        attr->set_name("seed");
-        attr->set_i(maker);
-        with_regions_ = false;
-        Consume(maker, in);
-        input = Produce(maker, &desc, /*pool=*/false);
-      }
+      const int64_t input = own_inputs ? CopyOn(devices[member], rate, in, /*pool=*/false) : in;
       const int64_t t = AddTask(plan::COLLECTIVE, "allreduce", rate, devices[member]);
       Task* task = plan_.mutable_tasks(t);
       task->set_stream(1);
@@ -260,6 +249,24 @@ class Generator {
       Consume(t, input);
       Produce(t, &desc);
     }
+    // Work each member's device can do while the all-reduce runs, so that it floats.
+    if (own_inputs && rng_.UniformInt(0, 1) == 1) {
+      for (int32_t d : devices) CopyOn(d, rate, in, /*pool=*/true);
+    }
+  }
+
+  // A compute task on `device` reading `in` into a register of the same tensor; returns it.
+  int64_t CopyOn(int32_t device, int64_t rate, int64_t in, bool pool) {
+    const int64_t t = AddTask(plan::COMPUTE, "op", rate, device);
+    plan::OpDesc* op = plan_.mutable_tasks(t)->mutable_op();
+    op->set_type("test_op");
+    plan::Attr* attr = op->add_attrs();
+    attr->set_name("seed");
+    attr->set_i(t);
+    with_regions_ = false;
+    Consume(t, in);
+    const plan::TensorDesc desc = plan_.regsts(in).tensor();
+    return Produce(t, &desc, pool);
   }
 
   // A sink for each rate with registers nobody consumes (one at least).
