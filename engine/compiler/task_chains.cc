@@ -39,9 +39,10 @@ bool HasDirectEdge(const plan::Plan& plan, int64_t from, int64_t to) {
   return false;
 }
 
-// The collectives of `chain` whose outputs are all read inside it (candidates to float).
-std::set<int64_t> ReadInside(const plan::Plan& plan, const std::vector<int64_t>& all) {
-  const std::set<int64_t> members(all.begin(), all.end());
+// The collectives among `all` (a chain's tasks; `members`, the same as a set) whose outputs are all
+// read inside the chain: the candidates to float.
+std::set<int64_t> ReadInside(const plan::Plan& plan, const std::vector<int64_t>& all,
+                             const std::set<int64_t>& members) {
   std::set<int64_t> floats;
   for (int64_t id : all) {
     const plan::Task& t = plan.tasks(static_cast<int>(id));
@@ -63,8 +64,8 @@ std::set<int64_t> ReadInside(const plan::Plan& plan, const std::vector<int64_t>&
 // Splits `all` (a chain's tasks in order) into serial tasks and the floating ones of `floats`,
 // with their gaps; returns the floating ones that must be serial after all (see below).
 std::set<int64_t> Place(const plan::Plan& plan, const std::vector<int64_t>& all,
-                        const std::set<int64_t>& floats, TaskChain& chain) {
-  const std::set<int64_t> members(all.begin(), all.end());
+                        const std::set<int64_t>& members, const std::set<int64_t>& floats,
+                        TaskChain& chain) {
   chain.tasks.clear();
   chain.floating.clear();
   std::map<int64_t, int64_t> position;  // serial tasks
@@ -115,10 +116,11 @@ std::set<int64_t> Place(const plan::Plan& plan, const std::vector<int64_t>& all,
 void SplitFloating(const plan::Plan& plan, TaskChain& chain) {
   if (plan.serial_collectives()) return;
   const std::vector<int64_t> all = std::move(chain.tasks);
-  std::set<int64_t> floats = ReadInside(plan, all);
+  const std::set<int64_t> members(all.begin(), all.end());
+  std::set<int64_t> floats = ReadInside(plan, all, members);
   // Making one serial moves the gaps of those that read it: place again until none changes.
   while (true) {
-    const std::set<int64_t> serial = Place(plan, all, floats, chain);
+    const std::set<int64_t> serial = Place(plan, all, members, floats, chain);
     if (serial.empty()) return;
     for (int64_t id : serial) floats.erase(id);
   }
