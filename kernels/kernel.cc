@@ -24,6 +24,13 @@ const Kernel& KernelRegistry::Find(const KernelKey& key) const {
   return it->second;
 }
 
+std::vector<KernelKey> KernelRegistry::Keys() const {
+  std::vector<KernelKey> keys;
+  keys.reserve(kernels_.size());
+  for (const auto& [key, kernel] : kernels_) keys.push_back(key);
+  return keys;
+}
+
 KernelContext WholeTensorContext(const Attrs& attrs, std::vector<const Tensor*> inputs,
                                  std::vector<Tensor*> outputs) {
   KernelContext ctx{attrs, std::move(inputs), std::move(outputs), {}, {}, {}, {}};

@@ -52,6 +52,7 @@ class KernelRegistry {
   // InvalidArgumentError "no cpu f64 kernel for op 'matmul'" when missing.
   const Kernel& Find(const KernelKey& key) const;
   bool Has(const KernelKey& key) const { return kernels_.count(key) > 0; }
+  std::vector<KernelKey> Keys() const;  // in key order
 
  private:
   std::map<KernelKey, Kernel> kernels_;

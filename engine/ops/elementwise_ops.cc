@@ -29,7 +29,7 @@ OpDef Def(const std::string& type, int inputs) {
 std::vector<TensorMeta> InferBinary(const OpContext& ctx, bool float_only) {
   CheckInputCount(ctx, 2);
   CheckSameDType(ctx);
-  float_only ? CheckFloat(ctx, 0) : CheckNumeric(ctx, 0);
+  if (float_only) CheckFloat(ctx, 0);
   return {{InferBroadcast(ctx, ctx.inputs[0].shape, ctx.inputs[1].shape), ctx.inputs[0].dtype}};
 }
 
@@ -93,7 +93,6 @@ int BiasAxis(const OpContext& ctx, int rank) {
 std::vector<TensorMeta> InferBiasAdd(const OpContext& ctx) {
   CheckInputCount(ctx, 2);
   CheckSameDType(ctx);
-  CheckNumeric(ctx, 0);
   const int axis = BiasAxis(ctx, ctx.inputs[0].shape.rank());
   CheckRank(ctx, 1, 1);
   if (ctx.inputs[1].shape[0] != ctx.inputs[0].shape[axis]) {
@@ -121,7 +120,6 @@ std::vector<SbpSignature> BiasAddSignatures(const OpContext& ctx) {
 
 std::vector<TensorMeta> InferBiasAddGrad(const OpContext& ctx) {
   CheckInputCount(ctx, 1);
-  CheckNumeric(ctx, 0);
   const int axis = BiasAxis(ctx, ctx.inputs[0].shape.rank());
   return {{Shape{ctx.inputs[0].shape[axis]}, ctx.inputs[0].dtype}};
 }
@@ -172,7 +170,6 @@ void RegisterBiasOps(graph::OpRegistry& registry) {
 
 std::vector<TensorMeta> InferLike(const OpContext& ctx, bool reduce) {
   CheckInputCount(ctx, 2);
-  CheckNumeric(ctx, 0);
   const Shape& x = ctx.inputs[0].shape;
   const Shape& like = ctx.inputs[1].shape;
   if (reduce ? !BroadcastsTo(like, x) : !BroadcastsTo(x, like)) {

@@ -62,17 +62,16 @@ void CheckSameDType(const OpContext& ctx, int a, int b) {
 }
 
 void CheckFloat(const OpContext& ctx, int index, const std::string& role) {
-  const DType dtype = ctx.inputs[index].dtype;
-  if (dtype != DType::kF32 && dtype != DType::kF64) {
-    ThrowInvalid(
-        ctx, InputName(index, role) + " must be f32 or f64, got " + ctx.inputs[index].ToString());
+  if (!IsFloating(ctx.inputs[index].dtype)) {
+    ThrowInvalid(ctx, InputName(index, role) + " must be f32, f64, bf16 or f16, got " +
+                          ctx.inputs[index].ToString());
   }
 }
 
-void CheckNumeric(const OpContext& ctx, int index, const std::string& role) {
-  if (IsStorageOnly(ctx.inputs[index].dtype)) {
-    ThrowInvalid(ctx, InputName(index, role) + " must be f32, f64, i32 or i64, got " +
-                          ctx.inputs[index].ToString());
+void CheckWideFloat(const OpContext& ctx, int index, const std::string& role) {
+  if (!IsFloating(ctx.inputs[index].dtype) || IsStorageOnly(ctx.inputs[index].dtype)) {
+    ThrowInvalid(
+        ctx, InputName(index, role) + " must be f32 or f64, got " + ctx.inputs[index].ToString());
   }
 }
 

@@ -46,10 +46,12 @@ void CheckShapeEq(const graph::OpContext& ctx, int index, const Shape& expected,
 void CheckSameDType(const graph::OpContext& ctx);
 // Throws InvalidArgumentError unless inputs `a` and `b` have the same dtype.
 void CheckSameDType(const graph::OpContext& ctx, int a, int b);
-// Throws InvalidArgumentError unless input `index` is f32 or f64 (the computed float types).
+// Throws InvalidArgumentError unless input `index` is a float: f32, f64, bf16 or f16 (the
+// 16-bit ones compute in f32 between load and store).
 void CheckFloat(const graph::OpContext& ctx, int index, const std::string& role = "");
-// Throws InvalidArgumentError unless input `index` is f32, f64, i32 or i64.
-void CheckNumeric(const graph::OpContext& ctx, int index, const std::string& role = "");
+// Throws InvalidArgumentError unless input `index` is f32 or f64: optimizer updates keep fp32
+// master weights and state.
+void CheckWideFloat(const graph::OpContext& ctx, int index, const std::string& role = "");
 // Throws InvalidArgumentError unless input `index` is i32 or i64 (ids, labels).
 void CheckIndex(const graph::OpContext& ctx, int index, const std::string& role = "");
 

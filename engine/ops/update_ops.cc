@@ -24,7 +24,7 @@ void CheckNonNegative(const OpContext& ctx, const std::string& attr, double fall
 
 // Checks that the first `tensors` inputs all match the parameter; returns the outputs' metas.
 std::vector<TensorMeta> InferElementwiseUpdate(const OpContext& ctx, int tensors, int outputs) {
-  CheckFloat(ctx, 0);
+  CheckWideFloat(ctx, 0);
   for (int i = 1; i < tensors; ++i) {
     if (!(ctx.inputs[i] == ctx.inputs[0])) {
       ThrowShape(ctx, "input " + std::to_string(i) + " " + ctx.inputs[i].ToString() +

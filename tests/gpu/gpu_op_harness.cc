@@ -9,15 +9,6 @@
 namespace twinflow::testing {
 namespace {
 
-bool IsFloatType(DType d) { return d == DType::kF32 || d == DType::kF64 || d == DType::kBF16; }
-
-Tensor Converted(const Tensor& t, DType dtype) {
-  if (t.dtype() == dtype) return t;
-  Tensor out(t.shape(), dtype);
-  for (int64_t i = 0; i < t.numel(); ++i) out.SetDouble(i, t.GetDouble(i));
-  return out;
-}
-
 // Device memory for one tensor, freed with the owner.
 struct DeviceBuffer {
   void* ptr = nullptr;
@@ -42,42 +33,10 @@ const std::string& NoCudaDeviceReason() {
   return reason;
 }
 
-OpInstance WithFloatDType(const OpInstance& instance, DType dtype) {
-  OpInstance out = instance;
-  for (size_t i = 0; i < out.inputs.size(); ++i) {
-    const bool f32 = std::count(out.f32_inputs.begin(), out.f32_inputs.end(), i) > 0;
-    if (IsFloatType(out.inputs[i].dtype) && !f32) out.inputs[i].dtype = dtype;
-  }
-  if (out.attrs.Has("dtype") && IsFloatType(ParseDType(out.attrs.GetString("dtype")))) {
-    out.attrs.Set("dtype", std::string(DTypeName(dtype)));
-  }
-  return out;
-}
-
-PairedInstance Pair(const OpInstance& instance, DType dtype, Rng& rng) {
-  PairedInstance p;
-  p.dtype = dtype;
-  p.cpu = WithFloatDType(instance, DType::kF32);
-  p.gpu = WithFloatDType(instance, dtype);
-  for (size_t i = 0; i < instance.inputs.size(); ++i) {
-    const Tensor filled = FillInput(instance, static_cast<int>(i), rng);
-    p.gpu_inputs.push_back(Converted(filled, p.gpu.inputs[i].dtype));
-    p.cpu_inputs.push_back(Converted(p.gpu_inputs.back(), p.cpu.inputs[i].dtype));
-  }
-  return p;
-}
-
 std::vector<Tensor> RunOnDevice(const kernels::KernelRegistry& cuda, const OpRunner& runner,
                                 const PairedInstance& paired, const kernels::OwnedCudaEnv& env) {
-  std::vector<graph::TensorMeta> metas = runner.OutputMetas(paired.cpu);
-  const std::vector<int>& f32 = paired.gpu.f32_outputs;
-  for (size_t o = 0; o < metas.size(); ++o) {
-    // The CPU side's floats are all f32; the device's are the dtype under test but for those
-    // the op keeps in f32.
-    if (IsFloatType(metas[o].dtype) && !std::count(f32.begin(), f32.end(), o)) {
-      metas[o].dtype = paired.dtype;
-    }
-  }
+  const std::vector<graph::TensorMeta> metas =
+      PairedOutputMetas(runner.OutputMetas(paired.cpu), paired);
   std::vector<std::unique_ptr<DeviceBuffer>> buffers;
   std::vector<Tensor> in_views, out_views;
   for (const Tensor& t : paired.gpu_inputs) {
@@ -108,35 +67,6 @@ std::vector<Tensor> RunOnDevice(const kernels::KernelRegistry& cuda, const OpRun
     }
   }
   return result;
-}
-
-std::string CompareWithTolerance(const std::vector<Tensor>& got, const std::vector<Tensor>& want,
-                                 DType dtype) {
-  if (got.size() != want.size()) return "output count differs";
-  // f32: the device accumulates in double like the CPU, so only the last bits differ (FMA,
-  // CUDA's transcendental functions, cuBLASLt's order). bf16: the output's own rounding
-  // (2^-9 relative) and float accumulation, within 1e-2 of the magnitude.
-  const double rtol = dtype == DType::kBF16 ? 1.6e-2 : 2e-5;
-  const double atol = dtype == DType::kBF16 ? 1e-2 : 2e-5;
-  for (size_t o = 0; o < got.size(); ++o) {
-    if (got[o].shape() != want[o].shape()) return "output " + std::to_string(o) + " shape differs";
-    double magnitude = 1.0;
-    for (int64_t i = 0; i < want[o].numel(); ++i) {
-      const double v = std::fabs(want[o].GetDouble(i));
-      if (std::isfinite(v)) magnitude = std::max(magnitude, v);
-    }
-    for (int64_t i = 0; i < want[o].numel(); ++i) {
-      const double g = got[o].GetDouble(i), w = want[o].GetDouble(i);
-      const bool exact = !IsFloating(want[o].dtype()) || !std::isfinite(w);
-      const bool ok = exact ? (g == w || (std::isnan(g) && std::isnan(w)))
-                            : std::fabs(g - w) <= rtol * std::fabs(w) + atol * magnitude;
-      if (!ok) {
-        return "output " + std::to_string(o) + " element " + std::to_string(i) + ": device " +
-               std::to_string(g) + ", cpu " + std::to_string(w);
-      }
-    }
-  }
-  return "";
 }
 
 }  // namespace twinflow::testing
