@@ -130,6 +130,7 @@ BuiltModel BuildGpt(const graph::OpRegistry& registry, const GptConfig& full_con
   config.batch = MicroBatch(full_config.batch, strategy);
   graph::GraphBuilder builder(registry,
                               strategy.StagePlacement(0, options.devices, options.device));
+  builder.SetAutocast(strategy.Autocast());
   GptWriter writer(builder, config, options);
   const Shape tokens{config.batch, config.sequence};
   const graph::TensorId ids = builder.Input("ids", tokens, DType::kI32);

@@ -29,6 +29,7 @@ BuiltModel BuildMlp(const graph::OpRegistry& registry, const MlpConfig& config,
   }
   graph::GraphBuilder builder(registry,
                               strategy.StagePlacement(0, options.devices, options.device));
+  builder.SetAutocast(strategy.Autocast());
   const int64_t batch = MicroBatch(config.batch, strategy);
   const graph::TensorId x = builder.Input("x", Shape{batch, config.widths[0]});
   const graph::TensorId labels = builder.Input("labels", Shape{batch}, DType::kI32);

@@ -151,4 +151,19 @@ void PinWeight(graph::GraphBuilder& builder, const Strategy& strategy, graph::Te
   builder.Pin(weight, WeightLayout(role), strategy.SearchedAxes());
 }
 
+void PinWideGradientSums(graph::GraphBuilder& builder, const Strategy& strategy) {
+  if (strategy.automatic || strategy.dp == 1 || strategy.dp_source == DegreeSource::kSearched ||
+      !strategy.Autocast() || strategy.grad_reduce != DType::kF32) {
+    return;
+  }
+  graph::TensorPin partial{NdSbp({Sbp::Partial(), Sbp::Broadcast()}), {1}};
+  partial.binds_consumers = true;
+  const graph::LogicalGraph& graph = builder.graph();
+  for (const graph::OpNode& op : graph.ops()) {
+    if (op.type != "cast" || !op.attrs.GetBool("sum_wide", false)) continue;
+    const graph::TensorId narrow = op.inputs[0];
+    if (!graph.tensor(narrow).pin) builder.Pin(narrow, partial);
+  }
+}
+
 }  // namespace twinflow::models

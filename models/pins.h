@@ -48,6 +48,11 @@ void PinBatchSplit(graph::GraphBuilder& builder, const Strategy& strategy,
 // instead of gathering the logits.
 void PinClassSplitLogits(graph::GraphBuilder& builder, const Strategy& strategy,
                          graph::TensorId logits);
+// Mixed precision with grad_reduce=fp32: each weight gradient in the low type is read partial
+// over dp by the cast that widens it (a narrowing cast's gradient, attr sum_wide), so the sum
+// over dp is taken in fp32, after the micro-batches' accumulation, not in the low type. Call
+// after the backward pass is written. No-op otherwise, or under auto, dp=1 or dp=auto.
+void PinWideGradientSums(graph::GraphBuilder& builder, const Strategy& strategy);
 void PinWeight(graph::GraphBuilder& builder, const Strategy& strategy, graph::TensorId weight,
                WeightRole role);
 

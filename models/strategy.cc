@@ -37,6 +37,19 @@ void ParseDegree(const std::string& key, const std::string& value, int64_t& degr
   source = DegreeSource::kGiven;
 }
 
+// Megatron's names (--bf16, --fp16); the default is fp32.
+DType ParsePrecision(const std::string& key, const std::string& value) {
+  if (value == "fp32") return DType::kF32;
+  if (value == "bf16") return DType::kBF16;
+  if (value == "fp16") return DType::kF16;
+  throw InvalidArgumentError("strategy field '" + key + "' must be fp32, bf16 or fp16, got '" +
+                             value + "'");
+}
+
+const char* PrecisionName(DType dtype) {
+  return dtype == DType::kBF16 ? "bf16" : dtype == DType::kF16 ? "fp16" : "fp32";
+}
+
 void ParseField(const std::string& key, const std::string& value, Strategy& strategy) {
   if (key == "dp") {
     ParseDegree(key, value, strategy.dp, strategy.dp_source);
@@ -67,9 +80,14 @@ void ParseField(const std::string& key, const std::string& value, Strategy& stra
       throw InvalidArgumentError("strategy field 'overlap' must be on or off, got '" + value + "'");
     }
     strategy.overlap = value == "on";
+  } else if (key == "precision") {
+    strategy.precision = ParsePrecision(key, value);
+  } else if (key == "grad_reduce") {
+    strategy.grad_reduce = ParsePrecision(key, value);
   } else {
-    throw InvalidArgumentError("unknown strategy field '" + key +
-                               "' (expected dp, tp, pp, mb, schedule, recompute or overlap)");
+    throw InvalidArgumentError(
+        "unknown strategy field '" + key +
+        "' (expected dp, tp, pp, mb, schedule, recompute, overlap, precision or grad_reduce)");
   }
 }
 
@@ -98,7 +116,18 @@ std::string Strategy::ToString() const {
   return DegreeText("dp", dp, dp_source) + "," + DegreeText("tp", tp, tp_source) + "," +
          DegreeText("pp", pp, pp_source) + ",mb=" + std::to_string(micro_batches) +
          ",schedule=" + ScheduleName(schedule) + (recompute ? ",recompute=full" : "") +
-         (overlap ? "" : ",overlap=off");
+         (overlap ? "" : ",overlap=off") + PrecisionText();
+}
+
+std::string Strategy::PrecisionText() const {
+  if (precision == DType::kF32) return "";
+  return std::string(",precision=") + PrecisionName(precision) +
+         (grad_reduce == DType::kF32 ? "" : ",grad_reduce=" + std::string(PrecisionName(grad_reduce)));
+}
+
+std::optional<DType> Strategy::Autocast() const {
+  if (precision == DType::kF32) return std::nullopt;
+  return precision;
 }
 
 bool Strategy::InfersDegree() const {
@@ -202,6 +231,12 @@ Strategy ParseStrategy(const std::string& text) {
     ParseField(key, value, strategy);
     if (comma == std::string::npos) break;
     pos = comma + 1;
+  }
+  if (strategy.grad_reduce != DType::kF32 && strategy.grad_reduce != strategy.precision) {
+    throw InvalidArgumentError(std::string("strategy field 'grad_reduce' must be fp32 or the "
+                                           "precision (") +
+                               PrecisionName(strategy.precision) + "), got " +
+                               PrecisionName(strategy.grad_reduce));
   }
   if (Searched(strategy.dp_source) && Searched(strategy.tp_source)) {
     throw InvalidArgumentError(

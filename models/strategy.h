@@ -12,6 +12,17 @@
 //             gradient's all-reduce overlaps the rest of the backward pass, as in DDP, and holds
 //             its input and output until the update) or in the device's order (off: less memory,
 //             no overlap; compiler/task_chains.h)
+//   precision fp32 | bf16 | fp16: the type the forward and backward passes compute and store
+//             in. Under bf16/fp16 weights stay fp32 variables (the master copy; optimizer state
+//             too), cast to the low type where the forward pass reads them, and gradients are
+//             accumulated and reduced in fp32 (graph/graph_builder.h, SetAutocast). The loss
+//             computes in fp32.
+//   grad_reduce fp32 | the precision's type: where weight gradients are accumulated over
+//             micro-batches and summed over dp. fp32 (the default; Megatron's
+//             --accumulate-allreduce-grads-in-fp32, which it sets for bf16): each gradient is
+//             widened while still partial, accumulated and all-reduced in fp32, once a step.
+//             bf16/fp16: the search may sum it in the low type before widening, at half the
+//             bytes, once per micro-batch.
 // "auto" leaves every layout to the SBP search on one placement (`hierarchy`).
 //
 // Degrees are Megatron's: dp, tp and pp pin the layouts of the ops they govern (models/pins.h).
@@ -19,10 +30,12 @@
 // `auto` (dp and tp: inferred the same way, and that mesh axis's layouts are left to the SBP
 // search, everything else stays pinned). pp=auto is refused: the search does not place stages.
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "engine/compiler/lower.h"
+#include "engine/core/dtype.h"
 #include "engine/core/shape.h"
 #include "engine/sbp/placement.h"
 
@@ -51,6 +64,8 @@ struct Strategy {
   Schedule schedule = Schedule::kOneFOneB;
   bool recompute = false;
   bool overlap = true;  // collectives run beside the computation (see the header comment)
+  DType precision = DType::kF32;    // kF32, kBF16 or kF16 (see the header comment)
+  DType grad_reduce = DType::kF32;  // kF32 or `precision`
   Shape hierarchy;      // automatic only; empty: 1-D over all devices
 
   int64_t devices() const { return dp * tp * pp; }
@@ -66,6 +81,11 @@ struct Strategy {
   // written `auto`); empty for a fully pinned strategy.
   std::vector<int> SearchedAxes() const;
   std::string ToString() const;
+  // ",precision=bf16" (",precision=fp16"); empty for fp32.
+  std::string PrecisionText() const;
+  // The low type GraphBuilder::SetAutocast is given while a model's forward pass is written;
+  // nullopt for fp32.
+  std::optional<DType> Autocast() const;
   // The placement of pipeline stage `stage` (automatic: the one placement) on `devices`
   // devices of `type`: [dp, tp] over a contiguous range of ids.
   sbp::Placement StagePlacement(int64_t stage, int64_t devices,

@@ -43,6 +43,7 @@ BuiltModel FinishModel(graph::GraphBuilder& builder, graph::TensorId losses,
   if (options.strategy.recompute && options.training && layers.empty()) {
     throw InvalidArgumentError("recompute=full needs a model with layers (gpt, mlp)");
   }
+  builder.SetAutocast(std::nullopt);  // the loss's mean, the backward pass and the updates
   std::vector<int64_t> axes;
   for (int k = 0; k < builder.meta(losses).shape.rank(); ++k) axes.push_back(k);
   const int64_t micro_batches = options.strategy.micro_batches;
@@ -67,6 +68,7 @@ BuiltModel FinishModel(graph::GraphBuilder& builder, graph::TensorId losses,
     // The backward pass too: activation gradients keep the batch split over dp, so a weight's
     // gradient comes out partial over dp and is all-reduced, as data parallelism does.
     PinBatchSplit(builder, options.strategy, /*bind_consumers=*/true);
+    PinWideGradientSums(builder, options.strategy);
     graph::AddOptimizer(builder, *model.optimizer, gradients);
   }
   model.graph = builder.graph();

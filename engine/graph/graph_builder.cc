@@ -21,6 +21,7 @@ TensorId GraphBuilder::Variable(const std::string& name, Shape shape, DType dtyp
 
 std::vector<TensorId> GraphBuilder::Add(const std::string& type, std::vector<TensorId> inputs,
                                         Attrs attrs, std::string name) {
+  if (autocast_) inputs = Autocast(type, std::move(inputs));
   if (name.empty()) name = type + "_" + std::to_string(graph_.ops().size());
   const std::string label = "op '" + name + "' (" + type + "): ";
   std::vector<TensorMeta> metas;

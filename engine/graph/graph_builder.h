@@ -2,7 +2,10 @@
 // GraphBuilder: the C++ API for writing a LogicalGraph, and what gradient functions use to
 // append backward ops. Each added op's outputs are inferred by its OpDef, so a mistake is
 // reported where it is made, naming the op.
+#include <map>
+#include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "engine/graph/logical_graph.h"
@@ -46,6 +49,15 @@ class GraphBuilder {
   TensorId Add1(const std::string& type, std::vector<TensorId> inputs, Attrs attrs = {},
                 std::string name = "");
 
+  // Mixed precision as the graph is written (PyTorch's autocast; engine/graph/autocast.cc).
+  // While set, an op added with a float input in `dtype`, or one read from a variable (the
+  // fp32 master weights), gets its other f32 inputs cast to `dtype` first: one cast per tensor
+  // and stage, keeping the tensor's pin. Off (nullopt) by default. Write the backward pass with
+  // it off: gradients take their forward tensors' types, and a narrowing cast's gradient
+  // widens back to f32.
+  void SetAutocast(std::optional<DType> dtype) { autocast_ = dtype; }
+  std::optional<DType> autocast() const { return autocast_; }
+
   void Pin(TensorId tensor, sbp::NdSbp nd_sbp, std::vector<int> free_axes = {},
            bool binds_consumers = false) {
     graph_.Pin(tensor, std::move(nd_sbp), std::move(free_axes), binds_consumers);
@@ -59,9 +71,15 @@ class GraphBuilder {
   const LogicalGraph& graph() const { return graph_; }
 
  private:
+  // The inputs of an op of `type` as autocast gives them to it (autocast.cc).
+  std::vector<TensorId> Autocast(const std::string& type, std::vector<TensorId> inputs);
+  TensorId AutocastTo(TensorId tensor, DType dtype);
+
   const OpRegistry& registry_;
   Site site_;
   LogicalGraph graph_;
+  std::optional<DType> autocast_;
+  std::map<std::tuple<TensorId, DType, int32_t>, TensorId> autocast_casts_;  // (tensor, to, stage)
 };
 
 }  // namespace twinflow::graph

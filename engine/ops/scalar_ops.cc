@@ -140,7 +140,11 @@ std::vector<SbpSignature> CastSignatures(const OpContext& ctx) {
   // Float parts add up to the value only to their own precision: widening them would expose
   // that rounding, so f32 -> f64 (like bf16/f16 sources) keeps no sums.
   const bool widens = IsStorageOnly(from) || (from == DType::kF32 && to == DType::kF64);
-  if ((to_float || int_to_int) && !widens) pass.push_back({kSum, kSum});
+  // Unless the sum of the wide parts is what is meant: a narrowing cast's gradient widens
+  // partial gradients, and summing them wide is mixed precision's fp32 gradient accumulation
+  // and reduction (Megatron's --accumulate-allreduce-grads-in-fp32).
+  const bool sums_wide = ctx.attrs.GetBool("sum_wide", false);
+  if ((to_float || int_to_int) && (!widens || sums_wide)) pass.push_back({kSum, kSum});
   if (!(int_to_int && DTypeSize(to) < DTypeSize(from))) {
     pass.insert(pass.end(), {{kMax, kMax}, {kMin, kMin}});
   }
@@ -157,7 +161,9 @@ OpDef Cast() {
     const DType from = b.meta(op.inputs[0]).dtype;
     const DType to = b.meta(op.outputs[0]).dtype;
     if (!dy[0] || !IsFloating(from) || !IsFloating(to)) return {std::nullopt};
-    return {b.Add1("cast", {*dy[0]}, {{"dtype", std::string(DTypeName(from))}})};
+    Attrs attrs{{"dtype", std::string(DTypeName(from))}};
+    if (DTypeSize(from) > DTypeSize(to)) attrs.Set("sum_wide", true);
+    return {b.Add1("cast", {*dy[0]}, std::move(attrs))};
   };
   return def;
 }

@@ -16,7 +16,8 @@
 namespace twinflow::ops {
 
 // Per-example loss, shaped like `labels` (logits [..., C], labels [...] i32 or i64). With
-// class_split false this is one sparse_softmax_cross_entropy op.
+// class_split false this is one sparse_softmax_cross_entropy op. bf16/f16 logits are cast to
+// f32 first: the loss is computed and returned in f32, as mixed-precision training does.
 graph::TensorId SparseSoftmaxCrossEntropy(graph::GraphBuilder& builder, graph::TensorId logits,
                                           graph::TensorId labels, bool class_split);
 

@@ -109,6 +109,25 @@ TEST(StrategyParse, OverlapIsOnOrOff) {
   EXPECT_PRED2(Contains, text, "'yes'");
 }
 
+TEST(StrategyParse, PrecisionAndGradientReduction) {
+  EXPECT_EQ(ParseStrategy("dp=2").precision, DType::kF32);
+  EXPECT_FALSE(ParseStrategy("dp=2").Autocast());
+  const Strategy bf16 = ParseStrategy("dp=2,precision=bf16");
+  EXPECT_EQ(bf16.precision, DType::kBF16);
+  EXPECT_EQ(bf16.grad_reduce, DType::kF32);  // Megatron's default for bf16
+  EXPECT_EQ(bf16.Autocast(), DType::kBF16);
+  EXPECT_EQ(bf16.ToString(), "dp=2,tp=1,pp=1,mb=1,schedule=1f1b,precision=bf16");
+  const Strategy low = ParseStrategy("dp=2,precision=fp16,grad_reduce=fp16");
+  EXPECT_EQ(low.grad_reduce, DType::kF16);
+  EXPECT_EQ(ParseStrategy(low.ToString()).ToString(), low.ToString());
+  EXPECT_PRED2(Contains, low.ToString(), "precision=fp16,grad_reduce=fp16");
+  std::string text = ParseError("precision=f8");
+  EXPECT_PRED2(Contains, text, "'precision'");
+  EXPECT_PRED2(Contains, text, "'f8'");
+  text = ParseError("dp=2,precision=bf16,grad_reduce=fp16");
+  EXPECT_PRED2(Contains, text, "'grad_reduce' must be fp32 or the precision (bf16)");
+}
+
 TEST(StrategyParse, AutoWithHierarchyPrintsIt) {
   Strategy s = ParseStrategy("auto");
   s.hierarchy = Shape{2, 4};

@@ -1,0 +1,53 @@
+// Mixed precision as the graph is written: GraphBuilder's autocast (graph_builder.h).
+//
+// The rule is one line: an op that touches the low type, or reads a weight, computes in the
+// low type. Weights stay fp32 variables (the master copy the optimizer updates); each is cast
+// to the low type once per stage where the forward pass first reads it, so the GEMMs, norms and
+// activations all see the low type, and the activations between them are stored in it. Ops on
+// fp32 values that touch neither (the loss's mean, a scale) stay fp32; so does cross entropy,
+// which casts its logits up itself (ops::SparseSoftmaxCrossEntropy), as Megatron computes it.
+#include "engine/graph/graph_builder.h"
+
+namespace twinflow::graph {
+namespace {
+
+bool ReadsVariable(const LogicalGraph& graph, const OpRegistry& registry, TensorId tensor) {
+  const OpId producer = graph.tensor(tensor).producer;
+  return producer >= 0 && registry.Find(graph.op(producer).type).role == OpRole::kVariable;
+}
+
+}  // namespace
+
+std::vector<TensorId> GraphBuilder::Autocast(const std::string& type,
+                                             std::vector<TensorId> inputs) {
+  const DType low = *autocast_;
+  if (type == "cast" || !registry_.Has(type) || registry_.Find(type).role != OpRole::kCompute) {
+    return inputs;
+  }
+  bool computes_low = false;
+  for (TensorId t : inputs) {
+    const DType dtype = meta(t).dtype;
+    computes_low = computes_low || dtype == low ||
+                   (dtype == DType::kF32 && ReadsVariable(graph_, registry_, t));
+  }
+  if (!computes_low) return inputs;
+  for (TensorId& t : inputs) {
+    if (meta(t).dtype == DType::kF32) t = AutocastTo(t, low);
+  }
+  return inputs;
+}
+
+TensorId GraphBuilder::AutocastTo(TensorId tensor, DType dtype) {
+  const auto key = std::make_tuple(tensor, dtype, site_.stage);
+  if (const auto it = autocast_casts_.find(key); it != autocast_casts_.end()) return it->second;
+  const TensorNode& node = graph_.tensor(tensor);
+  const std::string name = node.name + "/" + DTypeName(dtype);
+  const std::optional<TensorPin> pin = node.pin;
+  const TensorId cast = Add1("cast", {tensor}, Attrs{{"dtype", std::string(DTypeName(dtype))}},
+                             graph_.FindOp(name) ? "" : name);
+  if (pin) Pin(cast, *pin);
+  autocast_casts_.emplace(key, cast);
+  return cast;
+}
+
+}  // namespace twinflow::graph
