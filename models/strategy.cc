@@ -122,7 +122,8 @@ std::string Strategy::ToString() const {
 std::string Strategy::PrecisionText() const {
   if (precision == DType::kF32) return "";
   return std::string(",precision=") + PrecisionName(precision) +
-         (grad_reduce == DType::kF32 ? "" : ",grad_reduce=" + std::string(PrecisionName(grad_reduce)));
+         (grad_reduce == DType::kF32 ? ""
+                                     : ",grad_reduce=" + std::string(PrecisionName(grad_reduce)));
 }
 
 std::optional<DType> Strategy::Autocast() const {

@@ -63,10 +63,10 @@ struct Strategy {
   bool micro_batches_given = false;  // mb= was written (a --micro-batch-size must agree)
   Schedule schedule = Schedule::kOneFOneB;
   bool recompute = false;
-  bool overlap = true;  // collectives run beside the computation (see the header comment)
-  DType precision = DType::kF32;    // kF32, kBF16 or kF16 (see the header comment)
+  bool overlap = true;            // collectives run beside the computation (see the header comment)
+  DType precision = DType::kF32;  // kF32, kBF16 or kF16 (see the header comment)
   DType grad_reduce = DType::kF32;  // kF32 or `precision`
-  Shape hierarchy;      // automatic only; empty: 1-D over all devices
+  Shape hierarchy;                  // automatic only; empty: 1-D over all devices
 
   int64_t devices() const { return dp * tp * pp; }
   // The device count when none is given: the product of the degrees, an inferred one taken

@@ -15,7 +15,7 @@ namespace {
 
 // Ops that stay f32 only: optimizer updates and variables hold the fp32 master weights and
 // state of mixed-precision training, and update their tensors where they lie.
-const std::set<std::string> kF32Only = {"sgd_update",     "sgd_momentum_update", "adam_update",
+const std::set<std::string> kF32Only = {"sgd_update", "sgd_momentum_update", "adam_update",
                                         "step_increment", "variable"};
 
 Tensor Widen(const Tensor& narrow) {

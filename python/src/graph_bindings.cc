@@ -12,6 +12,7 @@
 #include "engine/ops/builtin_ops.h"
 #include "engine/ops/softmax_ops.h"
 #include "engine/sbp/nd_sbp.h"
+#include "models/pins.h"
 #include "models/strategy.h"
 #include "models/training.h"
 #include "python/src/bindings.h"
@@ -106,21 +107,34 @@ class Builder {
     return ops::CausalSelfAttention(builder_, q, k, v, heads, name, ops::ParseAttentionKind(kind));
   }
 
+  // Mixed precision while the forward pass is written (GraphBuilder::SetAutocast): a dtype
+  // name, or None for off.
+  void SetAutocast(const std::optional<std::string>& dtype) {
+    builder_.SetAutocast(dtype ? std::optional<DType>(ParseDType(*dtype)) : std::nullopt);
+  }
+
   int64_t OpCount() const { return static_cast<int64_t>(builder_.graph().ops().size()); }
 
   // Training: the mean loss, autograd for `parameters` and the optimizer (FinishModel).
   // Otherwise the graph as written, fetching `outputs`.
   // `recompute`: [first, end) op id ranges, one per module run with recomputation.
+  // `strategy` on `devices`: the graph's strategy text, for its precision and gradient
+  // reduction (the Python layer pins the rest itself).
   Model Finish(const std::vector<int64_t>& outputs, const std::vector<int64_t>& parameters,
                const std::vector<std::string>& feeds, const std::string& optimizer,
                int64_t micro_batches, const std::string& schedule,
-               const std::vector<std::pair<int64_t, int64_t>>& recompute) {
+               const std::vector<std::pair<int64_t, int64_t>>& recompute,
+               const std::string& strategy, int64_t devices) {
     CheckTensors(outputs, "outputs");
     CheckTensors(parameters, "parameters");
     if (micro_batches < 1) throw InvalidArgumentError("micro_batches must be positive");
+    models::Strategy given = models::ParseStrategy(strategy);
+    if (!given.automatic) given.Resolve(devices);
     models::BuildOptions options;
     options.strategy.micro_batches = micro_batches;
     options.strategy.schedule = models::ParseStrategy("schedule=" + schedule).schedule;
+    options.strategy.precision = given.precision;
+    options.strategy.grad_reduce = given.grad_reduce;
     options.training = !optimizer.empty();
     Model model;
     model.registry = registry_;
@@ -136,6 +150,8 @@ class Builder {
       options.strategy.recompute = !segments.empty();
       model.built = models::FinishModel(
           builder_, outputs[0], {parameters.begin(), parameters.end()}, feeds, options, segments);
+      models::PinWideGradientSums(builder_, given);  // FinishModel's strategy has no dp
+      model.built.graph = builder_.graph();
       model.fetches = {model.built.loss};
     } else {
       model.built.graph = builder_.graph();
@@ -265,7 +281,9 @@ void BindBuilder(py::module_& m) {
            py::arg("heads"), py::arg("name"), py::arg("kind") = "unfused")
       .def("finish", &Builder::Finish, py::arg("outputs"), py::arg("parameters"), py::arg("feeds"),
            py::arg("optimizer"), py::arg("micro_batches"), py::arg("schedule"),
-           py::arg("recompute") = std::vector<std::pair<int64_t, int64_t>>{})
+           py::arg("recompute") = std::vector<std::pair<int64_t, int64_t>>{},
+           py::arg("strategy") = "auto", py::arg("devices") = 1)
+      .def("set_autocast", &Builder::SetAutocast, py::arg("dtype"))
       .def_property_readonly("op_count", &Builder::OpCount);
 }
 

@@ -20,6 +20,9 @@ void BindStrategy(py::module_& m) {
       .def_readonly("overlap", &models::Strategy::overlap)
       .def_property_readonly(
           "schedule", [](const models::Strategy& s) { return models::ScheduleName(s.schedule); })
+      // The dtype the forward pass computes in: "f32", "bf16" or "f16" (precision=).
+      .def_property_readonly("precision",
+                             [](const models::Strategy& s) { return DTypeName(s.precision); })
       .def_property_readonly("devices", &models::Strategy::devices)
       .def_property_readonly("default_devices", &models::Strategy::DefaultDevices)
       .def_property_readonly("infers_degree", &models::Strategy::InfersDegree)

@@ -129,6 +129,8 @@ class Graph:
                 if getattr(p, "_name", None) is None:
                     p._name = path
         builder = _C.GraphBuilder(str(layout.placement))
+        if layout.precision != "f32":
+            builder.set_autocast(layout.precision)  # weights stay fp32; finish() turns it off
         names = self._input_names(len(specs))
         with Trace(builder, layout) as trace:
             inputs = []
@@ -165,7 +167,7 @@ class Graph:
             raise _C.InvalidArgumentError("none of the optimizer's parameters is used in build()")
         model = builder.finish([t.id for t in outputs], trained, names,
                                self._optimizer.spec() if self.training else "", layout.mb,
-                               layout.schedule, trace.recompute)
+                               layout.schedule, trace.recompute, o["strategy"], layout.devices)
         ranks = distributed.world_size()
         if layout.devices % ranks:
             raise _C.InvalidArgumentError(f"{layout.devices} devices do not split over {ranks} ranks")

@@ -47,6 +47,7 @@ class StrategyLayout:
             self.devices = len(placement)
         self.dp, self.tp, self.pp, self.mb = core.dp, core.tp, core.pp, core.mb
         self.schedule = core.schedule
+        self.precision = core.precision  # "f32", "bf16" or "f16": the forward pass's dtype
 
     def stage_placement(self, stage):
         if self.automatic:
