@@ -4,6 +4,7 @@
 
 #include "engine/core/error.h"
 #include "engine/graph/autograd.h"
+#include "engine/graph/optimizer.h"
 #include "models/pins.h"
 
 namespace twinflow::models {
@@ -62,14 +63,22 @@ BuiltModel FinishModel(graph::GraphBuilder& builder, graph::TensorId losses,
   BuiltModel model;
   if (options.training) {
     model.optimizer = options.optimizer.value_or(default_optimizer);
+    // fp16: dynamic loss scaling. The backward pass starts from loss * scale, so that small
+    // gradients stay above fp16's underflow; the updates divide it out again (grad_factor).
+    std::optional<graph::TensorId> loss_scale;
+    graph::TensorId backward_from = loss;
+    if (options.strategy.precision == DType::kF16) {
+      loss_scale = graph::AddLossScale(builder, *model.optimizer);
+      backward_from = builder.Add1("mul", {loss, *loss_scale}, {}, "loss/scaled");
+    }
     const auto gradients = graph::AddBackward(
-        builder, loss, parameters,
+        builder, backward_from, parameters,
         options.strategy.recompute ? layers : std::vector<std::vector<graph::OpId>>{});
     // The backward pass too: activation gradients keep the batch split over dp, so a weight's
     // gradient comes out partial over dp and is all-reduced, as data parallelism does.
     PinBatchSplit(builder, options.strategy, /*bind_consumers=*/true);
     PinWideGradientSums(builder, options.strategy);
-    graph::AddOptimizer(builder, *model.optimizer, gradients);
+    graph::AddOptimizer(builder, *model.optimizer, gradients, loss_scale);
   }
   model.graph = builder.graph();
   model.loss = loss;

@@ -61,6 +61,7 @@ plan::TaskKind TaskKindOf(graph::OpRole role) {
     case graph::OpRole::kCompute:
     case graph::OpRole::kOptimizerUpdate:
     case graph::OpRole::kStepIncrement:
+    case graph::OpRole::kGradientStatistic:
       break;
   }
   return plan::COMPUTE;
@@ -203,7 +204,9 @@ void Lowerer::LowerOp(const graph::OpNode& op) {
   const graph::NdSbpSignature& sig = assignment_.signatures[op.id];
   const graph::OpDef& def = registry_.Find(op.type);
   const plan::TaskKind kind = TaskKindOf(def.role);
-  current_pass_ = UpdatesState(def.role)     ? plan::PASS_OPTIMIZER
+  const bool optimizer_pass =
+      UpdatesState(def.role) || def.role == graph::OpRole::kGradientStatistic;
+  current_pass_ = optimizer_pass               ? plan::PASS_OPTIMIZER
                   : graph_.IsBackward(op.id) ? plan::PASS_BACKWARD
                                              : plan::PASS_FORWARD;
   std::vector<std::vector<int64_t>> inputs;  // [input][parallel index]

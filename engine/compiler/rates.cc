@@ -19,7 +19,9 @@ std::vector<Rate> OpRates(const graph::LogicalGraph& graph, const graph::OpRegis
     }
     if (!micro_input) continue;
     // sums its micro-batch gradients: per step
-    if (role == graph::OpRole::kOptimizerUpdate) continue;
+    if (role == graph::OpRole::kOptimizerUpdate || role == graph::OpRole::kGradientStatistic) {
+      continue;
+    }
     if (graph::UpdatesState(role)) {
       throw InvalidArgumentError("op '" + op.name + "' (" + op.type +
                                  ") updates state from a per-micro-batch value");

@@ -1,7 +1,8 @@
 #pragma once
 // Rates: which ops run once per micro-batch and which once per step. Inputs and everything
 // computed from them run per micro-batch; variables, what is computed from variables alone, and
-// the optimizer (updates and assigns) run per step. Where a step-rate value feeds micro-batch
+// the optimizer (updates, assigns and the gradient statistics of clipping and loss scaling) run
+// per step. Where a step-rate value feeds micro-batch
 // ops the Plan repeats it (REPEAT); where micro-batch gradients feed the optimizer it sums
 // them (ACC).
 #include <vector>

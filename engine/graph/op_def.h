@@ -60,6 +60,9 @@ enum class OpRole {
   kAssign,           // writes its second input into the variable that is its first (ASSIGN)
   kOptimizerUpdate,  // applies a gradient (input 1) to a variable (input 0): sgd, momentum, adam
   kStepIncrement,    // advances an optimizer's step counter
+  // reads gradients summed over the step's micro-batches, as updates do, but changes no state:
+  // the statistics of gradient clipping and loss scaling (sum_squares)
+  kGradientStatistic,
 };
 
 // Ops that change model state: the optimizer pass of a step. They run once per step.

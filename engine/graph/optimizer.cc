@@ -74,7 +74,19 @@ OptimizerConfig ParseOptimizer(const std::string& text) {
     if (!seen.insert(name).second) {
       throw InvalidArgumentError("optimizer field '" + name + "' is given twice");
     }
-    if (name == "lr") {
+    if (name == "clip_grad") {
+      CheckRange(name, value, 0, HUGE_VAL, false);
+      config.clip_grad = value;
+    } else if (name == "loss_scale") {
+      CheckRange(name, value, 1, HUGE_VAL, false);
+      config.loss_scale = value;
+    } else if (name == "loss_scale_window") {
+      CheckRange(name, value, 1, 1e9, false);
+      if (value != std::floor(value)) {
+        throw InvalidArgumentError("optimizer field 'loss_scale_window' must be an integer");
+      }
+      config.loss_scale_window = static_cast<int64_t>(value);
+    } else if (name == "lr") {
       CheckRange(name, value, 0, HUGE_VAL, false);
       config.learning_rate = value;
     } else if (name == "weight_decay") {
@@ -106,77 +118,159 @@ std::string OptimizerText(const OptimizerConfig& config) {
     }
     return std::string(name) + "=" + text;
   };
+  // Defaults of the step-level fields are left out, so texts of earlier runs read the same.
+  const OptimizerConfig defaults;
+  std::string control;
+  if (config.clip_grad != defaults.clip_grad)
+    control += "," + shortest("clip_grad", config.clip_grad);
+  if (config.loss_scale != defaults.loss_scale) {
+    control += "," + shortest("loss_scale", config.loss_scale);
+  }
+  if (config.loss_scale_window != defaults.loss_scale_window) {
+    control += ",loss_scale_window=" + std::to_string(config.loss_scale_window);
+  }
   if (config.kind == OptimizerConfig::Kind::kSgd) {
     return "sgd:" + shortest("lr", config.learning_rate) + "," +
            shortest("momentum", config.momentum) + "," +
-           shortest("weight_decay", config.weight_decay);
+           shortest("weight_decay", config.weight_decay) + control;
   }
   return std::string(config.kind == OptimizerConfig::Kind::kAdam ? "adam:" : "adamw:") +
          shortest("lr", config.learning_rate) + "," + shortest("beta1", config.beta1) + "," +
          shortest("beta2", config.beta2) + "," + shortest("epsilon", config.epsilon) + "," +
-         shortest("weight_decay", config.weight_decay);
+         shortest("weight_decay", config.weight_decay) + control;
 }
 
-void AddOptimizer(GraphBuilder& builder, const OptimizerConfig& config,
-                  const std::map<TensorId, TensorId>& gradients) {
-  const GraphBuilder::Site saved = builder.site();
-  const bool adam = config.kind != OptimizerConfig::Kind::kSgd;
+TensorId AddLossScale(GraphBuilder& builder, const OptimizerConfig& config) {
+  return builder.Variable("loss_scale", Shape{}, DType::kF32,
+                          Attrs{{"init", std::string("constant")}, {"value", config.loss_scale}});
+}
+
+namespace {
+
+// InvalidArgumentError unless every pair is (a variable, a gradient of its meta).
+void CheckGradients(const LogicalGraph& graph, const std::map<TensorId, TensorId>& gradients) {
+  const auto count = static_cast<TensorId>(graph.tensors().size());
   for (const auto& [var, grad] : gradients) {
-    const LogicalGraph& graph = builder.graph();
-    if (var < 0 || var >= static_cast<TensorId>(graph.tensors().size()) ||
-        graph.tensor(var).producer < 0 || graph.op(graph.tensor(var).producer).type != "variable") {
-      builder.SetSite(saved);
+    if (var < 0 || var >= count || graph.tensor(var).producer < 0 ||
+        graph.op(graph.tensor(var).producer).type != "variable") {
       throw InvalidArgumentError("optimizer: tensor " + std::to_string(var) +
                                  " is not the output of a variable op");
     }
-    const OpNode var_op = graph.op(graph.tensor(var).producer);
-    const TensorMeta meta = graph.tensor(var).meta;
-    const std::optional<TensorPin> pin = graph.tensor(var).pin;
-    if (grad < 0 || grad >= static_cast<TensorId>(graph.tensors().size()) ||
-        !(graph.tensor(grad).meta == meta)) {
-      builder.SetSite(saved);
-      throw InvalidArgumentError("optimizer: the gradient of variable '" + var_op.name +
+    const TensorMeta& meta = graph.tensor(var).meta;
+    if (grad < 0 || grad >= count || !(graph.tensor(grad).meta == meta)) {
+      throw InvalidArgumentError("optimizer: the gradient of variable '" +
+                                 graph.op(graph.tensor(var).producer).name +
                                  "' does not match its " + meta.ToString());
     }
+  }
+}
+
+const OpNode& ProducerOf(const GraphBuilder& builder, TensorId t) {
+  return builder.graph().op(builder.graph().tensor(t).producer);
+}
+
+// The step's gradient factor (grad_factor), or nullopt when neither clipping nor loss scaling
+// is asked for. Each gradient's sum of squares is taken on its own stage; they are added, in
+// variable order, and the factor computed where the first variable lives; with loss scaling
+// the scale is then updated on the scale's own stage.
+std::optional<TensorId> AddGradientFactor(GraphBuilder& builder, const OptimizerConfig& config,
+                                          const std::map<TensorId, TensorId>& gradients,
+                                          std::optional<TensorId> loss_scale) {
+  if ((config.clip_grad <= 0 && !loss_scale) || gradients.empty()) return std::nullopt;
+  std::optional<TensorId> total;
+  for (const auto& [var, grad] : gradients) {
+    const OpNode& var_op = ProducerOf(builder, var);
     builder.PlaceLike(var_op);
-    const std::string& name = var_op.name;
-    // Optimizer state: zero-initialised variables laid out like the parameter.
-    auto state = [&](const std::string& suffix, Shape shape, DType dtype, bool like_param) {
-      const TensorId t = builder.Variable(name + suffix, std::move(shape), dtype,
-                                          Attrs{{"init", std::string("zeros")}});
-      if (like_param && pin) builder.Pin(t, *pin);
-      return t;
-    };
-    auto assign = [&](TensorId target, TensorId value, const std::string& suffix) {
-      builder.Add("assign", {target, value}, {}, name + suffix);
-    };
-    Attrs attrs{{"lr", config.learning_rate}, {"weight_decay", config.weight_decay}};
-    if (!adam && config.momentum == 0) {
-      assign(var, builder.Add1("sgd_update", {var, grad}, attrs, name + "/sgd_update"), "/assign");
-    } else if (!adam) {
-      const TensorId buf = state("/momentum", meta.shape, meta.dtype, true);
-      attrs.Set("momentum", config.momentum);
-      const std::vector<TensorId> out =
-          builder.Add("sgd_momentum_update", {var, grad, buf}, attrs, name + "/sgd_update");
-      assign(var, out[0], "/assign");
-      assign(buf, out[1], "/momentum_assign");
-    } else {
-      const TensorId m = state("/adam_m", meta.shape, meta.dtype, true);
-      const TensorId v = state("/adam_v", meta.shape, meta.dtype, true);
-      const TensorId step = state("/adam_step", Shape{}, DType::kF32, false);
-      attrs.Set("beta1", config.beta1);
-      attrs.Set("beta2", config.beta2);
-      attrs.Set("epsilon", config.epsilon);
-      attrs.Set("decoupled", config.kind == OptimizerConfig::Kind::kAdamW);
-      const std::vector<TensorId> out =
-          builder.Add("adam_update", {var, grad, m, v, step}, attrs, name + "/adam_update");
-      const TensorId next_step =
-          builder.Add1("step_increment", {step}, {}, name + "/adam_step_next");
-      assign(var, out[0], "/assign");
-      assign(m, out[1], "/adam_m_assign");
-      assign(v, out[2], "/adam_v_assign");
-      assign(step, next_step, "/adam_step_assign");
-    }
+    const TensorId squares = builder.Add1("sum_squares", {grad}, {}, var_op.name + "/sum_squares");
+    builder.PlaceLike(ProducerOf(builder, gradients.begin()->first));
+    total = total ? builder.Add1("add", {*total, squares}) : squares;
+  }
+  std::vector<TensorId> inputs = {*total};
+  if (loss_scale) inputs.push_back(*loss_scale);
+  const TensorId factor =
+      builder.Add1("grad_factor", inputs, Attrs{{"max_norm", config.clip_grad}}, "grad_factor");
+  if (loss_scale) {
+    const OpNode& scale_op = ProducerOf(builder, *loss_scale);
+    builder.PlaceLike(scale_op);
+    const TensorId good = builder.Variable("loss_scale_good_steps", Shape{}, DType::kF32,
+                                           Attrs{{"init", std::string("zeros")}});
+    const std::vector<TensorId> next = builder.Add(
+        "loss_scale_update", {*loss_scale, good, *total},
+        Attrs{{"window", config.loss_scale_window}, {"min_scale", 1.0}}, "loss_scale_update");
+    builder.Add("assign", {*loss_scale, next[0]}, {}, "loss_scale/assign");
+    builder.Add("assign", {good, next[1]}, {}, "loss_scale_good_steps/assign");
+  }
+  return factor;
+}
+
+// The update of one variable and the assigns of its new value and state, at the variable's
+// site; `factor` (if any) is the last input of every update op and of the step counter's.
+void AddUpdate(GraphBuilder& builder, const OptimizerConfig& config, TensorId var, TensorId grad,
+               std::optional<TensorId> factor) {
+  const OpNode var_op = ProducerOf(builder, var);
+  const TensorMeta meta = builder.meta(var);
+  const std::optional<TensorPin> pin = builder.graph().tensor(var).pin;
+  builder.PlaceLike(var_op);
+  const std::string& name = var_op.name;
+  // Optimizer state: zero-initialised variables laid out like the parameter.
+  auto state = [&](const std::string& suffix, Shape shape, DType dtype, bool like_param) {
+    const TensorId t = builder.Variable(name + suffix, std::move(shape), dtype,
+                                        Attrs{{"init", std::string("zeros")}});
+    if (like_param && pin) builder.Pin(t, *pin);
+    return t;
+  };
+  auto assign = [&](TensorId target, TensorId value, const std::string& suffix) {
+    builder.Add("assign", {target, value}, {}, name + suffix);
+  };
+  auto with_factor = [&](std::vector<TensorId> inputs) {
+    if (factor) inputs.push_back(*factor);
+    return inputs;
+  };
+  const bool adam = config.kind != OptimizerConfig::Kind::kSgd;
+  Attrs attrs{{"lr", config.learning_rate}, {"weight_decay", config.weight_decay}};
+  if (!adam && config.momentum == 0) {
+    assign(var, builder.Add1("sgd_update", with_factor({var, grad}), attrs, name + "/sgd_update"),
+           "/assign");
+  } else if (!adam) {
+    const TensorId buf = state("/momentum", meta.shape, meta.dtype, true);
+    attrs.Set("momentum", config.momentum);
+    const std::vector<TensorId> out = builder.Add(
+        "sgd_momentum_update", with_factor({var, grad, buf}), attrs, name + "/sgd_update");
+    assign(var, out[0], "/assign");
+    assign(buf, out[1], "/momentum_assign");
+  } else {
+    const TensorId m = state("/adam_m", meta.shape, meta.dtype, true);
+    const TensorId v = state("/adam_v", meta.shape, meta.dtype, true);
+    const TensorId step = state("/adam_step", Shape{}, DType::kF32, false);
+    attrs.Set("beta1", config.beta1);
+    attrs.Set("beta2", config.beta2);
+    attrs.Set("epsilon", config.epsilon);
+    attrs.Set("decoupled", config.kind == OptimizerConfig::Kind::kAdamW);
+    const std::vector<TensorId> out = builder.Add(
+        "adam_update", with_factor({var, grad, m, v, step}), attrs, name + "/adam_update");
+    const TensorId next_step =
+        builder.Add1("step_increment", with_factor({step}), {}, name + "/adam_step_next");
+    assign(var, out[0], "/assign");
+    assign(m, out[1], "/adam_m_assign");
+    assign(v, out[2], "/adam_v_assign");
+    assign(step, next_step, "/adam_step_assign");
+  }
+}
+
+}  // namespace
+
+void AddOptimizer(GraphBuilder& builder, const OptimizerConfig& config,
+                  const std::map<TensorId, TensorId>& gradients,
+                  std::optional<TensorId> loss_scale) {
+  CheckGradients(builder.graph(), gradients);
+  const GraphBuilder::Site saved = builder.site();
+  try {
+    const std::optional<TensorId> factor =
+        AddGradientFactor(builder, config, gradients, loss_scale);
+    for (const auto& [var, grad] : gradients) AddUpdate(builder, config, var, grad, factor);
+  } catch (...) {
+    builder.SetSite(saved);
+    throw;
   }
   builder.SetSite(saved);
 }

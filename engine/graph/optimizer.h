@@ -4,6 +4,7 @@
 // state (momentum, Adam moments, the step count) are variables initialised to zero, so
 // checkpoints and layouts treat them like parameters.
 #include <map>
+#include <optional>
 #include <string>
 
 #include "engine/graph/graph_builder.h"
@@ -19,10 +20,18 @@ struct OptimizerConfig {
   double beta2 = 0.999;       // Adam
   double epsilon = 1e-8;      // Adam
   double weight_decay = 0.0;  // SGD and Adam: L2 added to the gradient; AdamW: decoupled
+  // Clipping by the global norm of every gradient (all shards, all stages), as PyTorch's
+  // clip_grad_norm_ and Megatron's --clip-grad: 0 for none.
+  double clip_grad = 0.0;
+  // Dynamic loss scaling (used when the model computes in fp16): the initial scale, and the
+  // good steps after which it doubles. An overflow halves it and skips the step.
+  double loss_scale = 65536.0;
+  int64_t loss_scale_window = 1000;
 };
 
-// Parses "sgd", "sgd:lr=0.1,momentum=0.9", "adam:lr=1e-3", "adamw:lr=1e-3,weight_decay=0.01".
-// Throws InvalidArgumentError naming the bad field.
+// Parses "sgd", "sgd:lr=0.1,momentum=0.9", "adam:lr=1e-3", "adamw:lr=1e-3,weight_decay=0.01";
+// every kind also takes clip_grad, loss_scale and loss_scale_window. Throws
+// InvalidArgumentError naming the bad field.
 OptimizerConfig ParseOptimizer(const std::string& text);
 
 // The text ParseOptimizer reads back into `config`, every field given, e.g.
@@ -31,7 +40,15 @@ OptimizerConfig ParseOptimizer(const std::string& text);
 std::string OptimizerText(const OptimizerConfig& config);
 
 // Appends update and assign ops for every (variable, gradient) pair, in variable id order.
+// `loss_scale`: the variable (f32[]) the loss was multiplied by before the backward pass
+// (dynamic loss scaling), or nullopt. With it or config.clip_grad, every update also reads one
+// gradient factor of the step (grad_factor: unscale, clip, or skip the step on an overflow),
+// from the sum of squares of every gradient; with it, loss_scale_update then adapts the scale.
 void AddOptimizer(GraphBuilder& builder, const OptimizerConfig& config,
-                  const std::map<TensorId, TensorId>& gradients);
+                  const std::map<TensorId, TensorId>& gradients,
+                  std::optional<TensorId> loss_scale = std::nullopt);
+// The loss-scale variable for `config` at the builder's site: f32[] "loss_scale", initialised
+// to config.loss_scale.
+TensorId AddLossScale(GraphBuilder& builder, const OptimizerConfig& config);
 
 }  // namespace twinflow::graph

@@ -16,6 +16,7 @@ graph::OpRegistry BuiltinOps() {
   RegisterShapeOps(registry);
   RegisterMiscOps(registry);
   RegisterFusedAttentionOps(registry);
+  RegisterGradControlOps(registry);
   return registry;
 }
 

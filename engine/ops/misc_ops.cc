@@ -33,10 +33,12 @@ std::vector<TensorMeta> InferVariable(const OpContext& ctx) {
   TensorMeta meta = SourceMeta(ctx);
   if (ctx.attrs.Has("init")) {
     const std::string& init = ctx.attrs.GetString("init");
-    if (init != "normal" && init != "uniform" && init != "zeros" && init != "ones") {
-      ThrowInvalid(ctx,
-                   "attribute 'init' = '" + init + "' is not one of normal, uniform, zeros, ones");
+    if (init != "normal" && init != "uniform" && init != "zeros" && init != "ones" &&
+        init != "constant") {
+      ThrowInvalid(ctx, "attribute 'init' = '" + init +
+                            "' is not one of normal, uniform, zeros, ones, constant");
     }
+    if (init == "constant") ctx.attrs.GetDouble("value");  // present and a number
     if ((init == "normal" || init == "uniform") && IsStorageOnly(meta.dtype)) {
       ThrowInvalid(ctx, std::string("random init of a ") + DTypeName(meta.dtype) + " variable");
     }

@@ -14,5 +14,6 @@ void RegisterEmbeddingOps(graph::OpRegistry& registry);       // embedding_ops.c
 void RegisterShapeOps(graph::OpRegistry& registry);           // shape_ops.cc
 void RegisterMiscOps(graph::OpRegistry& registry);            // misc_ops.cc
 void RegisterFusedAttentionOps(graph::OpRegistry& registry);  // fused_attention_ops.cc
+void RegisterGradControlOps(graph::OpRegistry& registry);     // grad_control_ops.cc
 
 }  // namespace twinflow::ops

@@ -6,6 +6,9 @@
 //                                                          weight_decay, decoupled
 //   step_increment(step) -> step + 1
 // (A separate momentum op type because an OpDef has a fixed number of outputs.)
+// Each takes an optional last input, `factor` (f32[], grad_factor in grad_control_ops.cc): the
+// gradient is multiplied by it, and where it is not finite the update is skipped (outputs equal
+// the inputs, the step counter stays), as a loss scaler skips a step that overflowed.
 #include "engine/ops/update_ops.h"
 
 #include <string>
@@ -36,26 +39,37 @@ std::vector<TensorMeta> InferElementwiseUpdate(const OpContext& ctx, int tensors
   return std::vector<TensorMeta>(outputs, ctx.inputs[0]);
 }
 
+void CheckF32Scalar(const OpContext& ctx, int index, const std::string& what) {
+  const TensorMeta& t = ctx.inputs[index];
+  if (t.dtype != DType::kF32 || t.shape.numel() != 1 || t.shape.rank() > 1) {
+    ThrowShape(ctx, what + " must be f32[] or f32[1], got " + t.ToString());
+  }
+}
+
+// `count` inputs, or count + 1 with the gradient factor last.
+void CheckInputsAndFactor(const OpContext& ctx, int count) {
+  if (ctx.inputs.size() == static_cast<size_t>(count + 1)) {
+    CheckF32Scalar(ctx, count, "the gradient factor");
+  } else {
+    CheckInputCount(ctx, count);
+  }
+}
+
 std::vector<TensorMeta> InferSgd(const OpContext& ctx) {
-  CheckInputCount(ctx, 2);
+  CheckInputsAndFactor(ctx, 2);
   return InferElementwiseUpdate(ctx, 2, 1);
 }
 
 std::vector<TensorMeta> InferSgdMomentum(const OpContext& ctx) {
-  CheckInputCount(ctx, 3);
+  CheckInputsAndFactor(ctx, 3);
   CheckNonNegative(ctx, "momentum", 0);
   return InferElementwiseUpdate(ctx, 3, 2);
 }
 
-void CheckStep(const OpContext& ctx, int index) {
-  const TensorMeta& step = ctx.inputs[index];
-  if (step.dtype != DType::kF32 || step.shape.numel() != 1 || step.shape.rank() > 1) {
-    ThrowShape(ctx, "the step counter must be f32[] or f32[1], got " + step.ToString());
-  }
-}
+void CheckStep(const OpContext& ctx, int index) { CheckF32Scalar(ctx, index, "the step counter"); }
 
 std::vector<TensorMeta> InferAdam(const OpContext& ctx) {
-  CheckInputCount(ctx, 5);
+  CheckInputsAndFactor(ctx, 5);
   CheckStep(ctx, 4);
   for (const char* beta : {"beta1", "beta2"}) {
     const double value = ctx.attrs.GetDouble(beta, 0.9);
@@ -68,7 +82,7 @@ std::vector<TensorMeta> InferAdam(const OpContext& ctx) {
 }
 
 std::vector<TensorMeta> InferStepIncrement(const OpContext& ctx) {
-  CheckInputCount(ctx, 1);
+  CheckInputsAndFactor(ctx, 1);
   CheckStep(ctx, 0);
   return {ctx.inputs[0]};
 }
@@ -93,7 +107,7 @@ OpDef UpdateDef(const std::string& type, int inputs, int tensors, int outputs,
   OpDef def{
       type,
       inputs,
-      inputs,
+      inputs + 1,  // the gradient factor
       outputs,
       infer,
       [tensors, outputs](const OpContext& ctx, int64_t) {

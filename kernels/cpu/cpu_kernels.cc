@@ -16,6 +16,7 @@ KernelRegistry CpuKernels() {
   RegisterShapeKernels(registry);
   RegisterMiscKernels(registry);
   RegisterFusedAttentionKernels(registry);
+  RegisterGradControlKernels(registry);
   RegisterWidenedKernels(registry);
   return registry;
 }

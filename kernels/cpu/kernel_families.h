@@ -16,6 +16,7 @@ void RegisterEmbeddingKernels(KernelRegistry& registry);       // embedding_kern
 void RegisterShapeKernels(KernelRegistry& registry);           // shape_kernels.cc
 void RegisterMiscKernels(KernelRegistry& registry);            // misc_kernels.cc
 void RegisterFusedAttentionKernels(KernelRegistry& registry);  // fused_attention_kernels.cc
+void RegisterGradControlKernels(KernelRegistry& registry);     // grad_control_kernels.cc
 // widened_kernels.cc: bf16 and f16 versions of the f32 kernels registered so far; call last.
 void RegisterWidenedKernels(KernelRegistry& registry);
 

@@ -47,8 +47,8 @@ void Variable(const KernelContext& ctx) {
   CheckArity(ctx, 0, 1, "variable");
   Tensor& out = *ctx.outputs[0];
   const std::string init = ctx.attrs.Has("init") ? ctx.attrs.GetString("init") : "zeros";
-  if (init == "zeros" || init == "ones") {
-    out.Fill(init == "ones" ? 1.0 : 0.0);
+  if (init == "zeros" || init == "ones" || init == "constant") {
+    out.Fill(init == "constant" ? ctx.attrs.GetDouble("value") : init == "ones" ? 1.0 : 0.0);
     return;
   }
   const uint64_t seed = static_cast<uint64_t>(ctx.attrs.GetInt("seed", 0));

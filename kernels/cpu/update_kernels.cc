@@ -2,6 +2,9 @@
 #include "kernels/cpu/update_kernels.h"
 
 #include <cmath>
+#include <cstring>
+#include <initializer_list>
+#include <optional>
 #include <string>
 
 #include "kernels/cpu/kernel_helpers.h"
@@ -18,21 +21,53 @@ void CheckLike(const KernelContext& ctx, int inputs, const std::string& op) {
   }
 }
 
+// With `count` inputs and one more, the gradient factor (update_ops.cc): its value, or, when it
+// is not finite, nullopt after copying inputs `kept` to the outputs in order (the step is
+// skipped). 1 without the factor input.
+std::optional<double> FactorOrSkip(const KernelContext& ctx, int count, const std::string& op,
+                                   std::initializer_list<int> kept) {
+  if (ctx.inputs.size() != static_cast<size_t>(count + 1)) return 1.0;
+  if (ctx.inputs[count]->numel() != 1) {
+    throw ShapeError(op + ": the gradient factor has shape " +
+                     ctx.inputs[count]->shape().ToString());
+  }
+  const double factor = ctx.inputs[count]->GetDouble(0);
+  if (std::isfinite(factor)) return factor;
+  size_t o = 0;
+  for (int i : kept) {
+    if (ctx.inputs[i]->nbytes() > 0) {
+      std::memcpy(ctx.outputs[o]->raw(), ctx.inputs[i]->raw(), ctx.inputs[i]->nbytes());
+    }
+    ++o;
+  }
+  return std::nullopt;
+}
+
+int Arity(const KernelContext& ctx, int count) {
+  return ctx.inputs.size() == static_cast<size_t>(count + 1) ? count + 1 : count;
+}
+
 void SgdUpdate(const KernelContext& ctx) {
-  CheckArity(ctx, 2, 1, "sgd_update");
+  CheckArity(ctx, Arity(ctx, 2), 1, "sgd_update");
   CheckLike(ctx, 2, "sgd_update");
+  const std::optional<double> factor = FactorOrSkip(ctx, 2, "sgd_update", {0});
+  if (!factor) return;
+  const float scale = static_cast<float>(*factor);
   const float lr = static_cast<float>(ctx.attrs.GetDouble("lr"));
   const float wd = static_cast<float>(ctx.attrs.GetDouble("weight_decay", 0));
   const float* p = ctx.inputs[0]->data<float>();
   const float* g = ctx.inputs[1]->data<float>();
   float* out = ctx.outputs[0]->data<float>();
   for (int64_t i = 0, end = ctx.outputs[0]->numel(); i < end; ++i)
-    out[i] = p[i] - lr * (g[i] + wd * p[i]);
+    out[i] = p[i] - lr * (scale * g[i] + wd * p[i]);
 }
 
 void SgdMomentumUpdate(const KernelContext& ctx) {
-  CheckArity(ctx, 3, 2, "sgd_momentum_update");
+  CheckArity(ctx, Arity(ctx, 3), 2, "sgd_momentum_update");
   CheckLike(ctx, 3, "sgd_momentum_update");
+  const std::optional<double> factor = FactorOrSkip(ctx, 3, "sgd_momentum_update", {0, 2});
+  if (!factor) return;
+  const float scale = static_cast<float>(*factor);
   const float lr = static_cast<float>(ctx.attrs.GetDouble("lr"));
   const float mu = static_cast<float>(ctx.attrs.GetDouble("momentum", 0));
   const float wd = static_cast<float>(ctx.attrs.GetDouble("weight_decay", 0));
@@ -42,18 +77,20 @@ void SgdMomentumUpdate(const KernelContext& ctx) {
   float* p_out = ctx.outputs[0]->data<float>();
   float* buf_out = ctx.outputs[1]->data<float>();
   for (int64_t i = 0, end = ctx.outputs[0]->numel(); i < end; ++i) {
-    buf_out[i] = mu * buf[i] + g[i] + wd * p[i];
+    buf_out[i] = mu * buf[i] + scale * g[i] + wd * p[i];
     p_out[i] = p[i] - lr * buf_out[i];
   }
 }
 
 // `step` holds the number of updates done so far; this one is number step + 1.
 void AdamUpdate(const KernelContext& ctx) {
-  CheckArity(ctx, 5, 3, "adam_update");
+  CheckArity(ctx, Arity(ctx, 5), 3, "adam_update");
   CheckLike(ctx, 4, "adam_update");
   if (ctx.inputs[4]->numel() != 1) {
     throw ShapeError("adam_update: step counter has shape " + ctx.inputs[4]->shape().ToString());
   }
+  const std::optional<double> factor = FactorOrSkip(ctx, 5, "adam_update", {0, 2, 3});
+  if (!factor) return;
   const double t = ctx.inputs[4]->GetDouble(0) + 1;
   const double lr = ctx.attrs.GetDouble("lr");
   const double b1 = ctx.attrs.GetDouble("beta1", 0.9);
@@ -70,7 +107,7 @@ void AdamUpdate(const KernelContext& ctx) {
   float* m_out = ctx.outputs[1]->data<float>();
   float* v_out = ctx.outputs[2]->data<float>();
   for (int64_t i = 0, end = ctx.outputs[0]->numel(); i < end; ++i) {
-    const double grad = g[i] + (decoupled ? 0.0 : wd * p[i]);
+    const double grad = *factor * g[i] + (decoupled ? 0.0 : wd * p[i]);
     const double m_new = b1 * m[i] + (1 - b1) * grad;
     const double v_new = b2 * v[i] + (1 - b2) * grad * grad;
     double update = (m_new / c1) / (std::sqrt(v_new / c2) + eps);
@@ -82,8 +119,9 @@ void AdamUpdate(const KernelContext& ctx) {
 }
 
 void StepIncrement(const KernelContext& ctx) {
-  CheckArity(ctx, 1, 1, "step_increment");
+  CheckArity(ctx, Arity(ctx, 1), 1, "step_increment");
   CheckLike(ctx, 1, "step_increment");
+  if (!FactorOrSkip(ctx, 1, "step_increment", {0})) return;
   for (int64_t i = 0, end = ctx.outputs[0]->numel(); i < end; ++i) {
     ctx.outputs[0]->SetDouble(i, ctx.inputs[0]->GetDouble(i) + 1);
   }

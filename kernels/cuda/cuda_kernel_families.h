@@ -18,5 +18,6 @@ void RegisterShapeCudaKernels(KernelRegistry& registry);           // shape_kern
 void RegisterMiscCudaKernels(KernelRegistry& registry);            // misc_kernels.cc
 void RegisterUpdateCudaKernels(KernelRegistry& registry);          // update_kernels.cc
 void RegisterFusedAttentionCudaKernels(KernelRegistry& registry);  // fused_attention_kernels.cc
+void RegisterGradControlCudaKernels(KernelRegistry& registry);     // grad_control_kernels.cc
 
 }  // namespace twinflow::kernels::cuda

@@ -18,6 +18,7 @@ void RegisterCudaKernels(KernelRegistry& registry) {
   cuda::RegisterMiscCudaKernels(registry);
   cuda::RegisterUpdateCudaKernels(registry);
   cuda::RegisterFusedAttentionCudaKernels(registry);
+  cuda::RegisterGradControlCudaKernels(registry);
 }
 
 }  // namespace twinflow::kernels

@@ -13,8 +13,11 @@ void Variable(const KernelContext& ctx) {
   Tensor& out = *ctx.outputs[0];
   const CudaEnv& env = Env(ctx, "variable");
   const std::string init = ctx.attrs.Has("init") ? ctx.attrs.GetString("init") : "zeros";
-  if (init == "zeros" || init == "ones") {
-    LaunchFill(out.dtype(), out.raw(), out.numel(), init == "ones" ? 1.0 : 0.0, env.stream);
+  if (init == "zeros" || init == "ones" || init == "constant") {
+    const double value = init == "constant" ? ctx.attrs.GetDouble("value")
+                         : init == "ones"   ? 1.0
+                                            : 0.0;
+    LaunchFill(out.dtype(), out.raw(), out.numel(), value, env.stream);
     return;
   }
   if (init != "normal" && init != "uniform") {

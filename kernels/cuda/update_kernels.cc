@@ -20,6 +20,19 @@ void CheckLike(const KernelContext& ctx, int inputs, const std::string& op) {
   }
 }
 
+// Checks the arity (`count` inputs, or one more: the gradient factor, and `outputs`); returns
+// the factor's device address (null without it) after checking its shape and dtype.
+const float* FactorOf(const KernelContext& ctx, int count, int outputs, const std::string& op) {
+  CheckArity(ctx, ctx.inputs.size() == static_cast<size_t>(count + 1) ? count + 1 : count, outputs,
+             op);
+  if (ctx.inputs.size() == static_cast<size_t>(count)) return nullptr;
+  const Tensor& f = *ctx.inputs[count];
+  CheckDType(f, DType::kF32, op, "the gradient factor");
+  if (f.numel() != 1)
+    throw ShapeError(op + ": the gradient factor has shape " + f.shape().ToString());
+  return f.data<float>();
+}
+
 UpdateAttrs AttrsOf(const KernelContext& ctx) {
   UpdateAttrs a;
   a.lr = ctx.attrs.GetDouble("lr");
@@ -33,26 +46,26 @@ UpdateAttrs AttrsOf(const KernelContext& ctx) {
 }
 
 void Sgd(const KernelContext& ctx) {
-  CheckArity(ctx, 2, 1, "sgd_update");
+  const float* factor = FactorOf(ctx, 2, 1, "sgd_update");
   CheckLike(ctx, 2, "sgd_update");
   const Tensor& p = *ctx.inputs[0];
   LaunchSgd(p.dtype(), p.raw(), ctx.inputs[1]->raw(), ctx.outputs[0]->raw(), p.numel(),
-            AttrsOf(ctx), Env(ctx, "sgd_update").stream);
+            AttrsOf(ctx), factor, Env(ctx, "sgd_update").stream);
 }
 
 void SgdMomentum(const KernelContext& ctx) {
   const char* op = "sgd_momentum_update";
-  CheckArity(ctx, 3, 2, op);
+  const float* factor = FactorOf(ctx, 3, 2, op);
   CheckLike(ctx, 3, op);
   const Tensor& p = *ctx.inputs[0];
   LaunchSgdMomentum(p.dtype(), p.raw(), ctx.inputs[1]->raw(), ctx.inputs[2]->raw(),
-                    ctx.outputs[0]->raw(), ctx.outputs[1]->raw(), p.numel(), AttrsOf(ctx),
+                    ctx.outputs[0]->raw(), ctx.outputs[1]->raw(), p.numel(), AttrsOf(ctx), factor,
                     Env(ctx, op).stream);
 }
 
 void Adam(const KernelContext& ctx) {
   const char* op = "adam_update";
-  CheckArity(ctx, 5, 3, op);
+  const float* factor = FactorOf(ctx, 5, 3, op);
   CheckLike(ctx, 4, op);
   const Tensor& step = *ctx.inputs[4];
   if (step.numel() != 1) {
@@ -61,14 +74,14 @@ void Adam(const KernelContext& ctx) {
   const Tensor& p = *ctx.inputs[0];
   LaunchAdam(p.dtype(), p.raw(), ctx.inputs[1]->raw(), ctx.inputs[2]->raw(), ctx.inputs[3]->raw(),
              step.raw(), step.dtype(), ctx.outputs[0]->raw(), ctx.outputs[1]->raw(),
-             ctx.outputs[2]->raw(), p.numel(), AttrsOf(ctx), Env(ctx, op).stream);
+             ctx.outputs[2]->raw(), p.numel(), AttrsOf(ctx), factor, Env(ctx, op).stream);
 }
 
 void StepIncrement(const KernelContext& ctx) {
-  CheckArity(ctx, 1, 1, "step_increment");
+  const float* factor = FactorOf(ctx, 1, 1, "step_increment");
   CheckLike(ctx, 1, "step_increment");
   const Tensor& x = *ctx.inputs[0];
-  LaunchStepIncrement(x.dtype(), x.raw(), ctx.outputs[0]->raw(), x.numel(),
+  LaunchStepIncrement(x.dtype(), x.raw(), ctx.outputs[0]->raw(), x.numel(), factor,
                       Env(ctx, "step_increment").stream);
 }
 

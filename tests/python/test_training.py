@@ -30,6 +30,15 @@ def test_mixed_precision_tracks_fp32(strategy):
     assert all(v.dtype == np.float32 for v in model.state_dict().values())
 
 
+def test_clipping_matches_one_device_and_clips():
+    clipped = lambda p: tw.optim.SGD(p, lr=0.1, clip_grad=0.01)
+    reference, _, _ = train("auto", steps=4, optimizer=clipped)
+    losses, _, _ = train("dp=2,tp=2", steps=4, optimizer=clipped)
+    np.testing.assert_allclose(losses, reference, rtol=1e-5)
+    free, _, _ = train("auto", steps=4, optimizer=lambda p: tw.optim.SGD(p, lr=0.1))
+    assert free != reference  # the threshold did clip
+
+
 def test_two_runs_are_bit_identical():
     a, _, _ = train("dp=2,tp=2", steps=3)
     b, _, _ = train("dp=2,tp=2", steps=3)

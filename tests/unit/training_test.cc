@@ -199,6 +199,86 @@ TEST(Training, TinyGptIsDeterministic) {
                   Train(model, GptFeeds(TinyGpt(), 21), 5));
 }
 
+// Mixed precision on one device: bf16 learns as fp32 does, to within bf16's rounding.
+TEST(Training, Bf16GptLearnsLikeFp32) {
+  const std::vector<float> fp32 =
+      Train(BuildGpt(Registry(), TinyGpt(), SingleDevice(Adam(0.01))), GptFeeds(TinyGpt(), 21), 20);
+  const std::vector<float> bf16 =
+      Train(BuildGpt(Registry(), TinyGpt(), SingleDevice(Adam(0.01), "dp=1,precision=bf16")),
+            GptFeeds(TinyGpt(), 21), 20);
+  EXPECT_LT(bf16.back(), 0.5f * bf16.front()) << Trace(bf16);
+  for (size_t i = 0; i < fp32.size(); ++i) {
+    EXPECT_NEAR(bf16[i], fp32[i], 2e-2 * fp32[i]) << "step " << i;  // after 20 steps' drift
+  }
+}
+
+// The L2 norm of the change of every parameter of the model, after one step.
+double StepChangeNorm(const BuiltModel& model, const std::map<std::string, Tensor>& feeds) {
+  interpreter::ReferenceInterpreter interpreter(model.graph, Kernels());
+  std::map<std::string, Tensor> before;
+  for (graph::TensorId p : model.parameters) {
+    const std::string name = model.graph.op(model.graph.tensor(p).producer).name;
+    before.emplace(name, interpreter.variable(name));
+  }
+  interpreter.Step(feeds, {model.loss});
+  double sum = 0;
+  for (const auto& [name, value] : before) {
+    const Tensor& after = interpreter.variable(name);
+    for (int64_t i = 0; i < value.numel(); ++i) {
+      const double d = after.GetDouble(i) - value.GetDouble(i);
+      sum += d * d;
+    }
+  }
+  return std::sqrt(sum);
+}
+
+// Clipping by the global norm: an SGD step then moves the parameters by exactly lr * clip_grad
+// (the gradients' norm here is far above the threshold); a threshold above the norm changes
+// nothing.
+TEST(Training, ClippingBoundsTheStepByTheGlobalNorm) {
+  OptimizerConfig sgd = Sgd(0.5);
+  const double free_step =
+      StepChangeNorm(BuildMlp(Registry(), SmallMlp(), SingleDevice(sgd)), MlpFeeds(SmallMlp(), 11));
+  sgd.clip_grad = 1e-3;
+  const double clipped =
+      StepChangeNorm(BuildMlp(Registry(), SmallMlp(), SingleDevice(sgd)), MlpFeeds(SmallMlp(), 11));
+  ASSERT_GT(free_step, 0.5 * 1e-3 * 10);
+  EXPECT_NEAR(clipped, 0.5 * 1e-3, 1e-6);
+  sgd.clip_grad = 1e9;
+  EXPECT_EQ(
+      StepChangeNorm(BuildMlp(Registry(), SmallMlp(), SingleDevice(sgd)), MlpFeeds(SmallMlp(), 11)),
+      free_step);
+}
+
+// Dynamic loss scaling in fp16: with a scale far too large the gradients overflow, and each
+// such step is skipped (the loss of the fixed batch repeats exactly) while the scale halves;
+// once it fits, training proceeds and the loss falls.
+TEST(Training, Fp16LossScalingSkipsOverflowsAndRecovers) {
+  OptimizerConfig adam = Adam(0.01);
+  adam.loss_scale = std::ldexp(1.0, 40);
+  const BuiltModel model =
+      BuildGpt(Registry(), TinyGpt(), SingleDevice(adam, "dp=1,precision=fp16"));
+  interpreter::ReferenceInterpreter interpreter(model.graph, Kernels());
+  const auto feeds = GptFeeds(TinyGpt(), 21);
+  std::vector<float> losses;
+  std::vector<double> scales;
+  for (int step = 0; step < 60; ++step) {
+    scales.push_back(interpreter.variable("loss_scale").GetDouble(0));
+    losses.push_back(interpreter.Step(feeds, {model.loss}).at(model.loss).data<float>()[0]);
+  }
+  size_t skipped = 0;
+  while (skipped + 1 < scales.size() && scales[skipped + 1] < scales[skipped]) ++skipped;
+  EXPECT_GE(skipped, 10u) << "2^40 overflows fp16 for many halvings";
+  for (size_t i = 0; i <= skipped; ++i) {
+    // Steps 0 .. skipped - 1 overflowed; step `skipped` still sees the untouched parameters.
+    EXPECT_EQ(losses[i], losses[0]) << "step " << i;
+    EXPECT_EQ(scales[i], std::ldexp(1.0, 40 - static_cast<int>(i)));
+  }
+  EXPECT_LT(losses.back(), 0.7f * losses.front()) << Trace(losses);
+  EXPECT_EQ(interpreter.variable("loss_scale_good_steps").GetDouble(0),
+            static_cast<double>(losses.size() - skipped));
+}
+
 // A Megatron build differs in its logical graph only by pins and by the class-split loss (the
 // logits end split by class); on one device it must train like the plain build.
 void ExpectClose(const std::vector<float>& a, const std::vector<float>& b) {

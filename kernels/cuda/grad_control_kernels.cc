@@ -1,0 +1,50 @@
+// Host side of the CUDA gradient clipping and loss scaling kernels: sum_squares, grad_factor
+// and loss_scale_update (engine/ops/grad_control_ops.cc), on f32 scalars in device memory.
+#include "kernels/cuda/cuda_kernel_families.h"
+#include "kernels/cuda/grad_control_launch.h"
+#include "kernels/cuda/host_helpers.h"
+
+namespace twinflow::kernels::cuda {
+namespace {
+
+const float* ScalarOn(const Tensor& t, const std::string& op, const std::string& what) {
+  CheckDType(t, DType::kF32, op, what);
+  if (t.numel() != 1) throw ShapeError(op + ": " + what + " has shape " + t.shape().ToString());
+  return t.data<float>();
+}
+
+void SumSquares(const KernelContext& ctx) {
+  CheckArity(ctx, 1, 1, "sum_squares");
+  CheckDType(*ctx.inputs[0], DType::kF32, "sum_squares", "grad");
+  LaunchSumSquares(ctx.inputs[0]->data<float>(), ctx.inputs[0]->numel(),
+                   ctx.outputs[0]->data<float>(), Env(ctx, "sum_squares").stream);
+}
+
+void GradFactor(const KernelContext& ctx) {
+  const bool scaled = ctx.inputs.size() == 2;
+  CheckArity(ctx, scaled ? 2 : 1, 1, "grad_factor");
+  LaunchGradFactor(ScalarOn(*ctx.inputs[0], "grad_factor", "norm_sq"),
+                   scaled ? ScalarOn(*ctx.inputs[1], "grad_factor", "scale") : nullptr,
+                   ctx.attrs.GetDouble("max_norm", 0), ctx.outputs[0]->data<float>(),
+                   Env(ctx, "grad_factor").stream);
+}
+
+void LossScaleUpdate(const KernelContext& ctx) {
+  const char* op = "loss_scale_update";
+  CheckArity(ctx, 3, 2, op);
+  LaunchLossScaleUpdate(ScalarOn(*ctx.inputs[0], op, "scale"),
+                        ScalarOn(*ctx.inputs[1], op, "good steps"),
+                        ScalarOn(*ctx.inputs[2], op, "norm_sq"), ctx.attrs.GetInt("window", 1000),
+                        ctx.attrs.GetDouble("min_scale", 1), ctx.outputs[0]->data<float>(),
+                        ctx.outputs[1]->data<float>(), Env(ctx, op).stream);
+}
+
+}  // namespace
+
+void RegisterGradControlCudaKernels(KernelRegistry& registry) {
+  RegisterCuda(registry, "sum_squares", {DType::kF32}, SumSquares);
+  RegisterCuda(registry, "grad_factor", {DType::kF32}, GradFactor);
+  RegisterCuda(registry, "loss_scale_update", {DType::kF32}, LossScaleUpdate);
+}
+
+}  // namespace twinflow::kernels::cuda

@@ -1,0 +1,65 @@
+// Device code of gradient clipping and loss scaling. The sum of squares is one block: a
+// gradient is read once a step, and one block's fixed tree keeps the sum deterministic.
+#include "kernels/cuda/device_common.cuh"
+#include "kernels/cuda/grad_control_launch.h"
+
+namespace twinflow::kernels::cuda {
+namespace {
+
+__global__ void SumSquaresKernel(const float* g, int64_t n, float* out) {
+  double acc = 0;
+  for (int64_t i = threadIdx.x; i < n; i += blockDim.x) acc += double(g[i]) * g[i];
+  acc = BlockReduce(acc, SumOp{}, 0.0);
+  if (threadIdx.x == 0) out[0] = static_cast<float>(acc);
+}
+
+__global__ void GradFactorKernel(const float* norm_sq, const float* scale, double max_norm,
+                                 float* out) {
+  const double s = scale ? scale[0] : 1.0;
+  const double sq = norm_sq[0];
+  double factor = nan("");
+  if (isfinite(sq)) {
+    factor = 1 / s;
+    const double norm = sqrt(sq) / s;
+    if (max_norm > 0) factor *= fmin(1.0, max_norm / (norm + 1e-6));
+  }
+  out[0] = static_cast<float>(factor);
+}
+
+__global__ void LossScaleUpdateKernel(const float* scale, const float* good, const float* norm_sq,
+                                      int64_t window, double min_scale, float* scale_out,
+                                      float* good_out) {
+  double next_scale = scale[0], next_good = double(good[0]) + 1;
+  if (!isfinite(norm_sq[0])) {
+    next_scale = fmax(min_scale, next_scale / 2);
+    next_good = 0;
+  } else if (next_good >= double(window)) {
+    next_scale *= 2;
+    next_good = 0;
+  }
+  scale_out[0] = static_cast<float>(next_scale);
+  good_out[0] = static_cast<float>(next_good);
+}
+
+}  // namespace
+
+void LaunchSumSquares(const float* g, int64_t n, float* out, cudaStream_t stream) {
+  SumSquaresKernel<<<1, kThreads, 0, stream>>>(g, n, out);
+  TF_CUDA_CHECK_LAUNCH("SumSquaresKernel");
+}
+
+void LaunchGradFactor(const float* norm_sq, const float* scale, double max_norm, float* out,
+                      cudaStream_t stream) {
+  GradFactorKernel<<<1, 1, 0, stream>>>(norm_sq, scale, max_norm, out);
+  TF_CUDA_CHECK_LAUNCH("GradFactorKernel");
+}
+
+void LaunchLossScaleUpdate(const float* scale, const float* good, const float* norm_sq,
+                           int64_t window, double min_scale, float* scale_out, float* good_out,
+                           cudaStream_t stream) {
+  LossScaleUpdateKernel<<<1, 1, 0, stream>>>(scale, good, norm_sq, window, min_scale, scale_out,
+                                             good_out);
+  TF_CUDA_CHECK_LAUNCH("LossScaleUpdateKernel");
+}
+
+}  // namespace twinflow::kernels::cuda

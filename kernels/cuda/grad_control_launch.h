@@ -1,0 +1,22 @@
+#pragma once
+// Launchers of grad_control_kernels.cu: gradient clipping and loss scaling on the device,
+// formulas as the CPU kernels (kernels/cpu/grad_control_kernels.cc). Scalars stay in device
+// memory: the host never waits for them.
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+namespace twinflow::kernels::cuda {
+
+// out[0] = sum of g[i]^2 over n f32 elements, in double, by one block in a fixed order.
+void LaunchSumSquares(const float* g, int64_t n, float* out, cudaStream_t stream);
+// out[0] = the gradient factor from norm_sq[0] and scale[0] (null: 1); max_norm 0: no clip.
+void LaunchGradFactor(const float* norm_sq, const float* scale, double max_norm, float* out,
+                      cudaStream_t stream);
+// (scale', good') from (scale, good, norm_sq): halve on overflow (not below min_scale), double
+// after `window` good steps.
+void LaunchLossScaleUpdate(const float* scale, const float* good, const float* norm_sq,
+                           int64_t window, double min_scale, float* scale_out, float* good_out,
+                           cudaStream_t stream);
+
+}  // namespace twinflow::kernels::cuda
