@@ -250,7 +250,7 @@ double CloseRatio(const Tensor& a, const Tensor& b, double rtol, double atol) {
   double worst = 0;
   for (int64_t i = 0, end = a.numel(); i < end; ++i) {
     const double x = a.GetDouble(i), y = b.GetDouble(i);
-    if (x == y) continue;  // also equal infinities
+    if (x == y || (std::isnan(x) && std::isnan(y))) continue;  // also equal infinities
     const double ratio = std::fabs(x - y) / (atol + rtol * std::fabs(y));
     worst = std::max(worst, std::isnan(ratio) ? std::numeric_limits<double>::infinity() : ratio);
   }

@@ -77,8 +77,9 @@ class Tensor {
 };
 
 bool BitEqual(const Tensor& a, const Tensor& b);  // same shape, dtype and bytes
-// Largest |a - b| / (atol + rtol * |b|) over elements; <= 1 means "close". Infinite when the
-// shapes or dtypes differ.
+// Largest |a - b| / (atol + rtol * |b|) over elements; <= 1 means "close". Equal infinities
+// and two NaNs are close; a NaN against a number is not. Infinite when the shapes or dtypes
+// differ.
 double CloseRatio(const Tensor& a, const Tensor& b, double rtol, double atol);
 
 }  // namespace twinflow

@@ -48,7 +48,7 @@ void LossScaleUpdate(const KernelContext& ctx) {
   const double min_scale = ctx.attrs.GetDouble("min_scale", 1);
   double next_scale = scale, next_good = good + 1;
   if (!std::isfinite(norm_sq)) {
-    next_scale = std::max(min_scale, scale / 2);
+    next_scale = scale / 2 < min_scale ? min_scale : scale / 2;  // a NaN scale stays NaN
     next_good = 0;
   } else if (next_good >= window) {
     next_scale = scale * 2;

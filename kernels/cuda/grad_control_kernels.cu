@@ -31,7 +31,7 @@ __global__ void LossScaleUpdateKernel(const float* scale, const float* good, con
                                       float* good_out) {
   double next_scale = scale[0], next_good = double(good[0]) + 1;
   if (!isfinite(norm_sq[0])) {
-    next_scale = fmax(min_scale, next_scale / 2);
+    next_scale = next_scale / 2 < min_scale ? min_scale : next_scale / 2;  // NaN stays NaN
     next_good = 0;
   } else if (next_good >= double(window)) {
     next_scale *= 2;

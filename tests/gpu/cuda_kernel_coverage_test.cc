@@ -1,5 +1,6 @@
 // Runs without a GPU: the CUDA registry has a kernel for every op type the CPU registry has
-// one for, in f32 and bf16, and in i32/i64 wherever the CPU has those.
+// one for, in f32, and in bf16, i32 and i64 wherever the CPU has those (the CPU computes bf16
+// for every op but variables, updates and the gradient statistics, which stay f32).
 #include <gtest/gtest.h>
 
 #include <set>
@@ -21,7 +22,6 @@ TEST(CudaKernelCoverage, EveryCpuKernelHasACudaTwin) {
   for (const std::string& type : ops.Types()) {
     if (cpu.Has({type, DeviceType::kCpu, DType::kF32})) {
       EXPECT_TRUE(cuda.Has({type, DeviceType::kCuda, DType::kF32})) << type << " f32";
-      EXPECT_TRUE(cuda.Has({type, DeviceType::kCuda, DType::kBF16})) << type << " bf16";
       ++checked;
     }
     for (DType dtype : {DType::kI32, DType::kI64, DType::kBF16}) {

@@ -33,6 +33,22 @@ OpInstance CausalMask(Rng& rng) {
   return OpInstance{"causal_mask", {}, {F32(dims)}, {}, {}};
 }
 
+// One time in two, the optional gradient factor as the last input: a scale, or NaN (the
+// update is skipped).
+OpInstance WithFactor(OpInstance instance, Rng& rng) {
+  if (rng.UniformInt(0, 1) == 0) return instance;
+  instance.fill.resize(instance.inputs.size());
+  instance.nan_signal_inputs.push_back(static_cast<int>(instance.inputs.size()));
+  instance.inputs.push_back(F32(Shape{}));
+  const bool skip = rng.UniformInt(0, 2) == 0;
+  instance.fill.push_back([skip](Rng& r) {
+    Tensor t(Shape{}, DType::kF32);
+    t.SetDouble(0, skip ? std::nan("") : r.Uniform(0.1, 2.0));
+    return t;
+  });
+  return instance;
+}
+
 // Inputs all shaped like one parameter; Adam's second moment is non-negative.
 OpInstance Update(const std::string& type, Rng& rng) {
   const TensorMeta meta = F32(RandomDims(rng, 0, 3));
@@ -61,13 +77,13 @@ OpInstance Update(const std::string& type, Rng& rng) {
       return t;
     };
   }
-  return instance;
+  return WithFactor(std::move(instance), rng);
 }
 
 OpInstance StepIncrement(Rng& rng) {
   OpInstance instance{"step_increment", {}, {F32(Shape{})}, {}, {}};
   if (rng.UniformInt(0, 1) == 1) instance.inputs[0] = F32(Shape{1});
-  return instance;
+  return WithFactor(std::move(instance), rng);
 }
 
 }  // namespace

@@ -5,7 +5,8 @@ namespace twinflow::testing {
 std::vector<OpCase> AllOpCases() {
   std::vector<OpCase> all;
   for (auto family : {MatmulCases, ElementwiseCases, ActivationCases, ReductionCases, SoftmaxCases,
-                      NormalizationCases, EmbeddingCases, ShapeCases, MiscCases, AttentionCases}) {
+                      NormalizationCases, EmbeddingCases, ShapeCases, MiscCases, AttentionCases,
+                      GradControlCases}) {
     for (OpCase& c : family()) all.push_back(std::move(c));
   }
   return all;

@@ -27,6 +27,9 @@ struct OpInstance {
   // log-sum-exps): the GPU test converts the other floats to the dtype under test.
   std::vector<int> f32_inputs;
   std::vector<int> f32_outputs;
+  // Inputs where NaN is a signal rather than a value, so it need not propagate: an update's
+  // gradient factor (NaN skips the step), loss_scale_update's norm (NaN is an overflow).
+  std::vector<int> nan_signal_inputs;
 };
 
 struct OpCase {
@@ -46,6 +49,7 @@ std::vector<OpCase> EmbeddingCases();
 std::vector<OpCase> ShapeCases();
 std::vector<OpCase> MiscCases();
 std::vector<OpCase> AttentionCases();
+std::vector<OpCase> GradControlCases();
 std::vector<OpCase> AllOpCases();
 // The same, by op type.
 std::map<std::string, OpCase> OpCasesByType();
