@@ -206,7 +206,7 @@ void Lowerer::LowerOp(const graph::OpNode& op) {
   const plan::TaskKind kind = TaskKindOf(def.role);
   const bool optimizer_pass =
       UpdatesState(def.role) || def.role == graph::OpRole::kGradientStatistic;
-  current_pass_ = optimizer_pass               ? plan::PASS_OPTIMIZER
+  current_pass_ = optimizer_pass             ? plan::PASS_OPTIMIZER
                   : graph_.IsBackward(op.id) ? plan::PASS_BACKWARD
                                              : plan::PASS_FORWARD;
   std::vector<std::vector<int64_t>> inputs;  // [input][parallel index]

@@ -41,8 +41,8 @@ __global__ void SgdMomentumKernel(const T* p, const T* g, const T* buf, T* p_out
 
 template <typename T>
 __global__ void AdamKernel(const T* p, const T* g, const T* m, const T* v, const void* step,
-                           DType step_dtype, T* p_out, T* m_out, T* v_out, int64_t n,
-                           UpdateAttrs a, const float* factor) {
+                           DType step_dtype, T* p_out, T* m_out, T* v_out, int64_t n, UpdateAttrs a,
+                           const float* factor) {
   const double t = LoadDouble(step, step_dtype, 0) + 1;
   const double c1 = 1 - pow(a.beta1, t), c2 = 1 - pow(a.beta2, t);
   const double f = FactorOf(factor);

@@ -117,6 +117,15 @@ void ExpectSameLosses(const std::vector<double>& got, const std::vector<double>&
   ExpectLossesWithin(got, want, 1e-5, what);
 }
 
+// A test name from a strategy string: "dp=2,tp=2" -> "dp_2_tp_2".
+std::string StrategyTestName(const ::testing::TestParamInfo<std::string>& info) {
+  std::string name = info.param;
+  for (char& c : name) {
+    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+  }
+  return name;
+}
+
 class MlpTraining : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(MlpTraining, LossesMatchTheReferenceAndRepeatBitForBit) {
@@ -144,13 +153,7 @@ INSTANTIATE_TEST_SUITE_P(Strategies, MlpTraining,
                                            "dp=2,pp=2,mb=4,schedule=1f1b",
                                            "tp=2,pp=2,mb=4,schedule=1f1b",
                                            "tp=2,pp=2,mb=4,schedule=1f1b,recompute=full"),
-                         [](const auto& info) {
-                           std::string name = info.param;
-                           for (char& c : name) {
-                             if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
-                           }
-                           return name;
-                         });
+                         StrategyTestName);
 
 class GptTraining : public ::testing::TestWithParam<std::string> {};
 
@@ -174,13 +177,7 @@ INSTANTIATE_TEST_SUITE_P(Strategies, GptTraining,
                                            "dp=2,tp=2,recompute=full",
                                            "dp=2,pp=2,mb=4,schedule=gpipe,recompute=full",
                                            "dp=2,pp=2,mb=4,schedule=1f1b,recompute=full"),
-                         [](const auto& info) {
-                           std::string name = info.param;
-                           for (char& c : name) {
-                             if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
-                           }
-                           return name;
-                         });
+                         StrategyTestName);
 
 // Mixed precision (strategy precision=bf16|fp16): the distributed run repeats bit for bit and
 // matches the low-precision reference graph to the rounding of its partial sums (each device
@@ -215,13 +212,7 @@ INSTANTIATE_TEST_SUITE_P(Strategies, MixedPrecisionTraining,
                                            "dp=2,tp=2,precision=bf16,grad_reduce=bf16",
                                            "dp=2,pp=2,mb=4,precision=bf16,recompute=full",
                                            "dp=2,tp=2,precision=fp16"),
-                         [](const auto& info) {
-                           std::string name = info.param;
-                           for (char& c : name) {
-                             if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
-                           }
-                           return name;
-                         });
+                         StrategyTestName);
 
 // Clipping by the global norm: the norm sums every shard of every gradient (over dp, tp and
 // pipeline stages), so each strategy's clipped run matches the one-device reference.
@@ -250,13 +241,7 @@ TEST_P(ClippedTraining, MlpMatchesTheReference) {
 INSTANTIATE_TEST_SUITE_P(Strategies, ClippedTraining,
                          ::testing::Values("dp=4", "tp=4", "dp=2,tp=2", "dp=2,pp=2,mb=4",
                                            "tp=2,pp=2,mb=4,schedule=gpipe"),
-                         [](const auto& info) {
-                           std::string name = info.param;
-                           for (char& c : name) {
-                             if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
-                           }
-                           return name;
-                         });
+                         StrategyTestName);
 
 // fp16 loss scaling from a scale that overflows (1e12, about 2^40): every shard skips the
 // same steps, since the factor is one global scalar, so the parameters stay at their initial
