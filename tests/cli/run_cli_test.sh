@@ -58,6 +58,14 @@ assert {e['pid'] for e in acts} == {0, 1, 2, 3} and any(e['tid'] == 1 for e in a
 gpt=(--model gpt --layers 2 --hidden 16 --heads 4 --sequence 8 --vocab 32 --batch 4)
 check "run gpt --attention fused matches the reference" 0 "largest relative difference" out -- \
   run "${gpt[@]}" --devices 4 --strategy tp=2,dp=2 --attention fused --steps 2 --check
+check "run gpt in bf16 is checked within the bf16 tolerance" 0 "within 5.00e-03 (the tolerance of bf16)" out -- \
+  run "${gpt[@]}" --devices 4 --strategy dp=2,tp=2,precision=bf16 --steps 2 --check
+check "run gpt in fp16 scales the loss and clips" 0 "within 5.00e-03 (the tolerance of f16)" out -- \
+  run "${gpt[@]}" --devices 4 --strategy dp=2,pp=2,mb=2,precision=fp16 --optimizer adamw:clip_grad=1 --steps 2 --check
+check "run --strategy precision=fp8 is refused" 2 "'precision' must be fp32, bf16 or fp16, got 'fp8'" err -- \
+  run "${gpt[@]}" --devices 4 --strategy dp=4,precision=fp8 --steps 1
+check "run --optimizer clip_grad=-1 is refused" 2 "optimizer field 'clip_grad'" err -- \
+  run "${gpt[@]}" --devices 4 --strategy dp=4 --optimizer adam:clip_grad=-1 --steps 1
 check "run --attention with an unknown kind" 2 "--attention: attention must be unfused or fused, got 'flash'" err -- \
   run "${gpt[@]}" --attention flash --steps 1
 # cuda placements compile and explain without a GPU; an unknown device type is refused.
