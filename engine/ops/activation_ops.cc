@@ -1,5 +1,7 @@
-// The activation family: relu, gelu (tanh approximation, see below), tanh, exp, and the
-// gradient helpers relu_grad(dy, y), gelu_grad(dy, x), tanh_grad(dy, y).
+// The activation family: relu, gelu (tanh approximation, see below), tanh, exp, silu, and
+// the gradient helpers relu_grad(dy, y), gelu_grad(dy, x), tanh_grad(dy, y), silu_grad(dy, x).
+//
+// silu(x) = x sigmoid(x) (swish), the gate of Llama's SwiGLU MLP.
 //
 // gelu(x) = 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), the approximation GPT-2 and
 // Megatron use, not the exact erf form.
@@ -17,6 +19,7 @@ namespace {
 // Rough flops per element, for the cost model.
 double FlopsPerElement(const std::string& type) {
   if (type == "gelu" || type == "gelu_grad") return 16;
+  if (type == "silu" || type == "silu_grad") return 10;
   if (type == "tanh" || type == "exp") return 8;
   if (type == "tanh_grad") return 3;
   return 1;
@@ -90,6 +93,10 @@ void RegisterActivationOps(graph::OpRegistry& registry) {
   registry.Register(Activation("gelu", false, [](GraphBuilder& b, const OpNode& op, TensorId g) {
     return b.Add1("gelu_grad", {g, op.inputs[0]});
   }));
+  // silu is not monotone (its minimum is near x = -1.28): only splits pass.
+  registry.Register(Activation("silu", false, [](GraphBuilder& b, const OpNode& op, TensorId g) {
+    return b.Add1("silu_grad", {g, op.inputs[0]});
+  }));
   registry.Register(Activation("tanh", true, [](GraphBuilder& b, const OpNode& op, TensorId g) {
     return b.Add1("tanh_grad", {g, op.outputs[0]});
   }));
@@ -115,6 +122,7 @@ void RegisterActivationOps(graph::OpRegistry& registry) {
   // gelu_grad has no gradient of its own (a second derivative of gelu is not built): autograd
   // reports it by name if a double backward ever needs one.
   registry.Register(GradHelper("gelu_grad", nullptr));
+  registry.Register(GradHelper("silu_grad", nullptr));  // likewise
 }
 
 }  // namespace twinflow::ops

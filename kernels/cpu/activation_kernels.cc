@@ -1,9 +1,9 @@
-// CPU kernels of the activation family (f32, f64): relu, gelu (tanh approximation), tanh, exp
-// and relu_grad(dy, y), gelu_grad(dy, x), tanh_grad(dy, y). relu, tanh and exp compute in double
-// and round once. A NaN or infinity in goes out as IEEE arithmetic has it (docs/kernels.md). gelu
-// and gelu_grad compute in the tensor's own type: in f32 through a branch-free tanh (fast_tanh.h),
-// so that the loop vectorises and a step's cost does not depend on the data; the simulator's
-// calibration relies on the latter (docs/simulator.md).
+// CPU kernels of the activation family (f32, f64): relu, gelu (tanh approximation), tanh, exp,
+// silu and relu_grad(dy, y), gelu_grad(dy, x), tanh_grad(dy, y), silu_grad(dy, x). relu, tanh,
+// exp and silu compute in double and round once. A NaN or infinity in goes out as IEEE arithmetic
+// has it (docs/kernels.md). gelu and gelu_grad compute in the tensor's own type: in f32 through a
+// branch-free tanh (fast_tanh.h), so that the loop vectorises and a step's cost does not depend on
+// the data; the simulator's calibration relies on the latter (docs/simulator.md).
 #include <cmath>
 #include <numbers>
 
@@ -97,6 +97,15 @@ void RegisterGrad(KernelRegistry& registry, const std::string& name, F f) {
 
 double InDouble(auto x) { return static_cast<double>(x); }
 
+// sigmoid(x) = 1 / (1 + e^-x): 0 for very negative x (e^-x is infinite), never NaN for finite x.
+double Sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
+
+// d silu / dx = sigmoid(x) (1 + x (1 - sigmoid(x))).
+double SiluSlope(double x) {
+  const double s = Sigmoid(x);
+  return s * (1.0 + x * (1.0 - s));
+}
+
 // relu_grad: dy where y > 0, else 0 * (dy + y) + 0: +0 for finite values, bit-identical to
 // the plain 0 it replaces, but NaN for a NaN or infinite dy, or a NaN y (the forward was NaN),
 // so the mask never hides a non-finite value. In the tensor's type and branch-free: the loop
@@ -114,8 +123,11 @@ void RegisterActivationKernels(KernelRegistry& registry) {
   RegisterUnary(registry, "gelu", [](auto x) { return Gelu(x); });
   RegisterUnary(registry, "tanh", [](auto x) { return std::tanh(InDouble(x)); });
   RegisterUnary(registry, "exp", [](auto x) { return std::exp(InDouble(x)); });
+  RegisterUnary(registry, "silu", [](auto x) { return InDouble(x) * Sigmoid(InDouble(x)); });
   RegisterGrad(registry, "relu_grad", [](auto dy, auto y) { return ReluGrad(dy, y); });
   RegisterGrad(registry, "gelu_grad", [](auto dy, auto x) { return dy * GeluSlope(x); });
+  RegisterGrad(registry, "silu_grad",
+               [](auto dy, auto x) { return InDouble(dy) * SiluSlope(InDouble(x)); });
   RegisterGrad(registry, "tanh_grad",
                [](auto dy, auto y) { return InDouble(dy) * (1.0 - InDouble(y) * InDouble(y)); });
 }

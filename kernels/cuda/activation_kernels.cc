@@ -1,4 +1,4 @@
-// Host side of the CUDA activations: relu, gelu, tanh, exp and their gradients.
+// Host side of the CUDA activations: relu, gelu, tanh, exp, silu and their gradients.
 #include "kernels/cuda/activation_launch.h"
 #include "kernels/cuda/cuda_kernel_families.h"
 #include "kernels/cuda/host_helpers.h"
@@ -28,7 +28,8 @@ void RegisterActivationCudaKernels(KernelRegistry& registry) {
   const std::pair<const char*, Activation> unary[] = {{"relu", Activation::kRelu},
                                                       {"gelu", Activation::kGelu},
                                                       {"tanh", Activation::kTanh},
-                                                      {"exp", Activation::kExp}};
+                                                      {"exp", Activation::kExp},
+                                                      {"silu", Activation::kSilu}};
   for (const auto& [name, op] : unary) {
     const std::string type = name;
     RegisterCuda(registry, type, {DType::kF32, DType::kBF16},
@@ -36,7 +37,8 @@ void RegisterActivationCudaKernels(KernelRegistry& registry) {
   }
   const std::pair<const char*, Activation> grads[] = {{"relu_grad", Activation::kReluGrad},
                                                       {"gelu_grad", Activation::kGeluGrad},
-                                                      {"tanh_grad", Activation::kTanhGrad}};
+                                                      {"tanh_grad", Activation::kTanhGrad},
+                                                      {"silu_grad", Activation::kSiluGrad}};
   for (const auto& [name, op] : grads) {
     const std::string type = name;
     RegisterCuda(registry, type, {DType::kF32, DType::kBF16},

@@ -61,6 +61,9 @@ __global__ void ActivationKernel(Activation op, const T* x, const T* fwd, T* out
       case Activation::kExp:
         r = exp(v);
         break;
+      case Activation::kSilu:
+        r = v / (A(1) + exp(-v));  // x sigmoid(x); -0 for very negative x
+        break;
       case Activation::kReluGrad: {
         const A y = LoadAs<A>(fwd, i);
         r = y > A(0) ? v : A(0) * (v + y) + A(0);  // NaN stays visible through the mask
@@ -69,6 +72,12 @@ __global__ void ActivationKernel(Activation op, const T* x, const T* fwd, T* out
       case Activation::kGeluGrad:
         r = static_cast<float>(v) * GeluSlope(LoadAs<float>(fwd, i));
         break;
+      case Activation::kSiluGrad: {
+        const A x = LoadAs<A>(fwd, i);
+        const A s = A(1) / (A(1) + exp(-x));
+        r = v * s * (A(1) + x * (A(1) - s));
+        break;
+      }
       case Activation::kTanhGrad: {
         const A y = LoadAs<A>(fwd, i);
         r = v * (A(1) - y * y);

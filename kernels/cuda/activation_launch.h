@@ -8,7 +8,17 @@
 
 namespace twinflow::kernels::cuda {
 
-enum class Activation { kRelu, kGelu, kTanh, kExp, kReluGrad, kGeluGrad, kTanhGrad };
+enum class Activation {
+  kRelu,
+  kGelu,
+  kTanh,
+  kExp,
+  kSilu,
+  kReluGrad,
+  kGeluGrad,
+  kTanhGrad,
+  kSiluGrad
+};
 
 // Forward ops read x (fwd null); gradients read dy as x and the forward tensor as fwd.
 void LaunchActivation(Activation op, DType dtype, const void* x, const void* fwd, void* out,

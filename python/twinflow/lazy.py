@@ -103,6 +103,38 @@ def _shape_with(shape, numel, what):
     return shape
 
 
+def _slice_bounds(shape, index):
+    """begin, end and the kept axes of `shape` indexed by `index` (numpy's basic indexing without
+    steps or new axes); ShapeError naming what is out of range."""
+    items = list(index) if isinstance(index, tuple) else [index]
+    if sum(1 for i in items if i is Ellipsis) > 1:
+        raise _C.ShapeError("an index may hold one ... only")
+    if Ellipsis in items:
+        at = items.index(Ellipsis)
+        items[at:at + 1] = [slice(None)] * (len(shape) - len(items) + 1)
+    if len(items) > len(shape):
+        raise _C.ShapeError(f"too many indices ({len(items)}) for a tensor of shape {list(shape)}")
+    items += [slice(None)] * (len(shape) - len(items))
+    begin, end, keep = [], [], []
+    for axis, (item, extent) in enumerate(zip(items, shape)):
+        if isinstance(item, bool) or not isinstance(item, (int, slice)):
+            raise _C.InvalidArgumentError(f"index {item!r} on axis {axis}: expected an int, a slice or ...")
+        if isinstance(item, int):
+            i = item + extent if item < 0 else item
+            if not 0 <= i < extent:
+                raise _C.ShapeError(f"index {item} is out of range for axis {axis} of extent {extent}")
+            begin.append(i)
+            end.append(i + 1)
+            continue
+        if item.step not in (None, 1):
+            raise _C.InvalidArgumentError(f"slice step {item.step} on axis {axis}: only step 1 is supported")
+        lo, hi, _ = item.indices(extent)
+        begin.append(lo)
+        end.append(max(lo, hi))
+        keep.append(axis)
+    return begin, end, keep
+
+
 class LazyTensor:
     """A tensor of the graph being traced: shape and dtype are known, values are not."""
 
@@ -154,6 +186,22 @@ class LazyTensor:
     def __rmul__(self, other): return self._binary("mul", other)
     def __truediv__(self, other): return self._binary("div", other)
     def __neg__(self): return self * -1.0
+
+    def __pow__(self, exponent):
+        """x ** p for a number p (scalar_pow)."""
+        if isinstance(exponent, bool) or not isinstance(exponent, (int, float)):
+            return NotImplemented
+        return self._trace.add1("scalar_pow", [self], {"exponent": float(exponent)})
+
+    def __getitem__(self, index):
+        """Basic indexing: ints, slices with step 1 and ..., as numpy; an int drops its axis."""
+        begin, end, keep = _slice_bounds(self.shape, index)
+        out = self
+        if begin != [0] * self.ndim or end != list(self.shape):
+            out = self._trace.add1("slice", [self], {"begin": begin, "end": end})
+        if len(keep) != self.ndim:
+            out = out.reshape([end[a] - begin[a] for a in keep])
+        return out
 
     def __matmul__(self, other):
         type = "matmul" if self.ndim == 2 else "batch_matmul"

@@ -56,6 +56,30 @@ def test_numpy_round_trip_through_the_runtime(dtype, strategy):
     np.testing.assert_array_equal(out, expected)
 
 
+class Indexing(tw.Graph):
+    def build(self, x):
+        # A power, slices with negative bounds, an int that drops an axis, ... and silu.
+        return x[:, 1:-1] ** 2 + tw.nn.functional.silu(x[..., 1:3]) * x[0, 2]
+
+
+@pytest.mark.parametrize("strategy", ["auto", "dp=2"])
+def test_power_slicing_and_silu_match_numpy(strategy):
+    x = np.random.default_rng(2).standard_normal((4, 4)).astype(np.float32)
+    silu = lambda v: v / (1 + np.exp(-v))
+    want = x[:, 1:-1] ** 2 + silu(x[..., 1:3]) * x[0, 2]
+    np.testing.assert_allclose(Indexing().compile(strategy=strategy)(x), want, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("index, error", [((0, 0, 0), tw.ShapeError), ((slice(0, 4, 2),), tw.InvalidArgumentError),
+                                          ((9,), tw.ShapeError), (("a",), tw.InvalidArgumentError)])
+def test_bad_indices_name_the_axis(index, error):
+    class Bad(tw.Graph):
+        def build(self, x):
+            return x[index]
+    with pytest.raises(error):
+        Bad().compile(strategy="auto")(np.zeros((4, 4), np.float32))
+
+
 def test_tensor_objects_carry_layout():
     t = tw.tensor([[1.0, 2.0], [3.0, 4.0]])
     assert t.dtype == "f32" and t.shape == (2, 2) and not t.is_global

@@ -44,10 +44,12 @@ OpInstance Draw(Rng& rng, const std::string& type) {
 
 std::vector<OpCase> ActivationCases() {
   std::vector<OpCase> cases;
-  for (const char* type : {"relu", "gelu", "tanh", "exp", "relu_grad", "tanh_grad", "gelu_grad"}) {
+  for (const char* type : {"relu", "gelu", "tanh", "exp", "silu", "relu_grad", "tanh_grad",
+                           "gelu_grad", "silu_grad"}) {
     const std::string name = type;
-    // gelu_grad has no gradient of its own (no second derivative of gelu is built).
-    cases.push_back({name, [name](Rng& rng) { return Draw(rng, name); }, name != "gelu_grad"});
+    // gelu_grad and silu_grad have no gradient of their own (no second derivative is built).
+    const bool second = name != "gelu_grad" && name != "silu_grad";
+    cases.push_back({name, [name](Rng& rng) { return Draw(rng, name); }, second});
   }
   return cases;
 }

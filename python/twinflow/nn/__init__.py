@@ -1,8 +1,8 @@
 """Layers shaped like torch.nn: build them once, call them inside a tw.Graph's build()."""
 from .module import Module, Parameter, Sequential, ModuleList
-from .layers import Linear, Embedding, LayerNorm, ReLU, GELU, Dropout
+from .layers import Linear, Embedding, LayerNorm, ReLU, GELU, SiLU, Dropout
 from .loss import CrossEntropyLoss
 from . import functional
 
 __all__ = ["Module", "Parameter", "Sequential", "ModuleList", "Linear", "Embedding", "LayerNorm",
-           "ReLU", "GELU", "Dropout", "CrossEntropyLoss", "functional"]
+           "ReLU", "GELU", "SiLU", "Dropout", "CrossEntropyLoss", "functional"]

@@ -11,6 +11,11 @@ def gelu(x):
     return current_trace("gelu").add1("gelu", [x])
 
 
+def silu(x):
+    """x * sigmoid(x) (swish), the gate of Llama's SwiGLU MLP."""
+    return current_trace("silu").add1("silu", [x])
+
+
 def tanh(x):
     return current_trace("tanh").add1("tanh", [x])
 

@@ -121,6 +121,11 @@ class GELU(Module):
         return current_trace("GELU").add1("gelu", [x])
 
 
+class SiLU(Module):
+    def forward(self, x):
+        return current_trace("SiLU").add1("silu", [x])
+
+
 class Dropout(Module):
     """Zeroes each element with probability p while training (scaling the rest by 1/(1-p));
     the identity in eval mode. Masks are drawn from a seed fixed at construction."""
