@@ -59,7 +59,7 @@ enum class OpRole {
   kVariable,         // model state, one piece per step (a VARIABLE task)
   kAssign,           // writes its second input into the variable that is its first (ASSIGN)
   kOptimizerUpdate,  // applies a gradient (input 1) to a variable (input 0): sgd, momentum, adam
-  kStepIncrement,    // advances an optimizer's step counter
+  kStepIncrement,    // advances an optimizer's step counter (or the loss scaler's state)
   // reads gradients summed over the step's micro-batches, as updates do, but changes no state:
   // the statistics of gradient clipping and loss scaling (sum_squares)
   kGradientStatistic,

@@ -93,7 +93,9 @@ OpDef LossScaleUpdate() {
   };
   def.signatures = [](const OpContext& ctx, int64_t) { return AllBroadcast(ctx, 2); };
   def.cost = [](const OpContext& ctx) { return ElementwiseCost(ctx, {Scalar(), Scalar()}, 4); };
-  def.role = graph::OpRole::kOptimizerUpdate;
+  // It advances the scaler's state once a step, as step_increment advances a step counter; it
+  // applies no gradient (an optimizer update's input 1, which `sim --replica` all-reduces).
+  def.role = graph::OpRole::kStepIncrement;
   return def;
 }
 
