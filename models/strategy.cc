@@ -50,6 +50,14 @@ const char* PrecisionName(DType dtype) {
   return dtype == DType::kBF16 ? "bf16" : dtype == DType::kF16 ? "fp16" : "fp32";
 }
 
+// ",precision=bf16" (and ",grad_reduce=bf16" when given); empty for fp32.
+std::string PrecisionText(DType precision, DType grad_reduce) {
+  if (precision == DType::kF32) return "";
+  return std::string(",precision=") + PrecisionName(precision) +
+         (grad_reduce == DType::kF32 ? ""
+                                     : ",grad_reduce=" + std::string(PrecisionName(grad_reduce)));
+}
+
 void ParseField(const std::string& key, const std::string& value, Strategy& strategy) {
   if (key == "dp") {
     ParseDegree(key, value, strategy.dp, strategy.dp_source);
@@ -116,14 +124,7 @@ std::string Strategy::ToString() const {
   return DegreeText("dp", dp, dp_source) + "," + DegreeText("tp", tp, tp_source) + "," +
          DegreeText("pp", pp, pp_source) + ",mb=" + std::to_string(micro_batches) +
          ",schedule=" + ScheduleName(schedule) + (recompute ? ",recompute=full" : "") +
-         (overlap ? "" : ",overlap=off") + PrecisionText();
-}
-
-std::string Strategy::PrecisionText() const {
-  if (precision == DType::kF32) return "";
-  return std::string(",precision=") + PrecisionName(precision) +
-         (grad_reduce == DType::kF32 ? ""
-                                     : ",grad_reduce=" + std::string(PrecisionName(grad_reduce)));
+         (overlap ? "" : ",overlap=off") + PrecisionText(precision, grad_reduce);
 }
 
 std::optional<DType> Strategy::Autocast() const {

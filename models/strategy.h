@@ -81,8 +81,6 @@ struct Strategy {
   // written `auto`); empty for a fully pinned strategy.
   std::vector<int> SearchedAxes() const;
   std::string ToString() const;
-  // ",precision=bf16" (",precision=fp16"); empty for fp32.
-  std::string PrecisionText() const;
   // The low type GraphBuilder::SetAutocast is given while a model's forward pass is written;
   // nullopt for fp32.
   std::optional<DType> Autocast() const;

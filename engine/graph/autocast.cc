@@ -40,13 +40,17 @@ std::vector<TensorId> GraphBuilder::Autocast(const std::string& type,
 TensorId GraphBuilder::AutocastTo(TensorId tensor, DType dtype) {
   const auto key = std::make_tuple(tensor, dtype, site_.stage);
   if (const auto it = autocast_casts_.find(key); it != autocast_casts_.end()) return it->second;
-  const TensorNode& node = graph_.tensor(tensor);
-  const std::string name = node.name + "/" + DTypeName(dtype);
-  const std::optional<TensorPin> pin = node.pin;
-  const TensorId cast = Add1("cast", {tensor}, Attrs{{"dtype", std::string(DTypeName(dtype))}},
-                             graph_.FindOp(name) ? "" : name);
-  if (pin) Pin(cast, *pin);
+  const std::string name = graph_.tensor(tensor).name + "/" + DTypeName(dtype);
+  const TensorId cast = CastKeepingPin(tensor, dtype, graph_.FindOp(name) ? "" : name);
   autocast_casts_.emplace(key, cast);
+  return cast;
+}
+
+TensorId GraphBuilder::CastKeepingPin(TensorId tensor, DType dtype, std::string name) {
+  const std::optional<TensorPin> pin = graph_.tensor(tensor).pin;  // Add1 may move the node
+  const TensorId cast =
+      Add1("cast", {tensor}, Attrs{{"dtype", std::string(DTypeName(dtype))}}, std::move(name));
+  if (pin) Pin(cast, *pin);
   return cast;
 }
 

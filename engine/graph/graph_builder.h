@@ -56,7 +56,8 @@ class GraphBuilder {
   // it off: gradients take their forward tensors' types, and a narrowing cast's gradient
   // widens back to f32.
   void SetAutocast(std::optional<DType> dtype) { autocast_ = dtype; }
-  std::optional<DType> autocast() const { return autocast_; }
+  // `tensor` cast to `dtype`, laid out as the tensor is pinned (the same pin on the cast).
+  TensorId CastKeepingPin(TensorId tensor, DType dtype, std::string name = "");
 
   void Pin(TensorId tensor, sbp::NdSbp nd_sbp, std::vector<int> free_axes = {},
            bool binds_consumers = false) {

@@ -177,14 +177,15 @@ std::optional<TensorId> AddGradientFactor(GraphBuilder& builder, const Optimizer
                                           const std::map<TensorId, TensorId>& gradients,
                                           std::optional<TensorId> loss_scale) {
   if ((config.clip_grad <= 0 && !loss_scale) || gradients.empty()) return std::nullopt;
-  std::optional<TensorId> total;
+  std::vector<TensorId> squares;
   for (const auto& [var, grad] : gradients) {
     const OpNode& var_op = ProducerOf(builder, var);
     builder.PlaceLike(var_op);
-    const TensorId squares = builder.Add1("sum_squares", {grad}, {}, var_op.name + "/sum_squares");
-    builder.PlaceLike(ProducerOf(builder, gradients.begin()->first));
-    total = total ? builder.Add1("add", {*total, squares}) : squares;
+    squares.push_back(builder.Add1("sum_squares", {grad}, {}, var_op.name + "/sum_squares"));
   }
+  builder.PlaceLike(ProducerOf(builder, gradients.begin()->first));
+  std::optional<TensorId> total;
+  for (TensorId s : squares) total = total ? builder.Add1("add", {*total, s}) : s;
   std::vector<TensorId> inputs = {*total};
   if (loss_scale) inputs.push_back(*loss_scale);
   const TensorId factor =

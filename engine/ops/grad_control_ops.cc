@@ -1,5 +1,5 @@
 // The step's gradient statistics and what the optimizer does with them: clipping by the global
-// norm and dynamic loss scaling (graph/optimizer.h, GradientControl).
+// norm and dynamic loss scaling (graph/optimizer.h, AddOptimizer).
 //   sum_squares(grad) -> f32[]                 the sum of the squares of a gradient, summed
 //                                              over the step's micro-batches (role
 //                                              kGradientStatistic: read after the ACC)
@@ -24,13 +24,6 @@ namespace twinflow::ops {
 namespace {
 
 TensorMeta Scalar() { return TensorMeta{Shape{}, DType::kF32}; }
-
-void CheckScalar(const OpContext& ctx, int index, const std::string& role) {
-  const TensorMeta& t = ctx.inputs[index];
-  if (t.dtype != DType::kF32 || t.shape.numel() != 1 || t.shape.rank() > 1) {
-    ThrowShape(ctx, role + " must be f32[] or f32[1], got " + t.ToString());
-  }
-}
 
 // Scalars in, scalars out: only whole values.
 std::vector<SbpSignature> AllBroadcast(const OpContext& ctx, int outputs) {
@@ -63,8 +56,8 @@ OpDef GradFactor() {
   def.min_inputs = 1;
   def.max_inputs = 2;
   def.infer = [](const OpContext& ctx) {
-    CheckScalar(ctx, 0, "norm_sq");
-    if (ctx.inputs.size() > 1) CheckScalar(ctx, 1, "scale");
+    CheckF32Scalar(ctx, 0, "norm_sq");
+    if (ctx.inputs.size() > 1) CheckF32Scalar(ctx, 1, "scale");
     if (!(ctx.attrs.GetDouble("max_norm", 0) >= 0)) {
       ThrowInvalid(ctx, "attribute 'max_norm' must be >= 0");
     }
@@ -82,9 +75,9 @@ OpDef LossScaleUpdate() {
   def.max_inputs = 3;
   def.num_outputs = 2;
   def.infer = [](const OpContext& ctx) {
-    CheckScalar(ctx, 0, "scale");
-    CheckScalar(ctx, 1, "good steps");
-    CheckScalar(ctx, 2, "norm_sq");
+    CheckF32Scalar(ctx, 0, "scale");
+    CheckF32Scalar(ctx, 1, "good steps");
+    CheckF32Scalar(ctx, 2, "norm_sq");
     if (ctx.attrs.GetInt("window", 1000) < 1) ThrowInvalid(ctx, "attribute 'window' must be >= 1");
     if (!(ctx.attrs.GetDouble("min_scale", 1) > 0)) {
       ThrowInvalid(ctx, "attribute 'min_scale' must be > 0");

@@ -75,6 +75,13 @@ void CheckWideFloat(const OpContext& ctx, int index, const std::string& role) {
   }
 }
 
+void CheckF32Scalar(const OpContext& ctx, int index, const std::string& what) {
+  const TensorMeta& t = ctx.inputs[index];
+  if (t.dtype != DType::kF32 || t.shape.numel() != 1 || t.shape.rank() > 1) {
+    ThrowShape(ctx, what + " must be f32[] or f32[1], got " + t.ToString());
+  }
+}
+
 void CheckIndex(const OpContext& ctx, int index, const std::string& role) {
   const DType dtype = ctx.inputs[index].dtype;
   if (dtype != DType::kI32 && dtype != DType::kI64) {

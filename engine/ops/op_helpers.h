@@ -52,6 +52,9 @@ void CheckFloat(const graph::OpContext& ctx, int index, const std::string& role 
 // Throws InvalidArgumentError unless input `index` is f32 or f64: optimizer updates keep fp32
 // master weights and state.
 void CheckWideFloat(const graph::OpContext& ctx, int index, const std::string& role = "");
+// Throws ShapeError unless input `index` is an f32 scalar: f32[] or f32[1] (a step counter, a
+// gradient factor, a loss scale). `what` names it.
+void CheckF32Scalar(const graph::OpContext& ctx, int index, const std::string& what);
 // Throws InvalidArgumentError unless input `index` is i32 or i64 (ids, labels).
 void CheckIndex(const graph::OpContext& ctx, int index, const std::string& role = "");
 

@@ -144,9 +144,7 @@ graph::TensorId SparseSoftmaxCrossEntropy(GraphBuilder& builder, TensorId logits
                                           bool class_split) {
   // The loss computes in f32 whatever the logits' type, as mixed-precision training does.
   if (IsStorageOnly(builder.meta(logits).dtype)) {
-    const std::optional<graph::TensorPin> pin = builder.graph().tensor(logits).pin;
-    logits = builder.Add1("cast", {logits}, Attrs{{"dtype", std::string("f32")}});
-    if (pin) builder.Pin(logits, *pin);
+    logits = builder.CastKeepingPin(logits, DType::kF32);
   }
   if (!class_split) return builder.Add1("sparse_softmax_cross_entropy", {logits, labels});
   const int rank = builder.meta(logits).shape.rank();

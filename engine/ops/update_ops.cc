@@ -39,13 +39,6 @@ std::vector<TensorMeta> InferElementwiseUpdate(const OpContext& ctx, int tensors
   return std::vector<TensorMeta>(outputs, ctx.inputs[0]);
 }
 
-void CheckF32Scalar(const OpContext& ctx, int index, const std::string& what) {
-  const TensorMeta& t = ctx.inputs[index];
-  if (t.dtype != DType::kF32 || t.shape.numel() != 1 || t.shape.rank() > 1) {
-    ThrowShape(ctx, what + " must be f32[] or f32[1], got " + t.ToString());
-  }
-}
-
 // `count` inputs, or count + 1 with the gradient factor last.
 void CheckInputsAndFactor(const OpContext& ctx, int count) {
   if (ctx.inputs.size() == static_cast<size_t>(count + 1)) {

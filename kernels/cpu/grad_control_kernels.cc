@@ -9,11 +9,6 @@
 namespace twinflow::kernels {
 namespace {
 
-double ScalarOf(const Tensor& t, const std::string& op, const std::string& what) {
-  if (t.numel() != 1) throw ShapeError(op + ": " + what + " has shape " + t.shape().ToString());
-  return t.GetDouble(0);
-}
-
 // Summed in double in element order: the same bytes give the same sum on every run.
 void SumSquares(const KernelContext& ctx) {
   CheckArity(ctx, 1, 1, "sum_squares");
@@ -27,8 +22,8 @@ void SumSquares(const KernelContext& ctx) {
 void GradFactor(const KernelContext& ctx) {
   const bool scaled = ctx.inputs.size() == 2;
   CheckArity(ctx, scaled ? 2 : 1, 1, "grad_factor");
-  const double norm_sq = ScalarOf(*ctx.inputs[0], "grad_factor", "norm_sq");
-  const double scale = scaled ? ScalarOf(*ctx.inputs[1], "grad_factor", "scale") : 1.0;
+  const double norm_sq = ScalarValue(*ctx.inputs[0], "grad_factor", "norm_sq");
+  const double scale = scaled ? ScalarValue(*ctx.inputs[1], "grad_factor", "scale") : 1.0;
   const double max_norm = ctx.attrs.GetDouble("max_norm", 0);
   double factor = std::numeric_limits<double>::quiet_NaN();
   if (std::isfinite(norm_sq)) {
@@ -41,9 +36,9 @@ void GradFactor(const KernelContext& ctx) {
 
 void LossScaleUpdate(const KernelContext& ctx) {
   CheckArity(ctx, 3, 2, "loss_scale_update");
-  const double scale = ScalarOf(*ctx.inputs[0], "loss_scale_update", "scale");
-  const double good = ScalarOf(*ctx.inputs[1], "loss_scale_update", "good steps");
-  const double norm_sq = ScalarOf(*ctx.inputs[2], "loss_scale_update", "norm_sq");
+  const double scale = ScalarValue(*ctx.inputs[0], "loss_scale_update", "scale");
+  const double good = ScalarValue(*ctx.inputs[1], "loss_scale_update", "good steps");
+  const double norm_sq = ScalarValue(*ctx.inputs[2], "loss_scale_update", "norm_sq");
   const double window = static_cast<double>(ctx.attrs.GetInt("window", 1000));
   const double min_scale = ctx.attrs.GetDouble("min_scale", 1);
   double next_scale = scale, next_good = good + 1;

@@ -145,6 +145,13 @@ Shape ReducedShape(const Shape& in, const std::vector<bool>& reduced, bool keepd
   return Shape(std::move(dims));
 }
 
+double ScalarValue(const Tensor& tensor, const std::string& op, const std::string& what) {
+  if (tensor.numel() != 1) {
+    throw ShapeError(op + ": " + what + " has shape " + tensor.shape().ToString());
+  }
+  return tensor.GetDouble(0);
+}
+
 void RegisterCpu(KernelRegistry& registry, const std::string& op,
                  std::initializer_list<DType> dtypes, const Kernel& kernel) {
   for (DType dtype : dtypes) registry.Register(KernelKey{op, DeviceType::kCpu, dtype}, kernel);

@@ -23,6 +23,9 @@ void CheckShape(const Shape& shape, const Shape& expected, const std::string& op
 void CheckDType(const Tensor& tensor, DType dtype, const std::string& op, const std::string& what);
 // InvalidArgumentError unless the tensor is i32 or i64 (ids, labels).
 void CheckIndexDType(const Tensor& tensor, const std::string& op, const std::string& what);
+// The one element of `tensor` (a step counter, a gradient factor); ShapeError "<op>: <what> has
+// shape X" unless it has exactly one.
+double ScalarValue(const Tensor& tensor, const std::string& op, const std::string& what);
 // InvalidArgumentError "<op>: <what> N is out of range [0, limit)" unless 0 <= index < limit.
 void CheckIndexValue(int64_t index, int64_t limit, const std::string& op, const std::string& what);
 // out = f(inputs[0], ...): `inputs` inputs, one output of input 0's dtype and shape (the

@@ -27,11 +27,7 @@ void CheckLike(const KernelContext& ctx, int inputs, const std::string& op) {
 std::optional<double> FactorOrSkip(const KernelContext& ctx, int count, const std::string& op,
                                    std::initializer_list<int> kept) {
   if (ctx.inputs.size() != static_cast<size_t>(count + 1)) return 1.0;
-  if (ctx.inputs[count]->numel() != 1) {
-    throw ShapeError(op + ": the gradient factor has shape " +
-                     ctx.inputs[count]->shape().ToString());
-  }
-  const double factor = ctx.inputs[count]->GetDouble(0);
+  const double factor = ScalarValue(*ctx.inputs[count], op, "the gradient factor");
   if (std::isfinite(factor)) return factor;
   size_t o = 0;
   for (int i : kept) {
@@ -86,12 +82,9 @@ void SgdMomentumUpdate(const KernelContext& ctx) {
 void AdamUpdate(const KernelContext& ctx) {
   CheckArity(ctx, Arity(ctx, 5), 3, "adam_update");
   CheckLike(ctx, 4, "adam_update");
-  if (ctx.inputs[4]->numel() != 1) {
-    throw ShapeError("adam_update: step counter has shape " + ctx.inputs[4]->shape().ToString());
-  }
+  const double t = ScalarValue(*ctx.inputs[4], "adam_update", "step counter") + 1;
   const std::optional<double> factor = FactorOrSkip(ctx, 5, "adam_update", {0, 2, 3});
   if (!factor) return;
-  const double t = ctx.inputs[4]->GetDouble(0) + 1;
   const double lr = ctx.attrs.GetDouble("lr");
   const double b1 = ctx.attrs.GetDouble("beta1", 0.9);
   const double b2 = ctx.attrs.GetDouble("beta2", 0.999);

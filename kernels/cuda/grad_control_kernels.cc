@@ -7,12 +7,6 @@
 namespace twinflow::kernels::cuda {
 namespace {
 
-const float* ScalarOn(const Tensor& t, const std::string& op, const std::string& what) {
-  CheckDType(t, DType::kF32, op, what);
-  if (t.numel() != 1) throw ShapeError(op + ": " + what + " has shape " + t.shape().ToString());
-  return t.data<float>();
-}
-
 void SumSquares(const KernelContext& ctx) {
   CheckArity(ctx, 1, 1, "sum_squares");
   CheckDType(*ctx.inputs[0], DType::kF32, "sum_squares", "grad");
@@ -23,8 +17,8 @@ void SumSquares(const KernelContext& ctx) {
 void GradFactor(const KernelContext& ctx) {
   const bool scaled = ctx.inputs.size() == 2;
   CheckArity(ctx, scaled ? 2 : 1, 1, "grad_factor");
-  LaunchGradFactor(ScalarOn(*ctx.inputs[0], "grad_factor", "norm_sq"),
-                   scaled ? ScalarOn(*ctx.inputs[1], "grad_factor", "scale") : nullptr,
+  LaunchGradFactor(F32ScalarOn(*ctx.inputs[0], "grad_factor", "norm_sq"),
+                   scaled ? F32ScalarOn(*ctx.inputs[1], "grad_factor", "scale") : nullptr,
                    ctx.attrs.GetDouble("max_norm", 0), ctx.outputs[0]->data<float>(),
                    Env(ctx, "grad_factor").stream);
 }
@@ -32,11 +26,11 @@ void GradFactor(const KernelContext& ctx) {
 void LossScaleUpdate(const KernelContext& ctx) {
   const char* op = "loss_scale_update";
   CheckArity(ctx, 3, 2, op);
-  LaunchLossScaleUpdate(ScalarOn(*ctx.inputs[0], op, "scale"),
-                        ScalarOn(*ctx.inputs[1], op, "good steps"),
-                        ScalarOn(*ctx.inputs[2], op, "norm_sq"), ctx.attrs.GetInt("window", 1000),
-                        ctx.attrs.GetDouble("min_scale", 1), ctx.outputs[0]->data<float>(),
-                        ctx.outputs[1]->data<float>(), Env(ctx, op).stream);
+  LaunchLossScaleUpdate(
+      F32ScalarOn(*ctx.inputs[0], op, "scale"), F32ScalarOn(*ctx.inputs[1], op, "good steps"),
+      F32ScalarOn(*ctx.inputs[2], op, "norm_sq"), ctx.attrs.GetInt("window", 1000),
+      ctx.attrs.GetDouble("min_scale", 1), ctx.outputs[0]->data<float>(),
+      ctx.outputs[1]->data<float>(), Env(ctx, op).stream);
 }
 
 }  // namespace

@@ -105,4 +105,10 @@ Scratch::~Scratch() {
   if (ptr_) cudaFreeAsync(ptr_, env_.stream);  // a destructor must not throw
 }
 
+const float* F32ScalarOn(const Tensor& t, const std::string& op, const std::string& what) {
+  CheckDType(t, DType::kF32, op, what);
+  if (t.numel() != 1) throw ShapeError(op + ": " + what + " has shape " + t.shape().ToString());
+  return t.data<float>();
+}
+
 }  // namespace twinflow::kernels::cuda

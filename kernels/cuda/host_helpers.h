@@ -21,6 +21,9 @@ void RegisterCuda(KernelRegistry& registry, const std::string& op,
 
 // ShapeError naming the op when a tensor has more than kMaxDims axes.
 void CheckRank(const Shape& shape, const std::string& op);
+// The device address of an f32 scalar input (a gradient factor, a loss scale): InvalidArgument
+// or ShapeError "<op>: <what> ..." unless `t` is f32 with one element.
+const float* F32ScalarOn(const Tensor& t, const std::string& op, const std::string& what);
 
 // Operands walked over `out`: each element of `strides` from BroadcastStrides (or the output's
 // own strides). Marks the space contiguous when every operand has out's row-major strides.

@@ -26,11 +26,7 @@ const float* FactorOf(const KernelContext& ctx, int count, int outputs, const st
   CheckArity(ctx, ctx.inputs.size() == static_cast<size_t>(count + 1) ? count + 1 : count, outputs,
              op);
   if (ctx.inputs.size() == static_cast<size_t>(count)) return nullptr;
-  const Tensor& f = *ctx.inputs[count];
-  CheckDType(f, DType::kF32, op, "the gradient factor");
-  if (f.numel() != 1)
-    throw ShapeError(op + ": the gradient factor has shape " + f.shape().ToString());
-  return f.data<float>();
+  return F32ScalarOn(*ctx.inputs[count], op, "the gradient factor");
 }
 
 UpdateAttrs AttrsOf(const KernelContext& ctx) {

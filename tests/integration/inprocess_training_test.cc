@@ -126,16 +126,28 @@ std::string StrategyTestName(const ::testing::TestParamInfo<std::string>& info) 
   return name;
 }
 
-class MlpTraining : public ::testing::TestWithParam<std::string> {};
+// `strategy` on 4 devices with `optimizer` (ParseOptimizer's text).
+models::BuildOptions OnFourDevices(const std::string& strategy, const std::string& optimizer) {
+  models::BuildOptions options;
+  options.strategy = models::ParseStrategy(strategy);
+  options.devices = 4;
+  options.optimizer = graph::ParseOptimizer(optimizer);
+  return options;
+}
 
-TEST_P(MlpTraining, LossesMatchTheReferenceAndRepeatBitForBit) {
+// The small MLP of these tests: three layers, so tp ends in a class-split loss.
+models::MlpConfig TestMlp() {
   models::MlpConfig config;
   config.widths = {12, 24, 16, 5};
   config.batch = 8;
-  models::BuildOptions options;
-  options.strategy = models::ParseStrategy(GetParam());
-  options.devices = 4;
-  options.optimizer = graph::ParseOptimizer("sgd:lr=0.1,momentum=0.9");
+  return config;
+}
+
+class MlpTraining : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(MlpTraining, LossesMatchTheReferenceAndRepeatBitForBit) {
+  const models::MlpConfig config = TestMlp();
+  const models::BuildOptions options = OnFourDevices(GetParam(), "sgd:lr=0.1,momentum=0.9");
   const models::BuiltModel model = models::BuildMlp(Ops(), config, options);
   const models::BuiltModel whole = models::BuildMlp(Ops(), config, WholeBatch(options));
   const runtime::FeedFn feeds = [&](int64_t step) { return MlpBatch(config, step); };
@@ -159,10 +171,7 @@ class GptTraining : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(GptTraining, TinyGptMatchesTheReference) {
   const models::GptConfig config = testing::TinyGptConfig();
-  models::BuildOptions options;
-  options.strategy = models::ParseStrategy(GetParam());
-  options.devices = 4;
-  options.optimizer = graph::ParseOptimizer("adam:lr=0.01");
+  const models::BuildOptions options = OnFourDevices(GetParam(), "adam:lr=0.01");
   const models::BuiltModel model = models::BuildGpt(Ops(), config, options);
   const models::BuiltModel whole = models::BuildGpt(Ops(), config, WholeBatch(options));
   const runtime::FeedFn feeds = [&](int64_t step) { return GptBatch(config, step); };
@@ -188,10 +197,7 @@ class MixedPrecisionTraining : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(MixedPrecisionTraining, TinyGptTracksTheReferenceAndFp32) {
   const models::GptConfig config = testing::TinyGptConfig();
-  models::BuildOptions options;
-  options.strategy = models::ParseStrategy(GetParam());
-  options.devices = 4;
-  options.optimizer = graph::ParseOptimizer("adam:lr=0.01");
+  const models::BuildOptions options = OnFourDevices(GetParam(), "adam:lr=0.01");
   const models::BuiltModel model = models::BuildGpt(Ops(), config, options);
   models::BuildOptions fp32 = WholeBatch(options);
   fp32.strategy.precision = DType::kF32;
@@ -219,13 +225,9 @@ INSTANTIATE_TEST_SUITE_P(Strategies, MixedPrecisionTraining,
 class ClippedTraining : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(ClippedTraining, MlpMatchesTheReference) {
-  models::MlpConfig config;
-  config.widths = {12, 24, 16, 5};
-  config.batch = 8;
-  models::BuildOptions options;
-  options.strategy = models::ParseStrategy(GetParam());
-  options.devices = 4;
-  options.optimizer = graph::ParseOptimizer("sgd:lr=0.1,momentum=0.9,clip_grad=0.05");
+  const models::MlpConfig config = TestMlp();
+  const models::BuildOptions options =
+      OnFourDevices(GetParam(), "sgd:lr=0.1,momentum=0.9,clip_grad=0.05");
   const runtime::FeedFn feeds = [&](int64_t step) { return MlpBatch(config, step); };
   const int64_t steps = 10;
   const std::vector<double> want =
@@ -251,10 +253,7 @@ INSTANTIATE_TEST_SUITE_P(Strategies, ClippedTraining,
 TEST(LossScaling, OverflowingStepsAreSkippedAlikeOnEveryShard) {
   const models::GptConfig config = testing::TinyGptConfig();
   for (const std::string strategy : {"dp=2,tp=2,precision=fp16", "dp=2,pp=2,mb=2,precision=fp16"}) {
-    models::BuildOptions options;
-    options.strategy = models::ParseStrategy(strategy);
-    options.devices = 4;
-    options.optimizer = graph::ParseOptimizer("adam:lr=0.01,loss_scale=1e12");
+    const models::BuildOptions options = OnFourDevices(strategy, "adam:lr=0.01,loss_scale=1e12");
     const runtime::FeedFn feeds = [&](int64_t step) { return GptBatch(config, step); };
     const int64_t steps = 30, skipped = 18;  // 2^40 / 2^18 still overflows fp16 here
     const models::BuiltModel model = models::BuildGpt(Ops(), config, options);
@@ -271,9 +270,7 @@ TEST(LossScaling, OverflowingStepsAreSkippedAlikeOnEveryShard) {
 // The schedule is in the slot counts: under 1F1B stage s of p keeps at most p - s
 // micro-batches in flight on every per-micro-batch register, under GPipe all of them.
 TEST(PipelineSchedule, SlotCountsBoundTheMicroBatchesInFlight) {
-  models::MlpConfig config;
-  config.widths = {12, 24, 16, 5};
-  config.batch = 8;
+  const models::MlpConfig config = TestMlp();
   for (const std::string schedule : {"1f1b", "gpipe"}) {
     models::BuildOptions options;
     options.strategy = models::ParseStrategy("dp=2,pp=2,mb=4,schedule=" + schedule);
