@@ -6,11 +6,7 @@
 #include <cmath>
 #include <cstdint>
 
-#ifdef __CUDACC__
-#define TWINFLOW_HOST_DEVICE __host__ __device__ __forceinline__
-#else
-#define TWINFLOW_HOST_DEVICE inline
-#endif
+#include "engine/core/host_device.h"
 
 namespace twinflow::hash_mix {
 

@@ -1,6 +1,7 @@
 // embedding(weight[V, H], ids[...] i32/i64) -> out[..., H], and its gradient helper
 // embedding_grad(dy[..., H], ids; num_embeddings = V) -> dweight[V, H] (a scatter-add of dy
-// rows in id order).
+// rows in id order); rotary(x[batch, seq, width]; head_dim, theta = 1e4, inverse = false), the
+// rotary position embedding (Su et al. 2021) of every head of width head_dim.
 //
 // Vocabulary split: with weight S(0) each device looks up the ids inside its row range and
 // writes zeros for the others, so the output is a partial sum. Its mirror in the gradient is
@@ -99,11 +100,60 @@ OpDef MakeEmbeddingGrad() {
   return def;
 }
 
+// rotary: the token at position p (its index on axis 1) has each head's pair (i, i + d/2)
+// rotated by the angle p * theta^(-2i/d), the "rotate half" pairing of Megatron-LM and Hugging
+// Face Llama. inverse rotates back (the transpose), which is the gradient. Positions and heads
+// come from where a shard sits in the logical tensor, so x may be split on batch, sequence or
+// whole heads; the rotation is linear, so a partial x gives a partial result.
+int64_t RotaryHeadDim(const OpContext& ctx) {
+  const int64_t head_dim = ctx.attrs.GetInt("head_dim", 0);
+  const int64_t width = ctx.inputs[0].shape[2];
+  if (head_dim <= 0 || head_dim % 2 != 0 || width % head_dim != 0) {
+    ThrowInvalid(ctx, "attr head_dim = " + std::to_string(head_dim) +
+                          " must be positive, even and divide the width " + std::to_string(width));
+  }
+  if (!(ctx.attrs.GetDouble("theta", 1e4) > 0)) ThrowInvalid(ctx, "attr theta must be positive");
+  return head_dim;
+}
+
+OpDef MakeRotary() {
+  OpDef def;
+  def.type = "rotary";
+  def.min_inputs = def.max_inputs = 1;
+  def.infer = [](const OpContext& ctx) {
+    CheckInputCount(ctx, 1);
+    CheckFloat(ctx, 0, "x");
+    CheckRank(ctx, 0, 3, "x");
+    RotaryHeadDim(ctx);
+    return std::vector<TensorMeta>{ctx.inputs[0]};
+  };
+  def.signatures = [](const OpContext& ctx, int64_t parts) {
+    std::vector<SbpSignature> sigs{Sig({S(0)}, {S(0)}), Sig({S(1)}, {S(1)})};
+    // Whole heads on each part, whatever the other mesh axes split (the whole mesh's count).
+    if ((ctx.inputs[0].shape[2] / RotaryHeadDim(ctx)) % parts == 0) {
+      sigs.push_back(Sig({S(2)}, {S(2)}));
+    }
+    sigs.push_back(Sig({P()}, {P()}));
+    sigs.push_back(Sig({B()}, {B()}));
+    return sigs;
+  };
+  def.signatures_need_whole_mesh = true;
+  def.cost = [](const OpContext& ctx) { return ElementwiseCost(ctx, {ctx.inputs[0]}, 3.0); };
+  def.gradient = [](GraphBuilder& b, const OpNode& op, const Grads& dy) -> Grads {
+    if (!dy[0]) return {std::nullopt};
+    Attrs attrs = op.attrs;
+    attrs.Set("inverse", !op.attrs.GetBool("inverse", false));
+    return {b.Add1("rotary", {*dy[0]}, attrs)};
+  };
+  return def;
+}
+
 }  // namespace
 
 void RegisterEmbeddingOps(graph::OpRegistry& registry) {
   registry.Register(MakeEmbedding());
   registry.Register(MakeEmbeddingGrad());
+  registry.Register(MakeRotary());
 }
 
 }  // namespace twinflow::ops

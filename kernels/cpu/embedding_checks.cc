@@ -45,4 +45,30 @@ EmbeddingTable CheckEmbeddingGrad(const KernelContext& ctx) {
   return table;
 }
 
+RotaryView CheckRotary(const KernelContext& ctx) {
+  const char* op = "rotary";
+  CheckArity(ctx, 1, 1, op);
+  const Tensor& x = *ctx.inputs[0];
+  if (x.shape().rank() != 3) {
+    throw ShapeError(std::string(op) + ": x must be [batch, seq, width], got " +
+                     x.shape().ToString());
+  }
+  CheckShape(*ctx.outputs[0], x.shape(), op, "output");
+  CheckDType(*ctx.outputs[0], x.dtype(), op, "output");
+  RotaryView view{x.shape()[0], x.shape()[1], x.shape()[2], ctx.attrs.GetInt("head_dim", 0)};
+  // A shard must hold whole heads: a pair (i, i + d/2) never straddles two devices.
+  const int64_t first_column = InputRange(ctx, 0, 2).begin;
+  if (view.head_dim <= 0 || view.head_dim % 2 != 0 || view.width % view.head_dim != 0 ||
+      first_column % view.head_dim != 0) {
+    throw InvalidArgumentError(std::string(op) + ": head_dim " + std::to_string(view.head_dim) +
+                               " must be even and tile the columns [" +
+                               std::to_string(first_column) + ", " +
+                               std::to_string(first_column + view.width) + ") this shard holds");
+  }
+  view.first_position = InputRange(ctx, 0, 1).begin;
+  view.theta = ctx.attrs.GetDouble("theta", 1e4);
+  view.inverse = ctx.attrs.GetBool("inverse", false);
+  return view;
+}
+
 }  // namespace twinflow::kernels

@@ -1,8 +1,10 @@
-// CPU kernels of embedding and embedding_grad. Both read the row range of the weight (of
+// CPU kernels of embedding, embedding_grad and rotary. The first two read the row range of the weight (of
 // dweight) in the logical tensor, so a vocabulary split handles only its own ids; ids outside
 // the logical vocabulary are an error on every device.
+#include <cmath>
 #include <vector>
 
+#include "engine/core/rotary_angle.h"
 #include "kernels/cpu/embedding_checks.h"
 #include "kernels/cpu/kernel_families.h"
 #include "kernels/cpu/kernel_helpers.h"
@@ -53,9 +55,36 @@ void EmbeddingGrad(const KernelContext& ctx) {
 }
 
 template <typename T>
+void Rotary(const KernelContext& ctx) {
+  const RotaryView v = CheckRotary(ctx);
+  const T* x = ctx.inputs[0]->data<T>();
+  T* y = ctx.outputs[0]->data<T>();
+  const int64_t half = v.head_dim / 2;
+  std::vector<double> cosines(half), sines(half);
+  for (int64_t b = 0; b < v.batch; ++b) {
+    for (int64_t s = 0; s < v.seq; ++s) {
+      for (int64_t i = 0; i < half; ++i) {
+        const double angle = rotary::Angle(v.first_position + s, i, v.head_dim, v.theta);
+        cosines[i] = std::cos(angle);
+        sines[i] = v.inverse ? -std::sin(angle) : std::sin(angle);
+      }
+      const int64_t row = (b * v.seq + s) * v.width;
+      for (int64_t head = row; head < row + v.width; head += v.head_dim) {
+        for (int64_t i = 0; i < half; ++i) {
+          const double a = x[head + i], c = x[head + i + half];
+          y[head + i] = static_cast<T>(a * cosines[i] - c * sines[i]);
+          y[head + i + half] = static_cast<T>(c * cosines[i] + a * sines[i]);
+        }
+      }
+    }
+  }
+}
+
+template <typename T>
 void RegisterFor(KernelRegistry& registry, DType dtype) {
   registry.Register({"embedding", DeviceType::kCpu, dtype}, Embedding<T>);
   registry.Register({"embedding_grad", DeviceType::kCpu, dtype}, EmbeddingGrad<T>);
+  registry.Register({"rotary", DeviceType::kCpu, dtype}, Rotary<T>);
 }
 
 }  // namespace

@@ -1,11 +1,11 @@
-// CPU kernels of layer_norm and layer_norm_grad. Row statistics are computed in double, two
-// passes (mean, then centred variance), in index order.
+// CPU kernels of layer_norm, rms_norm and their gradients. Row statistics are computed in
+// double in index order (layer_norm: two passes, mean then centred variance).
 #include <cmath>
 #include <vector>
 
 #include "kernels/cpu/kernel_families.h"
 #include "kernels/cpu/kernel_helpers.h"
-#include "kernels/cpu/layer_norm_checks.h"
+#include "kernels/cpu/normalization_checks.h"
 
 namespace twinflow::kernels {
 namespace {
@@ -78,10 +78,66 @@ void LayerNormGrad(const KernelContext& ctx) {
   }
 }
 
+// 1/sqrt(mean(x^2) + epsilon) of one row.
+template <typename T>
+double InverseRms(const T* row, int64_t width, double epsilon) {
+  double squares = 0;
+  for (int64_t j = 0; j < width; ++j) squares += static_cast<double>(row[j]) * row[j];
+  return 1.0 / std::sqrt(squares / static_cast<double>(width) + epsilon);
+}
+
+template <typename T>
+void RmsNorm(const KernelContext& ctx) {
+  const LayerNormRows rows = CheckRmsNorm(ctx);
+  const double epsilon = ctx.attrs.GetDouble("epsilon", 1e-5);
+  const T* x = ctx.inputs[0]->data<T>();
+  const T* gamma = ctx.inputs[1]->data<T>();
+  T* y = ctx.outputs[0]->data<T>();
+  for (int64_t r = 0; r < rows.count; ++r) {
+    const T* row = x + r * rows.width;
+    const double inv = InverseRms(row, rows.width, epsilon);
+    for (int64_t j = 0; j < rows.width; ++j) {
+      y[r * rows.width + j] = static_cast<T>(row[j] * inv * gamma[j]);
+    }
+  }
+}
+
+template <typename T>
+void RmsNormGrad(const KernelContext& ctx) {
+  const LayerNormRows rows = CheckRmsNormGrad(ctx);
+  const double epsilon = ctx.attrs.GetDouble("epsilon", 1e-5);
+  const T* xs = ctx.inputs[0]->data<T>();
+  const T* gamma = ctx.inputs[1]->data<T>();
+  const T* dy = ctx.inputs[2]->data<T>();
+  T* dx = ctx.outputs[0]->data<T>();
+  std::vector<double> dgamma(rows.width, 0.0);
+  for (int64_t r = 0; r < rows.count; ++r) {
+    const T* row = xs + r * rows.width;
+    const T* g = dy + r * rows.width;
+    const double inv = InverseRms(row, rows.width, epsilon);
+    double mean_gx = 0;
+    for (int64_t j = 0; j < rows.width; ++j) {
+      const double xhat = row[j] * inv;
+      mean_gx += static_cast<double>(g[j]) * gamma[j] * xhat;
+      dgamma[j] += static_cast<double>(g[j]) * xhat;
+    }
+    mean_gx /= static_cast<double>(rows.width);
+    for (int64_t j = 0; j < rows.width; ++j) {
+      const double gj = static_cast<double>(g[j]) * gamma[j];
+      dx[r * rows.width + j] = static_cast<T>(inv * (gj - row[j] * inv * mean_gx));
+    }
+  }
+  for (int64_t j = 0; j < rows.width; ++j) {
+    ctx.outputs[1]->data<T>()[j] = static_cast<T>(dgamma[j]);
+  }
+}
+
 template <typename T>
 void RegisterFor(KernelRegistry& registry, DType dtype) {
   registry.Register({"layer_norm", DeviceType::kCpu, dtype}, LayerNorm<T>);
   registry.Register({"layer_norm_grad", DeviceType::kCpu, dtype}, LayerNormGrad<T>);
+  registry.Register({"rms_norm", DeviceType::kCpu, dtype}, RmsNorm<T>);
+  registry.Register({"rms_norm_grad", DeviceType::kCpu, dtype}, RmsNormGrad<T>);
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
-// Host side of embedding and embedding_grad on CUDA: the weight's (dweight's) row range in the
+// Host side of embedding, embedding_grad and rotary on CUDA: the weight's (dweight's) row range in the
 // logical table selects the ids this device handles; ids are range-checked on the device.
 #include "kernels/cpu/embedding_checks.h"
 #include "kernels/cuda/cuda_kernel_families.h"
@@ -38,11 +38,19 @@ void EmbeddingGrad(const KernelContext& ctx) {
   LaunchEmbeddingGrad(dy.dtype(), dy.raw(), s, dweight.raw(), width, env.stream);
 }
 
+void Rotary(const KernelContext& ctx) {
+  const RotaryView v = CheckRotary(ctx);
+  LaunchRotary(ctx.inputs[0]->dtype(), ctx.inputs[0]->raw(), ctx.outputs[0]->raw(),
+               RotaryShape{v.batch, v.seq, v.width, v.head_dim, v.first_position}, v.theta,
+               v.inverse, Env(ctx, "rotary").stream);
+}
+
 }  // namespace
 
 void RegisterEmbeddingCudaKernels(KernelRegistry& registry) {
   RegisterCuda(registry, "embedding", {DType::kF32, DType::kBF16}, Embedding);
   RegisterCuda(registry, "embedding_grad", {DType::kF32, DType::kBF16}, EmbeddingGrad);
+  RegisterCuda(registry, "rotary", {DType::kF32, DType::kBF16}, Rotary);
 }
 
 }  // namespace twinflow::kernels::cuda

@@ -1,8 +1,10 @@
-// Device code of embedding and embedding_grad. The gradient is a deterministic scatter-add
+// Device code of embedding, embedding_grad and rotary (one thread per rotated pair, angles in
+// double as on the CPU). The embedding gradient is a deterministic scatter-add
 // without atomics: one block per table row walks the ids in tiles, each warp finds the
 // matching positions with a ballot, and every thread adds the matching dy rows for its
 // columns in id order (the CPU's order). Cost: every block reads all ids (rows x ids
 // comparisons), fine for the shapes trained here; a stable sort by id would remove it.
+#include "engine/core/rotary_angle.h"
 #include "kernels/cuda/device_common.cuh"
 #include "kernels/cuda/embedding_launch.h"
 
@@ -52,7 +54,40 @@ __global__ void EmbeddingGradKernel(const T* dy, IdSlice s, T* dw, int64_t width
   }
 }
 
+template <typename T>
+__global__ void RotaryKernel(const T* x, T* y, RotaryShape r, double theta, bool inverse) {
+  using A = Acc<T>;
+  const int64_t half = r.head_dim / 2;
+  const int64_t pairs_per_row = r.width / 2;
+  TF_GRID_LOOP(k, r.batch * r.seq * pairs_per_row) {
+    const int64_t row = k / pairs_per_row, in_row = k % pairs_per_row;
+    const int64_t pair = in_row % half;
+    const int64_t at = row * r.width + (in_row / half) * r.head_dim + pair;
+    const double angle = rotary::Angle(r.first_position + row % r.seq, pair, r.head_dim, theta);
+    double sine, cosine;
+    sincos(angle, &sine, &cosine);
+    if (inverse) sine = -sine;
+    const A a = LoadAs<A>(x, at), c = LoadAs<A>(x, at + half);
+    StoreAs(y, at, a * static_cast<A>(cosine) - c * static_cast<A>(sine));
+    StoreAs(y, at + half, c * static_cast<A>(cosine) + a * static_cast<A>(sine));
+  }
+}
+
 }  // namespace
+
+void LaunchRotary(DType dtype, const void* x, void* y, const RotaryShape& shape, double theta,
+                  bool inverse, cudaStream_t stream) {
+  const int64_t n = shape.batch * shape.seq * (shape.width / 2);
+  if (n == 0) return;
+  if (dtype == DType::kF32) {
+    RotaryKernel<float><<<BlocksFor(n), kThreads, 0, stream>>>(
+        static_cast<const float*>(x), static_cast<float*>(y), shape, theta, inverse);
+  } else {
+    RotaryKernel<bf16><<<BlocksFor(n), kThreads, 0, stream>>>(
+        static_cast<const bf16*>(x), static_cast<bf16*>(y), shape, theta, inverse);
+  }
+  TF_CUDA_CHECK_LAUNCH("RotaryKernel");
+}
 
 void LaunchEmbedding(DType dtype, const void* weight, const IdSlice& s, void* out, int64_t width,
                      cudaStream_t stream) {

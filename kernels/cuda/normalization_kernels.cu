@@ -1,5 +1,5 @@
-// Device code of layer_norm and layer_norm_grad. Rows: one block each, two passes (mean, then
-// centred variance) with BlockReduce. dgamma and dbeta: one thread per column summing the rows
+// Device code of layer_norm, rms_norm and their gradients. Rows: one block each, with
+// BlockReduce (layer_norm: two passes, mean then centred variance). dgamma and dbeta: one thread per column summing the rows
 // in order, so no atomics and the CPU's summation order.
 #include "kernels/cuda/device_common.cuh"
 #include "kernels/cuda/normalization_launch.h"
@@ -85,6 +85,82 @@ __global__ void LayerNormGradColumns(const T* x, const T* dy, const double* stat
   }
 }
 
+// 1/sqrt(mean(x^2) + epsilon) of the row at x (every thread of the block gets it).
+template <typename T>
+__device__ Acc<T> InverseRms(const T* x, int64_t width, double epsilon) {
+  using A = Acc<T>;
+  A s = 0;
+  for (int64_t j = threadIdx.x; j < width; j += blockDim.x) {
+    const A v = LoadAs<A>(x, j);
+    s += v * v;
+  }
+  const A ms = BlockReduce(s, SumOp{}, A(0)) / static_cast<A>(width);
+  return A(1) / sqrt(ms + static_cast<A>(epsilon));
+}
+
+template <typename T>
+__global__ void RmsNormKernel(const T* x, const T* gamma, T* y, int64_t rows, int64_t width,
+                              double epsilon) {
+  using A = Acc<T>;
+  TF_ROW_LOOP(r, rows) {
+    const A inv = InverseRms(x + r * width, width, epsilon);
+    for (int64_t j = threadIdx.x; j < width; j += blockDim.x) {
+      StoreAs(y, r * width + j, LoadAs<A>(x, r * width + j) * inv * LoadAs<A>(gamma, j));
+    }
+  }
+}
+
+template <typename T>
+__global__ void RmsNormGradRows(const T* x, const T* gamma, const T* dy, T* dx, double* stats,
+                                int64_t rows, int64_t width, double epsilon) {
+  using A = Acc<T>;
+  TF_ROW_LOOP(r, rows) {
+    const T* row = x + r * width;
+    const T* g = dy + r * width;
+    const A inv = InverseRms(row, width, epsilon);
+    A mgx = 0;
+    for (int64_t j = threadIdx.x; j < width; j += blockDim.x) {
+      mgx += LoadAs<A>(g, j) * LoadAs<A>(gamma, j) * (LoadAs<A>(row, j) * inv);
+    }
+    mgx = BlockReduce(mgx, SumOp{}, A(0)) / static_cast<A>(width);
+    for (int64_t j = threadIdx.x; j < width; j += blockDim.x) {
+      const A xh = LoadAs<A>(row, j) * inv;
+      StoreAs(dx, r * width + j, inv * (LoadAs<A>(g, j) * LoadAs<A>(gamma, j) - xh * mgx));
+    }
+    if (threadIdx.x == 0) stats[r] = inv;
+  }
+}
+
+template <typename T>
+__global__ void RmsNormGradColumns(const T* x, const T* dy, const double* stats, T* dgamma,
+                                   int64_t rows, int64_t width) {
+  using A = Acc<T>;
+  TF_GRID_LOOP(j, width) {
+    A dg = 0;
+    for (int64_t r = 0; r < rows; ++r) {
+      dg += LoadAs<A>(dy, r * width + j) * LoadAs<A>(x, r * width + j) *
+            static_cast<A>(stats[r]);
+    }
+    StoreAs(dgamma, j, dg);
+  }
+}
+
+template <typename T>
+void LaunchRmsGrad(const void* x, const void* gamma, const void* dy, void* dx, void* dgamma,
+                   double* stats, int64_t rows, int64_t width, double epsilon,
+                   cudaStream_t stream) {
+  const T* xs = static_cast<const T*>(x);
+  const T* gs = static_cast<const T*>(dy);
+  if (rows > 0) {
+    RmsNormGradRows<T><<<RowBlocks(rows), kThreads, 0, stream>>>(
+        xs, static_cast<const T*>(gamma), gs, static_cast<T*>(dx), stats, rows, width, epsilon);
+    TF_CUDA_CHECK_LAUNCH("RmsNormGradRows");
+  }
+  RmsNormGradColumns<T><<<BlocksFor(width), kThreads, 0, stream>>>(
+      xs, gs, stats, static_cast<T*>(dgamma), rows, width);
+  TF_CUDA_CHECK_LAUNCH("RmsNormGradColumns");
+}
+
 template <typename T>
 void LaunchGrad(const void* x, const void* gamma, const void* dy, void* dx, void* dgamma,
                 void* dbeta, double* stats, int64_t rows, int64_t width, double epsilon,
@@ -127,6 +203,32 @@ void LaunchLayerNormGrad(DType dtype, const void* x, const void* gamma, const vo
     LaunchGrad<float>(x, gamma, dy, dx, dgamma, dbeta, stats, rows, width, epsilon, stream);
   } else {
     LaunchGrad<bf16>(x, gamma, dy, dx, dgamma, dbeta, stats, rows, width, epsilon, stream);
+  }
+}
+
+void LaunchRmsNorm(DType dtype, const void* x, const void* gamma, void* y, int64_t rows,
+                   int64_t width, double epsilon, cudaStream_t stream) {
+  if (rows == 0 || width == 0) return;
+  if (dtype == DType::kF32) {
+    RmsNormKernel<float><<<RowBlocks(rows), kThreads, 0, stream>>>(
+        static_cast<const float*>(x), static_cast<const float*>(gamma), static_cast<float*>(y),
+        rows, width, epsilon);
+  } else {
+    RmsNormKernel<bf16><<<RowBlocks(rows), kThreads, 0, stream>>>(
+        static_cast<const bf16*>(x), static_cast<const bf16*>(gamma), static_cast<bf16*>(y), rows,
+        width, epsilon);
+  }
+  TF_CUDA_CHECK_LAUNCH("RmsNormKernel");
+}
+
+void LaunchRmsNormGrad(DType dtype, const void* x, const void* gamma, const void* dy, void* dx,
+                       void* dgamma, double* stats, int64_t rows, int64_t width, double epsilon,
+                       cudaStream_t stream) {
+  if (width == 0) return;
+  if (dtype == DType::kF32) {
+    LaunchRmsGrad<float>(x, gamma, dy, dx, dgamma, stats, rows, width, epsilon, stream);
+  } else {
+    LaunchRmsGrad<bf16>(x, gamma, dy, dx, dgamma, stats, rows, width, epsilon, stream);
   }
 }
 

@@ -126,6 +126,7 @@ TEST(CudaEmpty, ZeroSizedTensorsMatchCpu) {
   ExpectMatch({"reduce_max", Attrs{{"axes", std::vector<int64_t>{1}}}, {F32Meta({3, 0})}, {}, {}});
   ExpectMatch({"softmax", {}, {F32Meta({0, 4})}, {}, {}});
   ExpectMatch({"layer_norm_grad", {}, {F32Meta({0, 4}), F32Meta({4}), F32Meta({0, 4})}, {}, {}});
+  ExpectMatch({"rms_norm_grad", {}, {F32Meta({0, 4}), F32Meta({4}), F32Meta({0, 4})}, {}, {}});
   ExpectMatch(
       {"transpose", Attrs{{"perm", std::vector<int64_t>{1, 0}}}, {F32Meta({0, 2})}, {}, {}});
   ExpectMatch({"relu", {}, {F32Meta({0})}, {}, {}});

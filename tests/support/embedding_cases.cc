@@ -1,5 +1,6 @@
-// Random instances of embedding and embedding_grad: vocabulary and hidden extents 1..7, ids of
-// rank 0..2 (i32 or i64) drawn in [0, vocabulary).
+// Random instances of embedding and embedding_grad (vocabulary and hidden extents 1..7, ids of
+// rank 0..2, i32 or i64, drawn in [0, vocabulary)) and of rotary (1..3 heads of width 2..6, a
+// theta small enough that every pair turns visibly, either direction).
 #include "tests/support/case_helpers.h"
 #include "tests/support/op_cases.h"
 
@@ -20,6 +21,17 @@ EmbeddingDraw DrawEmbedding(Rng& rng) {
   d.ids = RandomShape(rng, static_cast<int>(rng.UniformInt(0, 2)));
   d.id_type = RandomIndexType(rng);
   return d;
+}
+
+OpInstance DrawRotary(Rng& rng) {
+  const int64_t head_dim = 2 * rng.UniformInt(1, 3);
+  const Shape x{rng.UniformInt(1, 3), rng.UniformInt(1, 5), head_dim * rng.UniformInt(1, 3)};
+  const double thetas[] = {3.0, 1e4};
+  return OpInstance{"rotary",
+                    Attrs{{"head_dim", head_dim},
+                          {"theta", thetas[rng.UniformInt(0, 1)]},
+                          {"inverse", rng.UniformInt(0, 1) == 1}},
+                    {{x, DType::kF32}}};
 }
 
 }  // namespace
@@ -45,6 +57,7 @@ std::vector<OpCase> EmbeddingCases() {
                            {1}};
        },
        /*check_gradient=*/false},
+      {"rotary", DrawRotary},
   };
 }
 

@@ -1,4 +1,4 @@
-// layer_norm and layer_norm_grad: inference errors, hand computed results, declared
+// layer_norm, rms_norm and their gradients: inference errors, hand computed results, declared
 // signatures, and the gradient ops autograd builds.
 #include <gtest/gtest.h>
 
@@ -52,7 +52,31 @@ TEST(NormalizationOps, KernelComputesHandResult) {
   for (int i = 0; i < 3; ++i) EXPECT_NEAR(g[0].GetDouble(i), 0, 1e-5);
 }
 
+TEST(NormalizationOps, RmsNormComputesHandResult) {
+  EXPECT_EQ(InferOp("rms_norm", {}, {kX, kH})[0], kX);
+  EXPECT_THROW(InferOp("rms_norm", {}, {kX, kH, kH}), InvalidArgumentError);
+  EXPECT_THROW(InferOp("rms_norm", {}, {kX, {Shape{4}, DType::kF32}}), ShapeError);
+  // Row (3, 4): mean square 12.5, so y = x / sqrt(12.5) * gamma; no centring.
+  const Tensor x = Values(Shape{1, 2}, {3, 4});
+  const Tensor gamma = Values(Shape{2}, {1, 2});
+  const std::vector<double> y = Flat(RunOp("rms_norm", Attrs{{"epsilon", 0.0}}, {x, gamma})[0]);
+  const double r = 1 / std::sqrt(12.5);
+  EXPECT_NEAR(y[0], 3 * r, 1e-6);
+  EXPECT_NEAR(y[1], 8 * r, 1e-6);
+  // dgamma = dy * xhat; dy along x (the row's own direction) moves no normalised value.
+  const std::vector<Tensor> g =
+      RunOp("rms_norm_grad", Attrs{{"epsilon", 0.0}}, {x, Values(Shape{2}, {1, 1}), x});
+  EXPECT_NEAR(g[1].GetDouble(0), 9 * r, 1e-5);
+  EXPECT_NEAR(g[1].GetDouble(1), 16 * r, 1e-5);
+  for (int i = 0; i < 2; ++i) EXPECT_NEAR(g[0].GetDouble(i), 0, 1e-6);
+}
+
 TEST(NormalizationOps, DeclaresSignatures) {
+  EXPECT_EQ(SignatureTexts("rms_norm", {}, {kX, kH}),
+            (std::vector<std::string>{"S(0),B -> S(0)", "B,P -> P", "B,B -> B"}));
+  EXPECT_EQ(SignatureTexts("rms_norm_grad", {}, {kX, kH, kX}),
+            (std::vector<std::string>{"S(0),B,S(0) -> S(0),P", "B,B,P -> P,P", "B,P,B -> P,B",
+                                      "B,B,B -> B,B"}));
   EXPECT_EQ(SignatureTexts("layer_norm", {}, {kX, kH, kH}),
             (std::vector<std::string>{"S(0),B,B -> S(0)", "B,P,P -> P", "B,B,B -> B"}));
   EXPECT_EQ(SignatureTexts("layer_norm_grad", {}, {kX, kH, kX}),

@@ -1,5 +1,5 @@
 #pragma once
-// Argument checks of layer_norm and layer_norm_grad, shared by the CPU kernels and the CUDA
+// Argument checks of layer_norm, rms_norm and their gradients, shared by the CPU kernels and the CUDA
 // host side so both devices accept the same tensors and throw the same errors.
 #include <cstdint>
 
@@ -17,5 +17,9 @@ struct LayerNormRows {
 LayerNormRows CheckLayerNorm(const KernelContext& ctx);
 // layer_norm_grad(x, gamma, dy) -> (dx, dgamma [width], dbeta [width]).
 LayerNormRows CheckLayerNormGrad(const KernelContext& ctx);
+// rms_norm(x, gamma [width]) -> x's shape.
+LayerNormRows CheckRmsNorm(const KernelContext& ctx);
+// rms_norm_grad(x, gamma, dy) -> (dx, dgamma [width]).
+LayerNormRows CheckRmsNormGrad(const KernelContext& ctx);
 
 }  // namespace twinflow::kernels
