@@ -1,5 +1,5 @@
-// Host side of embedding, embedding_grad and rotary on CUDA: the weight's (dweight's) row range in the
-// logical table selects the ids this device handles; ids are range-checked on the device.
+// Host side of embedding, embedding_grad and rotary on CUDA: the weight's (dweight's) row range in
+// the logical table selects the ids this device handles; ids are range-checked on the device.
 #include "kernels/cpu/embedding_checks.h"
 #include "kernels/cuda/cuda_kernel_families.h"
 #include "kernels/cuda/device_fault.h"

@@ -30,8 +30,8 @@ void LayerNormGrad(const KernelContext& ctx) {
 void RmsNorm(const KernelContext& ctx) {
   const LayerNormRows rows = CheckRmsNorm(ctx);
   LaunchRmsNorm(ctx.inputs[0]->dtype(), ctx.inputs[0]->raw(), ctx.inputs[1]->raw(),
-                ctx.outputs[0]->raw(), rows.count, rows.width,
-                ctx.attrs.GetDouble("epsilon", 1e-5), Env(ctx, "rms_norm").stream);
+                ctx.outputs[0]->raw(), rows.count, rows.width, ctx.attrs.GetDouble("epsilon", 1e-5),
+                Env(ctx, "rms_norm").stream);
 }
 
 void RmsNormGrad(const KernelContext& ctx) {
@@ -40,9 +40,8 @@ void RmsNormGrad(const KernelContext& ctx) {
   const CudaEnv& env = Env(ctx, "rms_norm_grad");
   Scratch stats(env, rows.count * static_cast<int64_t>(sizeof(double)));
   LaunchRmsNormGrad(x.dtype(), x.raw(), ctx.inputs[1]->raw(), ctx.inputs[2]->raw(),
-                    ctx.outputs[0]->raw(), ctx.outputs[1]->raw(),
-                    static_cast<double*>(stats.get()), rows.count, rows.width,
-                    ctx.attrs.GetDouble("epsilon", 1e-5), env.stream);
+                    ctx.outputs[0]->raw(), ctx.outputs[1]->raw(), static_cast<double*>(stats.get()),
+                    rows.count, rows.width, ctx.attrs.GetDouble("epsilon", 1e-5), env.stream);
 }
 
 }  // namespace

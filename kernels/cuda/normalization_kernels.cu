@@ -1,6 +1,6 @@
 // Device code of layer_norm, rms_norm and their gradients. Rows: one block each, with
-// BlockReduce (layer_norm: two passes, mean then centred variance). dgamma and dbeta: one thread per column summing the rows
-// in order, so no atomics and the CPU's summation order.
+// BlockReduce (layer_norm: two passes, mean then centred variance). dgamma and dbeta: one thread
+// per column summing the rows in order, so no atomics and the CPU's summation order.
 #include "kernels/cuda/device_common.cuh"
 #include "kernels/cuda/normalization_launch.h"
 
@@ -138,8 +138,7 @@ __global__ void RmsNormGradColumns(const T* x, const T* dy, const double* stats,
   TF_GRID_LOOP(j, width) {
     A dg = 0;
     for (int64_t r = 0; r < rows; ++r) {
-      dg += LoadAs<A>(dy, r * width + j) * LoadAs<A>(x, r * width + j) *
-            static_cast<A>(stats[r]);
+      dg += LoadAs<A>(dy, r * width + j) * LoadAs<A>(x, r * width + j) * static_cast<A>(stats[r]);
     }
     StoreAs(dgamma, j, dg);
   }
