@@ -1,6 +1,6 @@
 #pragma once
-// Argument checks of embedding, embedding_grad and rotary, shared by the CPU kernels and the CUDA host
-// side so both devices accept the same tensors and throw the same errors. Id values are
+// Argument checks of embedding, embedding_grad and rotary, shared by the CPU kernels and the CUDA
+// host side so both devices accept the same tensors and throw the same errors. Id values are
 // checked where the ids are read (on the CPU per id, on CUDA on the device).
 #include <cstdint>
 
@@ -27,7 +27,7 @@ struct RotaryView {
   int64_t head_dim = 0;        // even
   int64_t first_position = 0;  // of the physical x's first token in the logical sequence
   double theta = 1e4;
-  bool inverse = false;        // rotate by minus the angle
+  bool inverse = false;  // rotate by minus the angle
 };
 RotaryView CheckRotary(const KernelContext& ctx);
 

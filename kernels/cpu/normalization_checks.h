@@ -1,6 +1,6 @@
 #pragma once
-// Argument checks of layer_norm, rms_norm and their gradients, shared by the CPU kernels and the CUDA
-// host side so both devices accept the same tensors and throw the same errors.
+// Argument checks of layer_norm, rms_norm and their gradients, shared by the CPU kernels and the
+// CUDA host side so both devices accept the same tensors and throw the same errors.
 #include <cstdint>
 
 #include "kernels/kernel.h"
