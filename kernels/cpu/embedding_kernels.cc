@@ -1,6 +1,6 @@
-// CPU kernels of embedding, embedding_grad and rotary. The first two read the row range of the weight (of
-// dweight) in the logical tensor, so a vocabulary split handles only its own ids; ids outside
-// the logical vocabulary are an error on every device.
+// CPU kernels of embedding, embedding_grad and rotary. The first two read the row range of the
+// weight (of dweight) in the logical tensor, so a vocabulary split handles only its own ids; ids
+// outside the logical vocabulary are an error on every device.
 #include <cmath>
 #include <vector>
 
