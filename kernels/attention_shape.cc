@@ -33,10 +33,18 @@ AttentionShape CheckAttention(const KernelContext& ctx, const char* op) {
   }
   // Hidden 0: every head is empty (its scores all zero), and nothing can have split it.
   a.heads = a.head_dim > 0 ? a.hidden / a.head_dim : logical_heads;
+  a.kv_hidden = k.shape()[2];
+  a.group = logical_heads / ctx.attrs.GetInt("kv_heads", logical_heads);
+  a.kv_heads = a.heads / a.group;
+  if (a.kv_heads * a.group != a.heads || a.kv_heads * a.head_dim != a.kv_hidden) {
+    throw ShapeError(std::string(op) + ": this device's " + std::to_string(a.heads) +
+                     " query heads do not match its k columns " + std::to_string(a.kv_hidden) +
+                     " in whole groups of " + std::to_string(a.group));
+  }
   a.q_offset = InputRange(ctx, 0, 1).begin;
   a.causal = ctx.attrs.GetBool("causal", true);
   a.scale = a.head_dim > 0 ? 1.0 / std::sqrt(static_cast<double>(a.head_dim)) : 1.0;
-  CheckShape(k, Shape{a.batch, a.kv_len, a.hidden}, op, "k");
+  CheckShape(k, Shape{a.batch, a.kv_len, a.kv_hidden}, op, "k");
   CheckShape(*ctx.inputs[2], k.shape(), op, "v");
   for (int i = 1; i < 3; ++i) CheckDType(*ctx.inputs[i], q.dtype(), op, i == 1 ? "k" : "v");
   return a;

@@ -36,10 +36,12 @@ bool AllBroadcast(const SbpSignature& sig) {
 }
 
 // True when no tensor axis is split, over all mesh axes together, into more parts than it has
-// elements. Tensors without a known meta (null) are not checked. Throws SbpError when a
-// signature splits an axis the tensor lacks (an op bug).
-bool FitsShapes(const std::string& type, const std::vector<sbp::NdSbp>& nd_sbps,
+// elements, nor into parts that are not whole multiples of the op's split granule (heads).
+// Tensors without a known meta (null) are not checked. Throws SbpError when a signature splits
+// an axis the tensor lacks (an op bug).
+bool FitsShapes(const OpDef& def, const OpContext& ctx, const std::vector<sbp::NdSbp>& nd_sbps,
                 const std::vector<const TensorMeta*>& metas, const Shape& hierarchy) {
+  const std::string& type = def.type;
   for (size_t t = 0; t < nd_sbps.size(); ++t) {
     if (metas[t] == nullptr) continue;
     const Shape& shape = metas[t]->shape;
@@ -55,6 +57,12 @@ bool FitsShapes(const std::string& type, const std::vector<sbp::NdSbp>& nd_sbps,
     }
     for (int d = 0; d < shape.rank(); ++d) {
       if (parts[d] > 1 && parts[d] > shape[d]) return false;
+      if (parts[d] > 1 && def.split_granule) {
+        const int64_t granule = def.split_granule(ctx, static_cast<int>(t), d);
+        if (granule > 1 && (shape[d] % granule != 0 || (shape[d] / granule) % parts[d] != 0)) {
+          return false;
+        }
+      }
     }
   }
   return true;
@@ -109,7 +117,7 @@ std::vector<NdSbpSignature> NdSignatures(const OpDef& def, const OpContext& ctx,
       for (size_t i = 0; i < num_inputs; ++i) nd[i][a] = sig.inputs[i];
       for (size_t o = 0; o < num_outputs; ++o) nd[num_inputs + o][a] = sig.outputs[o];
     }
-    if (FitsShapes(def.type, nd, metas, hierarchy)) {
+    if (FitsShapes(def, ctx, nd, metas, hierarchy)) {
       NdSbpSignature candidate;
       candidate.inputs.assign(nd.begin(), nd.begin() + num_inputs);
       candidate.outputs.assign(nd.begin() + num_inputs, nd.end());

@@ -84,6 +84,10 @@ struct OpDef {
   // for ops whose split rules hold only when every nested split stays aligned (reshape
   // across merged axes), dividing by the total device count keeps every level exact.
   bool signatures_need_whole_mesh = false;
+  // When set, the extent that every part of a split of axis `axis` of tensor `tensor` (inputs
+  // first, then outputs) must be a whole multiple of: a head's columns for ops that must not cut
+  // a head. NdSignatures drops N-D signatures whose nested splits would; 1 means any.
+  std::function<int64_t(const OpContext&, int tensor, int axis)> split_granule;
   // How a Megatron user names the op's parallelism on one mesh axis, given its 1-D signature
   // there: "column", "row", "vocabulary"... Empty: the generic name from its first output
   // (ParallelismName).
@@ -99,7 +103,8 @@ struct OpDef {
 std::string ParallelismName(const OpDef& def, const OpContext& ctx, const SbpSignature& sig);
 
 // The N-D signatures of an op on a mesh: products of 1-D signatures, axis by axis, dropping
-// those that split a tensor axis into more parts than it has elements. Stable order.
+// those that split a tensor axis into more parts than it has elements or off its
+// split_granule. Stable order.
 std::vector<NdSbpSignature> NdSignatures(const OpDef& def, const OpContext& ctx,
                                          const Shape& hierarchy);
 

@@ -129,7 +129,7 @@ OpDef MakeRotary() {
   };
   def.signatures = [](const OpContext& ctx, int64_t parts) {
     std::vector<SbpSignature> sigs{Sig({S(0)}, {S(0)}), Sig({S(1)}, {S(1)})};
-    // Whole heads on each part, whatever the other mesh axes split (the whole mesh's count).
+    // Whole heads on each part; the split granule keeps nested splits whole too.
     if ((ctx.inputs[0].shape[2] / RotaryHeadDim(ctx)) % parts == 0) {
       sigs.push_back(Sig({S(2)}, {S(2)}));
     }
@@ -137,7 +137,9 @@ OpDef MakeRotary() {
     sigs.push_back(Sig({B()}, {B()}));
     return sigs;
   };
-  def.signatures_need_whole_mesh = true;
+  def.split_granule = [](const OpContext& ctx, int, int axis) -> int64_t {
+    return axis == 2 ? RotaryHeadDim(ctx) : 1;
+  };
   def.cost = [](const OpContext& ctx) { return ElementwiseCost(ctx, {ctx.inputs[0]}, 3.0); };
   def.gradient = [](GraphBuilder& b, const OpNode& op, const Grads& dy) -> Grads {
     if (!dy[0]) return {std::nullopt};

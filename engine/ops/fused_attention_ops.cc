@@ -3,9 +3,11 @@
 // (CPU) or one tile (CUDA) of them at a time and save only each row's log-sum-exp, so memory is
 // O(sequence). The gradient recomputes the scores from q, k and that log-sum-exp.
 //
-// q, k, v and out are [batch, seq, hidden], head h owning columns [h*d, (h+1)*d) of hidden
-// (d = hidden / heads), which is where the unfused graph's reshape puts it. lse is
-// [batch, heads, seq] in f32 (f64 for f64 inputs).
+// q and out are [batch, seq, hidden], head h owning columns [h*d, (h+1)*d) of hidden
+// (d = hidden / heads), which is where the unfused graph's reshape puts it. k and v are
+// [batch, seq, kv_heads * d]: with attr kv_heads below heads (grouped-query attention, Ainslie
+// et al. 2023) each run of heads / kv_heads query heads shares one key and value head, which is
+// never copied. lse is [batch, heads, seq] in f32 (f64 for f64 inputs).
 #include <cmath>
 
 #include "engine/ops/op_families.h"
@@ -24,15 +26,32 @@ int64_t Heads(const OpContext& ctx) {
   return heads;
 }
 
-// Checks q, k, v (and, for the gradient, out and dout) share one [batch, seq, hidden] meta.
-void CheckQkv(const OpContext& ctx, const std::vector<int>& same_as_q) {
+// Attr kv_heads (default: heads), which must divide heads.
+int64_t KvHeads(const OpContext& ctx) {
+  const int64_t heads = Heads(ctx);
+  const int64_t kv_heads = ctx.attrs.GetInt("kv_heads", heads);
+  if (kv_heads <= 0 || heads % kv_heads != 0) {
+    ThrowInvalid(ctx, "attr kv_heads = " + std::to_string(kv_heads) +
+                          " must be positive and divide heads " + std::to_string(heads));
+  }
+  return kv_heads;
+}
+
+// Checks q and the inputs `like_q` (out, dout) share one [batch, seq, hidden] meta, and k, v
+// are [batch, seq, kv_heads * head_dim] of the same dtype.
+void CheckQkv(const OpContext& ctx, const std::vector<int>& like_q) {
   CheckRank(ctx, 0, 3, "q");
   CheckFloat(ctx, 0, "q");
-  for (int i : same_as_q) {
-    CheckShapeEq(ctx, i, ctx.inputs[0].shape);
+  const Shape& q = ctx.inputs[0].shape;
+  const Shape kv{q[0], q[1], q[2] / Heads(ctx) * KvHeads(ctx)};
+  for (int i : {1, 2}) {
+    CheckShapeEq(ctx, i, kv, i == 1 ? "k" : "v");
     CheckSameDType(ctx, 0, i);
   }
-  Heads(ctx);
+  for (int i : like_q) {
+    CheckShapeEq(ctx, i, q);
+    CheckSameDType(ctx, 0, i);
+  }
 }
 
 DType LseDType(DType dtype) { return dtype == DType::kF64 ? DType::kF64 : DType::kF32; }
@@ -48,10 +67,17 @@ struct Division {
   sbp::Sbp q, kv, out, lse;
 };
 
+// k's columns split only into whole key-value heads; q, v and the rest follow k in every
+// division, so checking k is enough.
+int64_t KeyHeadGranule(const OpContext& ctx, int tensor, int axis) {
+  return tensor == 1 && axis == 2 ? ctx.inputs[0].shape[2] / Heads(ctx) : 1;
+}
+
 std::vector<Division> Divisions(const OpContext& ctx, int64_t parts) {
   std::vector<Division> divisions{{S(0), S(0), S(0), S(0)}};  // batch
-  // Heads, when each part gets whole heads; the kernel checks the N-D product again.
-  if (Heads(ctx) % parts == 0) divisions.push_back({S(2), S(2), S(2), S(1)});
+  // Heads, when each part gets whole key-value heads (so whole groups of query heads); the
+  // split granule keeps nested splits of several mesh axes whole too.
+  if (KvHeads(ctx) % parts == 0) divisions.push_back({S(2), S(2), S(2), S(1)});
   // Queries, with every key and value on each part (a causal row needs all keys before it).
   divisions.push_back({S(1), B(), S(1), S(2)});
   divisions.push_back({B(), B(), B(), B()});
@@ -86,7 +112,7 @@ OpDef MakeFusedAttention() {
   def.num_outputs = 2;
   def.infer = [](const OpContext& ctx) {
     CheckInputCount(ctx, 3);
-    CheckQkv(ctx, {1, 2});
+    CheckQkv(ctx, {});
     return std::vector<TensorMeta>{ctx.inputs[0], LseMeta(ctx)};
   };
   def.signatures = [](const OpContext& ctx, int64_t parts) {
@@ -109,6 +135,7 @@ OpDef MakeFusedAttention() {
     const std::vector<TensorId> g = b.Add("fused_attention_grad", inputs, op.attrs);
     return {g[0], g[1], g[2]};
   };
+  def.split_granule = KeyHeadGranule;
   def.parallelism = AttentionParallelism;
   return def;
 }
@@ -126,7 +153,7 @@ OpDef MakeFusedAttentionGrad() {
     if (ctx.inputs.size() != 6 && ctx.inputs.size() != 7) {
       ThrowInvalid(ctx, "expected 6 or 7 inputs, got " + std::to_string(ctx.inputs.size()));
     }
-    CheckQkv(ctx, {1, 2, 3, 5});
+    CheckQkv(ctx, {3, 5});
     const TensorMeta lse = LseMeta(ctx);
     for (size_t i = 4; i < ctx.inputs.size(); i += 2) {
       CheckShapeEq(ctx, static_cast<int>(i), lse.shape, i == 4 ? "lse" : "dlse");
@@ -134,7 +161,7 @@ OpDef MakeFusedAttentionGrad() {
         ThrowInvalid(ctx, std::string("lse and dlse must be ") + DTypeName(lse.dtype));
       }
     }
-    return std::vector<TensorMeta>(3, ctx.inputs[0]);
+    return std::vector<TensorMeta>{ctx.inputs[0], ctx.inputs[1], ctx.inputs[2]};
   };
   def.signatures = [](const OpContext& ctx, int64_t parts) {
     const bool with_dlse = ctx.inputs.size() == 7;
@@ -150,7 +177,11 @@ OpDef MakeFusedAttentionGrad() {
     sigs.push_back(Sig(partial, {P(), P(), P()}));
     return sigs;
   };
-  def.cost = [](const OpContext& ctx) { return AttentionCost(ctx, 5, 3 * Bytes(ctx.inputs[0])); };
+  def.cost = [](const OpContext& ctx) {
+    return AttentionCost(ctx, 5,
+                         Bytes(ctx.inputs[0]) + Bytes(ctx.inputs[1]) + Bytes(ctx.inputs[2]));
+  };
+  def.split_granule = KeyHeadGranule;
   def.parallelism = AttentionParallelism;
   return def;
 }

@@ -35,7 +35,7 @@ T ForwardRow(const AttentionShape& a, const T* q_row, const T* k, const T* v, in
   if (end == 0) return -std::numeric_limits<T>::infinity();
   T max = -std::numeric_limits<T>::infinity();
   for (int64_t j = 0; j < end; ++j) {
-    scores[j] = Dot(q_row, k + a.Row(b, j, a.kv_len, h), a.head_dim) * static_cast<T>(a.scale);
+    scores[j] = Dot(q_row, k + a.KvRow(b, j, h), a.head_dim) * static_cast<T>(a.scale);
     max = std::max(max, scores[j]);
   }
   double sum = 0;
@@ -43,8 +43,7 @@ T ForwardRow(const AttentionShape& a, const T* q_row, const T* k, const T* v, in
     scores[j] = std::exp(scores[j] - max);
     sum += scores[j];
   }
-  for (int64_t j = 0; j < end; ++j)
-    Axpy(scores[j], v + a.Row(b, j, a.kv_len, h), out_row, a.head_dim);
+  for (int64_t j = 0; j < end; ++j) Axpy(scores[j], v + a.KvRow(b, j, h), out_row, a.head_dim);
   const T inv = static_cast<T>(1.0 / sum);
   for (int64_t c = 0; c < a.head_dim; ++c) out_row[c] *= inv;
   return max + static_cast<T>(std::log(sum));
@@ -92,7 +91,7 @@ void BackwardRow(const AttentionShape& a, const GradTensors<T>& t, int64_t b, in
       Dot(dout_row, t.out + row, a.head_dim) - (t.dlse ? t.dlse[a.LseIndex(b, h, i)] : T{0});
   const T scale = static_cast<T>(a.scale);
   for (int64_t j = 0, end = a.KeyEnd(i); j < end; ++j) {
-    const int64_t key = a.Row(b, j, a.kv_len, h);
+    const int64_t key = a.KvRow(b, j, h);
     const T p = std::exp(Dot(q_row, t.k + key, a.head_dim) * scale - lse);
     const T ds = p * (Dot(dout_row, t.v + key, a.head_dim) - delta) * scale;
     Axpy(ds, t.k + key, dq_row, a.head_dim);

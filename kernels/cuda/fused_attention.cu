@@ -4,7 +4,8 @@
 // online softmax (running maximum and sum), so the [seq, seq] scores exist only as one score at
 // a time, and saves each row's log-sum-exp; the gradient recomputes the probabilities from it.
 // No atomics: every output element is written by one lane, summing in key (or query) order, so
-// reruns are bit-identical. This favours simplicity over speed: it uses no tensor cores.
+// reruns are bit-identical. Under grouped-query attention the warp of a key row sums over the
+// group's query heads in head order. This favours simplicity over speed: it uses no tensor cores.
 #include <cuda_bf16.h>
 
 #include <cmath>
@@ -61,6 +62,10 @@ __device__ inline int64_t RowOffset(const AttentionDims& d, int64_t b, int64_t i
                                     int64_t h) {
   return (b * len + i) * d.hidden + h * d.head_dim;
 }
+// Row j of the key-value head that query head h reads, in k or v.
+__device__ inline int64_t KvOffset(const AttentionDims& d, int64_t b, int64_t j, int64_t h) {
+  return (b * d.kv_len + j) * d.kv_hidden + (h / d.group) * d.head_dim;
+}
 __device__ inline int64_t KeyEnd(const AttentionDims& d, int64_t row) {
   return d.causal ? min(d.kv_len, d.q_offset + row + 1) : d.kv_len;
 }
@@ -77,10 +82,10 @@ __global__ void ForwardKernel(AttentionDims d, const T* q, const T* k, const T* 
   LoadRow(q + RowOffset(d, b, i, d.q_len, h), l, qi);
   float max = -INFINITY, sum = 0.f;
   for (int64_t j = 0, end = KeyEnd(d, i); j < end; ++j) {
-    const float s = Dot(qi, k + RowOffset(d, b, j, d.kv_len, h), l) * d.scale;
+    const float s = Dot(qi, k + KvOffset(d, b, j, h), l) * d.scale;
     const float next = fmaxf(max, s);
     const float rescale = expf(max - next), p = expf(s - next);
-    const T* vj = v + RowOffset(d, b, j, d.kv_len, h);
+    const T* vj = v + KvOffset(d, b, j, h);
 #pragma unroll
     for (int t = 0; t < kPerLane; ++t) {
       if (l.Has(t)) acc[t] = acc[t] * rescale + p * Load(vj, l.Col(t));
@@ -118,9 +123,9 @@ __global__ void GradQueryKernel(AttentionDims d, AttentionGradArgs a) {
   const float delta = Delta<T>(d, a, b, h, i, douti, l);
   const float lse = a.lse[bh * d.q_len + i];
   for (int64_t j = 0, end = KeyEnd(d, i); j < end; ++j) {
-    const T* kj = k + RowOffset(d, b, j, d.kv_len, h);
+    const T* kj = k + KvOffset(d, b, j, h);
     const float p = expf(Dot(qi, kj, l) * d.scale - lse);
-    const float ds = p * (Dot(douti, v + RowOffset(d, b, j, d.kv_len, h), l) - delta) * d.scale;
+    const float ds = p * (Dot(douti, v + KvOffset(d, b, j, h), l) - delta) * d.scale;
 #pragma unroll
     for (int t = 0; t < kPerLane; ++t) {
       if (l.Has(t)) dq[t] += ds * Load(kj, l.Col(t));
@@ -133,35 +138,40 @@ __global__ void GradQueryKernel(AttentionDims d, AttentionGradArgs a) {
   }
 }
 
-// dk_j = scale * sum_i ds_ij q_i and dv_j = sum_i p_ij dout_i over the queries that see key j;
-// one warp per key row.
+// dk_j = scale * sum_i ds_ij q_i and dv_j = sum_i p_ij dout_i over the queries that see key j,
+// of every query head of key-value head kvh (in head order); one warp per key row.
 template <typename T>
 __global__ void GradKeyValueKernel(AttentionDims d, AttentionGradArgs a) {
-  const int64_t bh = blockIdx.x, b = bh / d.heads, h = bh % d.heads;
+  const int64_t kv_heads = d.heads / d.group;
+  const int64_t bkv = blockIdx.x, b = bkv / kv_heads, kvh = bkv % kv_heads;
   const int64_t j = static_cast<int64_t>(blockIdx.y) * kWarpsPerBlock + threadIdx.x / kLanes;
   if (j >= d.kv_len) return;
   const Lane l{static_cast<int>(threadIdx.x % kLanes), d.head_dim};
   const T *q = static_cast<const T*>(a.q), *dout = static_cast<const T*>(a.dout);
   float kj[kPerLane], vj[kPerLane], dk[kPerLane] = {}, dv[kPerLane] = {};
-  LoadRow(static_cast<const T*>(a.k) + RowOffset(d, b, j, d.kv_len, h), l, kj);
-  LoadRow(static_cast<const T*>(a.v) + RowOffset(d, b, j, d.kv_len, h), l, vj);
+  const int64_t kv_row = KvOffset(d, b, j, kvh * d.group);
+  LoadRow(static_cast<const T*>(a.k) + kv_row, l, kj);
+  LoadRow(static_cast<const T*>(a.v) + kv_row, l, vj);
   const int64_t first = d.causal ? max(int64_t{0}, j - d.q_offset) : 0;
-  for (int64_t i = first; i < d.q_len; ++i) {
-    const T* qi = q + RowOffset(d, b, i, d.q_len, h);
-    const T* douti = dout + RowOffset(d, b, i, d.q_len, h);
-    float dout_row[kPerLane];
-    LoadRow(douti, l, dout_row);
-    const float p = expf(Dot(kj, qi, l) * d.scale - a.lse[bh * d.q_len + i]);
-    const float ds = p * (Dot(vj, douti, l) - Delta<T>(d, a, b, h, i, dout_row, l)) * d.scale;
+  for (int64_t h = kvh * d.group; h < (kvh + 1) * d.group; ++h) {
+    const int64_t bh = b * d.heads + h;
+    for (int64_t i = first; i < d.q_len; ++i) {
+      const T* qi = q + RowOffset(d, b, i, d.q_len, h);
+      const T* douti = dout + RowOffset(d, b, i, d.q_len, h);
+      float dout_row[kPerLane];
+      LoadRow(douti, l, dout_row);
+      const float p = expf(Dot(kj, qi, l) * d.scale - a.lse[bh * d.q_len + i]);
+      const float ds = p * (Dot(vj, douti, l) - Delta<T>(d, a, b, h, i, dout_row, l)) * d.scale;
 #pragma unroll
-    for (int t = 0; t < kPerLane; ++t) {
-      if (!l.Has(t)) continue;
-      dk[t] += ds * Load(qi, l.Col(t));
-      dv[t] += p * dout_row[t];
+      for (int t = 0; t < kPerLane; ++t) {
+        if (!l.Has(t)) continue;
+        dk[t] += ds * Load(qi, l.Col(t));
+        dv[t] += p * dout_row[t];
+      }
     }
   }
-  T* dk_row = static_cast<T*>(a.dk) + RowOffset(d, b, j, d.kv_len, h);
-  T* dv_row = static_cast<T*>(a.dv) + RowOffset(d, b, j, d.kv_len, h);
+  T* dk_row = static_cast<T*>(a.dk) + kv_row;
+  T* dv_row = static_cast<T*>(a.dv) + kv_row;
 #pragma unroll
   for (int t = 0; t < kPerLane; ++t) {
     if (!l.Has(t)) continue;
@@ -171,14 +181,14 @@ __global__ void GradKeyValueKernel(AttentionDims d, AttentionGradArgs a) {
 }
 
 // x: batch * heads (up to 2^31 - 1), y: blocks of rows (up to 65535, 524,280 rows).
-dim3 Grid(int64_t rows, const AttentionDims& d) {
-  return dim3(static_cast<unsigned>(d.batch * d.heads),
+dim3 Grid(int64_t rows, int64_t heads, const AttentionDims& d) {
+  return dim3(static_cast<unsigned>(d.batch * heads),
               static_cast<unsigned>((rows + kWarpsPerBlock - 1) / kWarpsPerBlock));
 }
 
 template <typename T>
 void Forward(const AttentionDims& d, const AttentionForwardArgs& a, cudaStream_t stream) {
-  ForwardKernel<T><<<Grid(d.q_len, d), kWarpsPerBlock * kLanes, 0, stream>>>(
+  ForwardKernel<T><<<Grid(d.q_len, d.heads, d), kWarpsPerBlock * kLanes, 0, stream>>>(
       d, static_cast<const T*>(a.q), static_cast<const T*>(a.k), static_cast<const T*>(a.v),
       static_cast<T*>(a.out), a.lse);
   TF_CUDA_CHECK_LAUNCH("fused attention");
@@ -187,11 +197,12 @@ void Forward(const AttentionDims& d, const AttentionForwardArgs& a, cudaStream_t
 template <typename T>
 void Grad(const AttentionDims& d, const AttentionGradArgs& a, cudaStream_t stream) {
   if (d.q_len > 0) {
-    GradQueryKernel<T><<<Grid(d.q_len, d), kWarpsPerBlock * kLanes, 0, stream>>>(d, a);
+    GradQueryKernel<T><<<Grid(d.q_len, d.heads, d), kWarpsPerBlock * kLanes, 0, stream>>>(d, a);
     TF_CUDA_CHECK_LAUNCH("fused attention");
   }
   if (d.kv_len > 0) {
-    GradKeyValueKernel<T><<<Grid(d.kv_len, d), kWarpsPerBlock * kLanes, 0, stream>>>(d, a);
+    GradKeyValueKernel<T>
+        <<<Grid(d.kv_len, d.heads / d.group, d), kWarpsPerBlock * kLanes, 0, stream>>>(d, a);
     TF_CUDA_CHECK_LAUNCH("fused attention");
   }
 }

@@ -35,6 +35,8 @@ AttentionDims Dims(const KernelContext& ctx, const AttentionShape& s, const char
   d.hidden = s.hidden;
   d.heads = s.heads;
   d.head_dim = s.head_dim;
+  d.kv_hidden = s.kv_hidden;
+  d.group = s.group;
   d.q_offset = s.q_offset;
   d.causal = s.causal;
   d.scale = static_cast<float>(s.scale);

@@ -13,8 +13,10 @@ inline constexpr int kMaxAttentionHeadDim = 256;
 // Rows (queries, keys) up to this fit the grid's y dimension (65535 blocks of eight warps).
 inline constexpr int64_t kMaxAttentionRows = int64_t{65535} * 8;
 
+// As AttentionShape (kernels/attention_shape.h): query head h reads key-value head h / group.
 struct AttentionDims {
   int64_t batch = 0, q_len = 0, kv_len = 0, hidden = 0, heads = 0, head_dim = 0, q_offset = 0;
+  int64_t kv_hidden = 0, group = 1;
   bool causal = true;
   float scale = 1;
   bool bf16 = false;  // q, k, v, out (and the gradients) are bf16; lse is always f32

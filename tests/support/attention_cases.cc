@@ -1,6 +1,7 @@
-// Random instances of fused_attention and fused_attention_grad: q, k, v [batch, seq, hidden]
-// with hidden = heads * head_dim, causal or not. Head counts of 1 to 4 let the SBP rule test
-// split heads over 2 and 4 devices, and odd sequence lengths make the query splits uneven.
+// Random instances of fused_attention and fused_attention_grad: q [batch, seq, hidden] with
+// hidden = heads * head_dim, k and v with kv_heads (a divisor of heads: grouped-query attention
+// half the time) heads, causal or not. Head counts of 1 to 4 let the SBP rule test split heads
+// over 2 and 4 devices, and odd sequence lengths make the query splits uneven.
 #include "tests/support/case_helpers.h"
 #include "tests/support/op_cases.h"
 
@@ -8,7 +9,8 @@ namespace twinflow::testing {
 namespace {
 
 struct AttentionDraw {
-  Shape qkv;
+  Shape qkv;  // q's
+  Shape kv;
   int64_t heads = 1;
   Attrs attrs;
   Shape lse() const { return Shape{qkv[0], heads, qkv[1]}; }
@@ -20,18 +22,25 @@ AttentionDraw DrawAttention(Rng& rng) {
   const int64_t head_dim = rng.UniformInt(1, 3);
   d.qkv = Shape{rng.UniformInt(1, 3), rng.UniformInt(1, 6), d.heads * head_dim};
   d.attrs.Set("heads", d.heads);
+  int64_t kv_heads = d.heads;
+  if (rng.UniformInt(0, 1) == 1) {
+    kv_heads = rng.UniformInt(1, d.heads);
+    while (d.heads % kv_heads != 0) --kv_heads;
+    d.attrs.Set("kv_heads", kv_heads);
+  }
+  d.kv = Shape{d.qkv[0], d.qkv[1], kv_heads * head_dim};
   if (rng.UniformInt(0, 2) == 0) d.attrs.Set("causal", false);
   return d;
 }
 
 OpCase ForwardCase() {
-  return {"fused_attention", [](Rng& rng) {
-            const AttentionDraw d = DrawAttention(rng);
-            OpInstance instance{
-                "fused_attention", d.attrs, {F32(d.qkv), F32(d.qkv), F32(d.qkv)}, {}, {}};
-            instance.f32_outputs = {1};  // lse
-            return instance;
-          }};
+  return {
+      "fused_attention", [](Rng& rng) {
+        const AttentionDraw d = DrawAttention(rng);
+        OpInstance instance{"fused_attention", d.attrs, {F32(d.qkv), F32(d.kv), F32(d.kv)}, {}, {}};
+        instance.f32_outputs = {1};  // lse
+        return instance;
+      }};
 }
 
 // Inputs q, k, v, out, lse, dout and (half the time) dlse. Values need not come from a forward
@@ -41,7 +50,7 @@ OpCase GradCase() {
           [](Rng& rng) {
             const AttentionDraw d = DrawAttention(rng);
             OpInstance instance{"fused_attention_grad", d.attrs, {}, {}, {}};
-            for (int i = 0; i < 4; ++i) instance.inputs.push_back(F32(d.qkv));
+            instance.inputs = {F32(d.qkv), F32(d.kv), F32(d.kv), F32(d.qkv)};
             instance.inputs.push_back(F32(d.lse()));
             instance.inputs.push_back(F32(d.qkv));
             instance.f32_inputs = {4};  // lse
