@@ -1,7 +1,9 @@
 // fused_attention against the unfused graph (ops::CausalSelfAttention: reshape, transpose,
 // batch_matmul, scale, causal_mask, softmax): on random shapes, including one-token sequences
-// and one-column heads, the outputs and the gradients of q, k and v agree, and reruns of the
-// fused kernels are bit-identical.
+// and one-column heads, with as many key-value heads as query heads or fewer (grouped-query:
+// the unfused graph stacks each group's queries, the kernel indexes the shared head), the
+// outputs and the gradients of q, k and v agree, and reruns of the fused kernels are
+// bit-identical.
 #include <gtest/gtest.h>
 #include <rapidcheck.h>
 
@@ -20,15 +22,17 @@ struct AttentionProbe {
   std::vector<graph::TensorId> grads;
 };
 
-AttentionProbe BuildProbe(const Shape& shape, int64_t heads, bool fused) {
+AttentionProbe BuildProbe(const Shape& shape, const Shape& kv_shape, int64_t heads,
+                          int64_t kv_heads, bool fused) {
   graph::GraphBuilder b(BuiltinRegistry(), sbp::Placement(DeviceType::kCpu, {0}));
   const graph::TensorId q = b.Input("q", shape, DType::kF32);
-  const graph::TensorId k = b.Input("k", shape, DType::kF32);
-  const graph::TensorId v = b.Input("v", shape, DType::kF32);
+  const graph::TensorId k = b.Input("k", kv_shape, DType::kF32);
+  const graph::TensorId v = b.Input("v", kv_shape, DType::kF32);
   const graph::TensorId w = b.Input("w", shape, DType::kF32);
   AttentionProbe probe;
-  probe.out = fused ? b.Add("fused_attention", {q, k, v}, Attrs{{"heads", heads}})[0]
-                    : ops::CausalSelfAttention(b, q, k, v, heads);
+  probe.out = ops::CausalSelfAttention(
+      b, q, k, v, heads, "attention",
+      fused ? ops::AttentionKind::kFused : ops::AttentionKind::kUnfused, kv_heads);
   const graph::TensorId loss =
       b.Add1("reduce_sum", {b.Add1("mul", {probe.out, w})}, Attrs{{"keepdims", false}});
   const auto grads = graph::AddBackward(b, loss, {q, k, v});
@@ -50,24 +54,32 @@ std::vector<Tensor> RunProbe(const AttentionProbe& probe,
 
 TEST(FusedAttention, MatchesTheUnfusedGraphForwardAndBackward) {
   const bool ok = rc::check("fused attention equals the unfused graph", [] {
-    const int64_t heads = *rc::gen::inRange<int64_t>(1, 5);
+    const int64_t heads = *rc::gen::inRange<int64_t>(1, 7);
     const int64_t head_dim = *rc::gen::inRange<int64_t>(1, 9);
+    int64_t kv_heads = *rc::gen::inRange<int64_t>(1, heads + 1);
+    while (heads % kv_heads != 0) ++kv_heads;
     const Shape shape{*rc::gen::inRange<int64_t>(1, 4), *rc::gen::inRange<int64_t>(1, 17),
                       heads * head_dim};
+    const Shape kv_shape{shape[0], shape[1], kv_heads * head_dim};
     Rng rng(*rc::gen::arbitrary<uint32_t>());
     std::map<std::string, Tensor> feeds;
     for (const char* name : {"q", "k", "v", "w"}) {
-      feeds[name] = Tensor::Random(shape, DType::kF32, rng);
+      const bool kv = name[0] == 'k' || name[0] == 'v';
+      feeds[name] = Tensor::Random(kv ? kv_shape : shape, DType::kF32, rng);
     }
-    const std::vector<Tensor> fused = RunProbe(BuildProbe(shape, heads, true), feeds);
-    const std::vector<Tensor> unfused = RunProbe(BuildProbe(shape, heads, false), feeds);
+    const auto probe = [&](bool fused) {
+      return BuildProbe(shape, kv_shape, heads, kv_heads, fused);
+    };
+    const std::vector<Tensor> fused = RunProbe(probe(true), feeds);
+    const std::vector<Tensor> unfused = RunProbe(probe(false), feeds);
     const char* what[] = {"dq", "dk", "dv", "out"};
     for (size_t i = 0; i < fused.size(); ++i) {
-      RC_LOG() << what[i] << " on " << shape.ToString() << "\n";
+      RC_LOG() << what[i] << " on " << shape.ToString() << " with " << kv_heads
+               << " key-value heads\n";
       // f32 sums of up to 16 terms in two orders: agreement to 1e-5 relative, 1e-6 absolute.
       RC_ASSERT(CloseRatio(fused[i], unfused[i], 1e-5, 1e-6) <= 1.0);
     }
-    RC_ASSERT(BitEqual(RunProbe(BuildProbe(shape, heads, true), feeds)[0], fused[0]));
+    RC_ASSERT(BitEqual(RunProbe(probe(true), feeds)[0], fused[0]));
   });
   EXPECT_TRUE(ok);
 }
