@@ -4,6 +4,7 @@
 #include "engine/graph/optimizer.h"
 #include "engine/plan/plan_enums.h"
 #include "engine/plan/plan_io.h"
+#include "models/hf_config.h"
 
 namespace twinflow::launcher {
 namespace {
@@ -23,7 +24,7 @@ auto FromFlag(const std::string& flag, Fn parse) {
 }  // namespace
 
 void AddModelFlags(ArgParser& parser) {
-  parser.Required("model", "NAME", "mlp or gpt")
+  parser.Required("model", "NAME", "mlp, gpt or llama")
       .Optional("devices", "N",
                 "number of devices (default: the product of the strategy's degrees; a missing "
                 "dp is inferred from the devices)")
@@ -31,22 +32,32 @@ void AddModelFlags(ArgParser& parser) {
                 "dp=2,tp=2,pp=1,mb=4,schedule=1f1b, a degree written auto (tp=auto), or auto",
                 "auto")
       .Optional("hierarchy", "DIMS", "mesh shape for --strategy auto, e.g. 2,4")
-      .Optional("layers", "N", "gpt: transformer blocks", "2")
-      .Optional("hidden", "N", "gpt: hidden size", "64")
-      .Optional("heads", "N", "gpt: attention heads", "4")
-      .Optional("sequence", "N", "gpt: tokens per sample", "32")
-      .Optional("vocab", "N", "gpt: vocabulary size", "128")
+      .Optional("layers", "N", "gpt, llama: transformer blocks (default 2)")
+      .Optional("hidden", "N", "gpt, llama: hidden size (default 64)")
+      .Optional("heads", "N", "gpt, llama: attention heads (default 4)")
+      .Optional("kv-heads", "N",
+                "gpt, llama: key-value heads, fewer than heads for grouped-query attention "
+                "(default: gpt one per head, llama 2)")
+      .Optional("ffn", "N",
+                "gpt, llama: the MLP's inner width (default: gpt 4 * hidden, llama 176)")
+      .Optional("sequence", "N", "gpt, llama: tokens per sample (default 32)")
+      .Optional("vocab", "N", "gpt, llama: vocabulary size (default 128)")
       .Optional("attention", "KIND",
-                "gpt: unfused (a graph of small ops) or fused (one fused_attention op, "
+                "gpt, llama: unfused (a graph of small ops) or fused (one fused_attention op, "
                 "O(sequence) memory)",
                 "unfused")
+      .Optional("hf-config", "FILE",
+                "gpt, llama: the sizes of a Hugging Face config.json (model_type gpt2, llama "
+                "or mistral); flags given override them")
       .Optional("batch", "N", "samples per step (mlp default 512, gpt default 8)")
       .Optional("global-batch-size", "N", "Megatron's name for --batch: samples per step")
       .Optional("micro-batch-size", "N",
                 "samples per micro-batch on each data-parallel replica (Megatron's meaning): "
                 "sets mb = batch / (micro-batch-size * dp)")
       .Optional("widths", "LIST", "mlp: input,hidden...,classes", "784,4096,4096,10")
-      .Optional("preset", "NAME", "gpt: gpt3-175b sets the GPT-3 175B sizes")
+      .Optional("preset", "NAME",
+                "the published sizes of gpt3-175b (gpt), or llama2-7b, llama2-13b, llama2-70b, "
+                "llama3-8b, llama3-70b, llama3-405b (llama)")
       .Optional("optimizer", "SPEC",
                 "sgd, sgd:lr=0.1,momentum=0.9, adam:lr=1e-3 or adamw (default: adamw for gpt, "
                 "sgd for mlp)")
@@ -127,28 +138,37 @@ void ApplyMicroBatchSize(const ParsedArgs& args, int64_t batch, models::Strategy
   strategy.micro_batches = batch / replica;
 }
 
-models::BuiltModel BuildGptFromArgs(const ParsedArgs& args, const graph::OpRegistry& registry,
-                                    models::BuildOptions& options, int64_t batch,
-                                    bool whole_batch) {
-  models::GptConfig config;
-  if (args.Given("preset")) {
-    if (args.Get("preset") != "gpt3-175b") {
-      throw InvalidArgumentError("--preset: unknown preset '" + args.Get("preset") +
-                                 "' (expected gpt3-175b)");
-    }
-    config = models::GptConfig::Gpt3_175B();
+// A decoder's config: the family's default, a preset or a Hugging Face config, then the flags.
+models::GptConfig DecoderConfigFromArgs(const ParsedArgs& args, models::DecoderFamily family) {
+  if (args.Given("preset") && args.Given("hf-config")) {
+    throw InvalidArgumentError("--preset and --hf-config both set the sizes; give one");
   }
+  models::GptConfig config =
+      args.Given("hf-config")
+          ? FromFlag("hf-config",
+                     [&] { return models::ReadHfConfig(args.Get("hf-config"), family); })
+          : FromFlag("preset", [&] {
+              return models::DecoderConfig(family, args.Given("preset") ? args.Get("preset") : "");
+            });
   const auto size = [&](const char* flag, int64_t& field) {
-    if (!args.Given(flag) && args.Given("preset")) return;
-    field = args.GetInt(flag, 1, kMaxExtent);
+    if (args.Given(flag)) field = args.GetInt(flag, 1, kMaxExtent);
   };
   size("layers", config.layers);
   size("hidden", config.hidden);
   size("heads", config.heads);
+  size("kv-heads", config.kv_heads);
+  size("ffn", config.ffn);
   size("sequence", config.sequence);
   size("vocab", config.vocab);
   config.attention =
       FromFlag("attention", [&] { return ops::ParseAttentionKind(args.Get("attention")); });
+  return config;
+}
+
+models::BuiltModel BuildGptFromArgs(const ParsedArgs& args, const graph::OpRegistry& registry,
+                                    models::BuildOptions& options, int64_t batch, bool whole_batch,
+                                    models::DecoderFamily family) {
+  models::GptConfig config = DecoderConfigFromArgs(args, family);
   if (batch) config.batch = batch;
   ApplyMicroBatchSize(args, config.batch, options.strategy);
   if (whole_batch) options.strategy.micro_batches = 1;
@@ -181,8 +201,9 @@ models::BuiltModel BuildModelFromArgs(const ParsedArgs& args, const graph::OpReg
     if (whole_batch) options.strategy.micro_batches = 1;
     return FromFlag("model", [&] { return models::BuildMlp(registry, config, options); });
   }
-  if (model == "gpt") return BuildGptFromArgs(args, registry, options, batch, whole_batch);
-  throw InvalidArgumentError("--model: unknown model '" + model + "' (expected mlp or gpt)");
+  const models::DecoderFamily family =
+      FromFlag("model", [&] { return models::ParseDecoderFamily(model); });
+  return BuildGptFromArgs(args, registry, options, batch, whole_batch, family);
 }
 
 std::string OptimizerLabelFromArgs(const ParsedArgs& args) {

@@ -1,7 +1,9 @@
-// A GPT decoder: token and position embeddings, pre-norm blocks of causal self-attention and
-// a GELU MLP with residual connections, a final layer norm and a language-model head.
-// Under tensor parallelism the attention projections and the MLP pair up Megatron-style,
-// the token table and the head split the vocabulary, and the loss is built for split classes.
+// A decoder-only transformer, GPT or Llama: token embeddings (plus learned positions, GPT),
+// pre-norm blocks of causal self-attention (rotary positions and grouped-query attention,
+// Llama) and an MLP (GELU, GPT; SwiGLU, Llama) with residual connections, a final norm (layer
+// norm or RMSNorm) and an untied language-model head. Under tensor parallelism the attention
+// projections and the MLP pair up Megatron-style, the token table and the head split the
+// vocabulary, and the loss is built for split classes.
 #include <cmath>
 
 #include "engine/core/error.h"
@@ -28,29 +30,33 @@ class GptWriter {
     return w;
   }
 
-  // x [tokens, in] @ w [in, out] + bias, named `name`.
+  // x [tokens, in] @ w [in, out] (+ bias when the config has them), named `name`.
   graph::TensorId Dense(graph::TensorId x, int64_t in, int64_t out, const std::string& name,
                         bool column) {
     const graph::TensorId w =
         Weight(name + "/weight", Shape{in, out}, column ? WeightRole::kColumn : WeightRole::kRow);
-    const graph::TensorId bias =
-        Weight(name + "/bias", Shape{out},
-               column ? WeightRole::kColumnBias : WeightRole::kReplicated, "zeros");
-    const graph::TensorId y =
-        b_.Add1("bias_add", {b_.Add1("matmul", {x, w}, {}, name + "/matmul"), bias}, {},
-                name + "/bias_add");
+    graph::TensorId y = b_.Add1("matmul", {x, w}, {}, name + "/matmul");
+    if (c_.bias) {
+      const graph::TensorId bias =
+          Weight(name + "/bias", Shape{out},
+                 column ? WeightRole::kColumnBias : WeightRole::kReplicated, "zeros");
+      y = b_.Add1("bias_add", {y, bias}, {}, name + "/bias_add");
+    }
     // A row-parallel linear ends whole on the tp group: its partial sum is all-reduced (not
-    // reduce-scattered into a sequence split, which is sequence parallelism's layout).
-    if (!column) PinActivation(b_, s_, y);
+    // reduce-scattered into a sequence split, which is sequence parallelism's layout). Without
+    // a bias the matmul's own output is partial; the residual add's pin reads it whole.
+    if (!column && c_.bias) PinActivation(b_, s_, y);
     return y;
   }
 
-  graph::TensorId LayerNorm(graph::TensorId x, const std::string& name) {
+  graph::TensorId Norm(graph::TensorId x, const std::string& name) {
+    const Attrs epsilon{{"epsilon", c_.norm_epsilon}};
     const graph::TensorId gamma =
         Weight(name + "/gamma", Shape{c_.hidden}, WeightRole::kReplicated, "ones");
+    if (c_.norm == NormKind::kRmsNorm) return b_.Add1("rms_norm", {x, gamma}, epsilon, name);
     const graph::TensorId beta =
         Weight(name + "/beta", Shape{c_.hidden}, WeightRole::kReplicated, "zeros");
-    return b_.Add1("layer_norm", {x, gamma, beta}, Attrs{{"epsilon", 1e-5}}, name);
+    return b_.Add1("layer_norm", {x, gamma, beta}, epsilon, name);
   }
 
   graph::TensorId Reshape(graph::TensorId x, std::vector<int64_t> shape, const std::string& name) {
@@ -60,27 +66,53 @@ class GptWriter {
   // One pre-norm block on h [batch, seq, hidden].
   graph::TensorId Block(graph::TensorId h, int64_t layer) {
     const std::string p = "block" + std::to_string(layer);
-    const int64_t tokens = c_.batch * c_.sequence, hidden = c_.hidden;
-    const std::vector<int64_t> flat = {tokens, hidden}, full = {c_.batch, c_.sequence, hidden};
-    const graph::TensorId a = Reshape(LayerNorm(h, p + "/ln1"), flat, p + "/ln1_flat");
-    graph::TensorId qkv[3];
-    const char* names[3] = {"/q", "/k", "/v"};
-    for (int i = 0; i < 3; ++i) {
-      qkv[i] = Reshape(Dense(a, hidden, hidden, p + names[i], true), full, p + names[i] + "_heads");
-    }
-    const graph::TensorId att = ops::CausalSelfAttention(b_, qkv[0], qkv[1], qkv[2], c_.heads,
-                                                         p + "/attention", c_.attention);
+    const std::vector<int64_t> flat = {c_.batch * c_.sequence, c_.hidden};
+    const std::vector<int64_t> full = {c_.batch, c_.sequence, c_.hidden};
+    const graph::TensorId att = Attention(Reshape(Norm(h, p + "/ln1"), flat, p + "/ln1_flat"), p);
     const graph::TensorId proj =
-        Dense(Reshape(att, flat, p + "/attention_flat"), hidden, hidden, p + "/proj", false);
+        Dense(Reshape(att, flat, p + "/attention_flat"), c_.hidden, c_.hidden, p + "/proj", false);
     h = b_.Add1("add", {h, Reshape(proj, full, p + "/proj_out")}, {}, p + "/residual1");
     PinActivation(b_, s_, h);
-    const graph::TensorId m = Reshape(LayerNorm(h, p + "/ln2"), flat, p + "/ln2_flat");
-    const graph::TensorId up =
-        b_.Add1("gelu", {Dense(m, hidden, 4 * hidden, p + "/fc1", true)}, {}, p + "/gelu");
-    const graph::TensorId down = Dense(up, 4 * hidden, hidden, p + "/fc2", false);
+    const graph::TensorId down = Mlp(Reshape(Norm(h, p + "/ln2"), flat, p + "/ln2_flat"), p);
     h = b_.Add1("add", {h, Reshape(down, full, p + "/fc2_out")}, {}, p + "/residual2");
     PinActivation(b_, s_, h);
     return h;
+  }
+
+  // Causal self-attention on a [tokens, hidden]: q from hidden, k and v from the key-value
+  // heads' width; rotary positions turn q and k.
+  graph::TensorId Attention(graph::TensorId a, const std::string& p) {
+    const int64_t head_dim = c_.hidden / c_.heads;
+    const int64_t widths[3] = {c_.hidden, c_.KvHeads() * head_dim, c_.KvHeads() * head_dim};
+    const char* names[3] = {"/q", "/k", "/v"};
+    graph::TensorId qkv[3];
+    for (int i = 0; i < 3; ++i) {
+      qkv[i] = Reshape(Dense(a, c_.hidden, widths[i], p + names[i], true),
+                       {c_.batch, c_.sequence, widths[i]}, p + names[i] + "_heads");
+      if (i < 2 && c_.positions == PositionKind::kRotary) {
+        qkv[i] =
+            b_.Add1("rotary", {qkv[i]}, Attrs{{"head_dim", head_dim}, {"theta", c_.rope_theta}},
+                    p + names[i] + "_rotary");
+      }
+    }
+    return ops::CausalSelfAttention(b_, qkv[0], qkv[1], qkv[2], c_.heads, p + "/attention",
+                                    c_.attention, c_.KvHeads());
+  }
+
+  // The MLP on a [tokens, hidden]: GELU(m W1) W2, or SwiGLU's (SiLU(m Wg) * (m Wu)) Wd, the
+  // first weights column-parallel and the last row-parallel.
+  graph::TensorId Mlp(graph::TensorId m, const std::string& p) {
+    const int64_t ffn = c_.FfnSize();
+    if (c_.mlp == MlpKind::kGelu) {
+      const graph::TensorId up =
+          b_.Add1("gelu", {Dense(m, c_.hidden, ffn, p + "/fc1", true)}, {}, p + "/gelu");
+      return Dense(up, ffn, c_.hidden, p + "/fc2", false);
+    }
+    const graph::TensorId gate =
+        b_.Add1("silu", {Dense(m, c_.hidden, ffn, p + "/gate", true)}, {}, p + "/silu");
+    const graph::TensorId up = Dense(m, c_.hidden, ffn, p + "/up", true);
+    const graph::TensorId both = b_.Add1("mul", {gate, up}, {}, p + "/swiglu");
+    return Dense(both, ffn, c_.hidden, p + "/down", false);
   }
 
   void Stage(int64_t stage) {
@@ -105,12 +137,25 @@ void CheckConfig(const GptConfig& c, const Strategy& s) {
                                      {c.heads, "heads"},
                                      {c.sequence, "sequence"},
                                      {c.vocab, "vocab"},
-                                     {c.batch, "batch"}}) {
+                                     {c.batch, "batch"},
+                                     {c.KvHeads(), "kv_heads"},
+                                     {c.FfnSize(), "ffn"}}) {
     if (value < 1) throw InvalidArgumentError(std::string("gpt ") + field + " must be positive");
   }
   if (c.hidden % c.heads != 0) {
     throw InvalidArgumentError("gpt hidden " + std::to_string(c.hidden) +
                                " is not divisible by heads " + std::to_string(c.heads));
+  }
+  if (c.heads % c.KvHeads() != 0) {
+    throw InvalidArgumentError("gpt heads " + std::to_string(c.heads) +
+                               " is not divisible by kv_heads " + std::to_string(c.KvHeads()));
+  }
+  if (c.positions == PositionKind::kRotary && (c.hidden / c.heads) % 2 != 0) {
+    throw InvalidArgumentError("rotary positions need an even head size, got hidden / heads = " +
+                               std::to_string(c.hidden / c.heads));
+  }
+  if (!(c.rope_theta > 0) || !(c.norm_epsilon >= 0)) {
+    throw InvalidArgumentError("rope_theta must be positive and norm_epsilon non-negative");
   }
   if (!s.automatic && s.pp > c.layers) {
     throw InvalidArgumentError("pp=" + std::to_string(s.pp) + " exceeds the gpt's " +
@@ -140,11 +185,15 @@ BuiltModel BuildGpt(const graph::OpRegistry& registry, const GptConfig& full_con
 
   const graph::TensorId wte =
       writer.Weight("wte", Shape{config.vocab, config.hidden}, WeightRole::kVocabulary);
-  const graph::TensorId wpe =
-      writer.Weight("wpe", Shape{config.sequence, config.hidden}, WeightRole::kReplicated);
-  graph::TensorId h = builder.Add1(
-      "add", {builder.Add1("embedding", {wte, ids}, {}, "token_embedding"), wpe}, {}, "embed");
-  PinActivation(builder, strategy, h);
+  graph::TensorId h = builder.Add1("embedding", {wte, ids}, {}, "token_embedding");
+  if (config.positions == PositionKind::kLearned) {
+    const graph::TensorId wpe =
+        writer.Weight("wpe", Shape{config.sequence, config.hidden}, WeightRole::kReplicated);
+    h = builder.Add1("add", {h, wpe}, {}, "embed");
+    PinActivation(builder, strategy, h);
+  }
+  // Without positions to add, the table's vocabulary-split partial sum is left to the search,
+  // which all-reduces it for the first block as Megatron does (a pin would bind the lookup).
   std::vector<std::vector<graph::OpId>> blocks;
   for (int64_t layer = 0; layer < config.layers; ++layer) {
     writer.Stage(StageOf(layer, config.layers, strategy.pp));
@@ -154,7 +203,7 @@ BuiltModel BuildGpt(const graph::OpRegistry& registry, const GptConfig& full_con
   }
   const int64_t flat_tokens = config.batch * config.sequence;
   const graph::TensorId normed =
-      writer.Reshape(writer.LayerNorm(h, "ln_f"), {flat_tokens, config.hidden}, "ln_f_flat");
+      writer.Reshape(writer.Norm(h, "ln_f"), {flat_tokens, config.hidden}, "ln_f_flat");
   const graph::TensorId head =
       writer.Weight("lm_head", Shape{config.hidden, config.vocab}, WeightRole::kColumn);
   const graph::TensorId logits = builder.Add1("matmul", {normed, head}, {}, "logits");
@@ -164,7 +213,7 @@ BuiltModel BuildGpt(const graph::OpRegistry& registry, const GptConfig& full_con
   const graph::TensorId losses =
       ops::SparseSoftmaxCrossEntropy(builder, logits, flat_labels, classes_split);
   BuiltModel model = FinishModel(builder, losses, writer.parameters(), {"ids", "labels"}, options,
-                                 blocks, DefaultOptimizer("gpt"));
+                                 blocks, DefaultOptimizer("gpt"));  // llama's too: AdamW
   model.index_bounds = {{"ids", config.vocab}, {"labels", config.vocab}};
   return model;
 }

@@ -4,19 +4,8 @@
 
 namespace twinflow::models {
 
-GptConfig GptConfig::Gpt3_175B() {
-  GptConfig c;
-  c.layers = 96;
-  c.hidden = 12288;
-  c.heads = 96;
-  c.sequence = 2048;
-  c.vocab = 50257;
-  c.batch = 1536;  // 3.1M tokens per step, as GPT-3 was trained
-  return c;
-}
-
 graph::OptimizerConfig DefaultOptimizer(const std::string& model) {
-  return graph::ParseOptimizer(model == "gpt" ? "adamw" : "sgd");
+  return graph::ParseOptimizer(model == "gpt" || model == "llama" ? "adamw" : "sgd");
 }
 
 std::string OptimizerLabel(const BuiltModel& model) {

@@ -58,6 +58,14 @@ struct MlpConfig {
   int64_t batch = 512;
 };
 
+// The choices that tell a Llama decoder from a GPT one (Megatron-LM's --normalization RMSNorm,
+// --swiglu, --position-embedding-type rope, --disable-bias-linear).
+enum class NormKind { kLayerNorm, kRmsNorm };
+enum class MlpKind { kGelu, kSwiGlu };  // GELU(x W1) W2, or (SiLU(x Wg) * (x Wu)) Wd
+enum class PositionKind { kLearned, kRotary };
+
+// A decoder-only transformer: the GPT (the defaults) or, with the Llama choices, a Llama. The
+// token table and the head are separate weights (untied) in both.
 struct GptConfig {
   int64_t layers = 2;
   int64_t hidden = 64;
@@ -66,14 +74,39 @@ struct GptConfig {
   int64_t vocab = 128;
   int64_t batch = 8;
   ops::AttentionKind attention = ops::AttentionKind::kUnfused;
+  int64_t kv_heads = 0;  // key-value heads; 0: one per query head; fewer: grouped-query attention
+  int64_t ffn = 0;       // the MLP's inner width; 0: 4 * hidden
+  NormKind norm = NormKind::kLayerNorm;
+  MlpKind mlp = MlpKind::kGelu;
+  PositionKind positions = PositionKind::kLearned;
+  bool bias = true;         // biases on the linear layers (GPT) or none (Llama)
+  double rope_theta = 1e4;  // rotary base
+  double norm_epsilon = 1e-5;
+
+  int64_t KvHeads() const { return kv_heads > 0 ? kv_heads : heads; }
+  int64_t FfnSize() const { return ffn > 0 ? ffn : 4 * hidden; }
   static GptConfig Gpt3_175B();  // 96 layers, 12288 hidden, 96 heads, 2048 tokens, 50257 vocab
+  // A small Llama (the GptConfig sizes, 2 key-value heads, FFN 176) with RMSNorm, SwiGLU,
+  // rotary positions and no biases.
+  static GptConfig Llama();
 };
+
+// The decoder models by name: "gpt" and "llama".
+enum class DecoderFamily { kGpt, kLlama };
+const char* DecoderFamilyName(DecoderFamily family);
+// InvalidArgumentError "unknown model 'x' (expected mlp, gpt or llama)" unless gpt or llama.
+DecoderFamily ParseDecoderFamily(const std::string& model);
+// The config of a family: its small default, or the published sizes of `preset` (presets.cc:
+// gpt3-175b; llama2-7b, -13b, -70b; llama3-8b, -70b, -405b). InvalidArgumentError names an
+// unknown preset, or one of the other family, with the presets it has.
+GptConfig DecoderConfig(DecoderFamily family, const std::string& preset = "");
 
 // Both throw InvalidArgumentError naming the field for bad sizes (non-positive, hidden not
 // divisible by heads, fewer layers than pipeline stages, a device count the strategy does not
 // fit).
 BuiltModel BuildMlp(const graph::OpRegistry& registry, const MlpConfig& config,
                     const BuildOptions& options);
+// Builds a GPT or a Llama, as the config's choices say.
 BuiltModel BuildGpt(const graph::OpRegistry& registry, const GptConfig& config,
                     const BuildOptions& options);
 

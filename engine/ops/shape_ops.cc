@@ -2,6 +2,7 @@
 // They move data without arithmetic, so besides splits on the axes they keep, every one of
 // them passes partial sums and broadcasts through unchanged.
 #include <algorithm>
+#include <numeric>
 #include <optional>
 #include <string>
 #include <vector>
@@ -102,16 +103,25 @@ bool SplitsAgree(const Shape& in, int a, const Shape& out, int b, int64_t parts)
   return true;
 }
 
-// Whether S(a) -> S(b) is valid however the mesh nests its splits. `parts` is the device count
-// of the whole mesh (reshape sets signatures_need_whole_mesh), so that several mesh axes
-// splitting the same tensor axis are covered. Equal extents (same inner size) always are valid.
-// An axis merged or split by a factor needs the coarser extent to divide by the device count:
-// then every level of nested balanced splits cuts at the same elements on both sides.
-bool ReshapeSplitValid(const Shape& in, int a, const Shape& out, int b, int64_t parts) {
-  if (!SplitsAgree(in, a, out, b, parts)) return false;
-  if (in[a] == out[b]) return true;
-  const int64_t coarse = std::min(in[a], out[b]);
-  return coarse % parts == 0;
+// The granule of axis `axis` of `shape` against the reshape's other side `other`: parts of the
+// axis must be whole multiples of it so that their boundaries fall, in elements, on common
+// multiples of both sides' inner sizes (lcm), which is where the two sides can cut alike. The
+// partner axis heads a block of the same size; extent-1 partners cannot be split and are
+// skipped. Merging [heads, d] into [heads * d] gives the merged axis a granule of d.
+int64_t ReshapeGranuleOf(const Shape& shape, int axis, const Shape& other) {
+  const int64_t block = SuffixProduct(shape, axis);
+  for (int b = 0; b < other.rank(); ++b) {
+    if (other[b] <= 1 || SuffixProduct(other, b) != block || block <= 0) continue;
+    const int64_t inner = block / shape[axis], other_inner = block / other[b];
+    return std::lcm(inner, other_inner) / inner;
+  }
+  return 1;
+}
+
+int64_t ReshapeGranule(const OpContext& ctx, int tensor, int axis) {
+  const Shape& in = ctx.inputs[0].shape;
+  const Shape out = ReshapeTarget(ctx);
+  return tensor == 0 ? ReshapeGranuleOf(in, axis, out) : ReshapeGranuleOf(out, axis, in);
 }
 
 std::vector<SbpSignature> ReshapeSignatures(const OpContext& ctx, int64_t parts) {
@@ -120,7 +130,8 @@ std::vector<SbpSignature> ReshapeSignatures(const OpContext& ctx, int64_t parts)
   std::vector<SbpSignature> sigs;
   for (int a = 0; a < in.rank(); ++a) {
     for (int b = 0; b < out.rank(); ++b) {
-      if (ReshapeSplitValid(in, a, out, b, parts)) {
+      // One mesh axis; ReshapeGranule keeps nested splits of several aligned too.
+      if (SplitsAgree(in, a, out, b, parts)) {
         sigs.push_back(SbpSignature{{Sbp::Split(a)}, {Sbp::Split(b)}});
       }
     }
@@ -320,7 +331,7 @@ void RegisterShapeOps(graph::OpRegistry& registry) {
   };
   OpDef reshape{"reshape",      1, 1, 1, InferReshape, ReshapeSignatures, copy_cost(InferReshape),
                 ReshapeGradient};
-  reshape.signatures_need_whole_mesh = true;
+  reshape.split_granule = ReshapeGranule;
   registry.Register(std::move(reshape));
   registry.Register(OpDef{"transpose", 1, 1, 1, InferTranspose, TransposeSignatures,
                           copy_cost(InferTranspose), TransposeGradient});

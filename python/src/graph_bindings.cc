@@ -12,6 +12,7 @@
 #include "engine/ops/builtin_ops.h"
 #include "engine/ops/softmax_ops.h"
 #include "engine/sbp/nd_sbp.h"
+#include "models/hf_config.h"
 #include "models/pins.h"
 #include "models/strategy.h"
 #include "models/training.h"
@@ -102,9 +103,10 @@ class Builder {
     return ops::SparseSoftmaxCrossEntropy(builder_, logits, labels, class_split);
   }
   int64_t Attention(int64_t q, int64_t k, int64_t v, int64_t heads, const std::string& name,
-                    const std::string& kind) {
+                    const std::string& kind, int64_t kv_heads) {
     CheckTensors({q, k, v}, name);
-    return ops::CausalSelfAttention(builder_, q, k, v, heads, name, ops::ParseAttentionKind(kind));
+    return ops::CausalSelfAttention(builder_, q, k, v, heads, name, ops::ParseAttentionKind(kind),
+                                    kv_heads);
   }
 
   // Mixed precision while the forward pass is written (GraphBuilder::SetAutocast): a dtype
@@ -183,19 +185,22 @@ void ReadConfig(const py::dict& config, const char* key, int64_t& field) {
   if (config.contains(key)) field = config[key].cast<int64_t>();
 }
 
-// A GPT's config: the preset when one is named, then the sizes given.
-models::GptConfig GptConfigFrom(const py::dict& config) {
-  models::GptConfig c;
-  if (config.contains("preset")) {
-    if (config["preset"].cast<std::string>() != "gpt3-175b") {
-      throw InvalidArgumentError("unknown gpt preset '" + config["preset"].cast<std::string>() +
-                                 "' (expected gpt3-175b)");
-    }
-    c = models::GptConfig::Gpt3_175B();
+// A decoder's config: the family's default, a preset or a Hugging Face config.json, then the
+// sizes given.
+models::GptConfig GptConfigFrom(models::DecoderFamily family, const py::dict& config) {
+  if (config.contains("preset") && config.contains("hf_config")) {
+    throw InvalidArgumentError("preset and hf_config both set the sizes; give one");
   }
+  models::GptConfig c =
+      config.contains("hf_config")
+          ? models::ReadHfConfig(config["hf_config"].cast<std::string>(), family)
+          : models::DecoderConfig(
+                family, config.contains("preset") ? config["preset"].cast<std::string>() : "");
   for (const auto& [key, field] : {std::pair<const char*, int64_t*>{"layers", &c.layers},
                                    {"hidden", &c.hidden},
                                    {"heads", &c.heads},
+                                   {"kv_heads", &c.kv_heads},
+                                   {"ffn", &c.ffn},
                                    {"sequence", &c.sequence},
                                    {"vocab", &c.vocab},
                                    {"batch", &c.batch}}) {
@@ -207,7 +212,20 @@ models::GptConfig GptConfigFrom(const py::dict& config) {
   return c;
 }
 
-// One of the models the CLI builds (mlp or gpt), from a config dict of its sizes.
+models::MlpConfig MlpConfigFrom(const py::dict& config) {
+  models::MlpConfig c;
+  if (config.contains("widths")) c.widths = config["widths"].cast<std::vector<int64_t>>();
+  ReadConfig(config, "batch", c.batch);
+  return c;
+}
+
+// The batch (samples per step) the builder of model `name` uses for `config`.
+int64_t BuiltinBatch(const std::string& name, const py::dict& config) {
+  if (name == "mlp") return MlpConfigFrom(config).batch;
+  return GptConfigFrom(models::ParseDecoderFamily(name), config).batch;
+}
+
+// One of the models the CLI builds (mlp, gpt or llama), from a config dict of its sizes.
 Model BuiltinModel(const std::string& name, const py::dict& config, const std::string& strategy,
                    int64_t devices, const std::optional<std::string>& optimizer, uint64_t seed) {
   Model model;
@@ -222,15 +240,11 @@ Model BuiltinModel(const std::string& name, const py::dict& config, const std::s
   if (config.contains("device")) {
     options.device = ParseDeviceType(config["device"].cast<std::string>());
   }
-  if (name == "gpt") {
-    model.built = models::BuildGpt(*model.registry, GptConfigFrom(config), options);
-  } else if (name == "mlp") {
-    models::MlpConfig c;
-    if (config.contains("widths")) c.widths = config["widths"].cast<std::vector<int64_t>>();
-    ReadConfig(config, "batch", c.batch);
-    model.built = models::BuildMlp(*model.registry, c, options);
+  if (name == "mlp") {
+    model.built = models::BuildMlp(*model.registry, MlpConfigFrom(config), options);
   } else {
-    throw InvalidArgumentError("unknown model '" + name + "' (expected mlp or gpt)");
+    model.built = models::BuildGpt(
+        *model.registry, GptConfigFrom(models::ParseDecoderFamily(name), config), options);
   }
   model.training = options.training;
   model.fetches = {model.built.loss};
@@ -278,7 +292,7 @@ void BindBuilder(py::module_& m) {
       .def("cross_entropy", &Builder::CrossEntropy, py::arg("logits"), py::arg("labels"),
            py::arg("class_split"))
       .def("attention", &Builder::Attention, py::arg("q"), py::arg("k"), py::arg("v"),
-           py::arg("heads"), py::arg("name"), py::arg("kind") = "unfused")
+           py::arg("heads"), py::arg("name"), py::arg("kind") = "unfused", py::arg("kv_heads") = 0)
       .def("finish", &Builder::Finish, py::arg("outputs"), py::arg("parameters"), py::arg("feeds"),
            py::arg("optimizer"), py::arg("micro_batches"), py::arg("schedule"),
            py::arg("recompute") = std::vector<std::pair<int64_t, int64_t>>{},
@@ -292,6 +306,7 @@ void BindBuilder(py::module_& m) {
 void BindGraph(py::module_& m) {
   BindModel(m);
   BindBuilder(m);
+  m.def("builtin_batch", &BuiltinBatch, py::arg("name"), py::arg("config"));
   m.def("builtin_model", &BuiltinModel, py::arg("name"), py::arg("config"), py::arg("strategy"),
         py::arg("devices"), py::arg("optimizer") = py::none(), py::arg("seed") = 1);
   m.def("check_placement",

@@ -1,5 +1,6 @@
-"""The built-in models of the C++ side (models/: the MLP and the GPT, including GPT-3 175B's
-sizes), for dry runs at sizes no Python loop should build: explain, memory and simulate."""
+"""The built-in models of the C++ side (models/: the MLP, the GPT and the Llama, with the
+published sizes of GPT-3 175B and the Llama 2 and 3 models as presets), for dry runs at sizes
+no Python loop should build: explain, memory and simulate."""
 import re
 
 from . import _C
@@ -40,7 +41,7 @@ class BuiltinModel:
         """Simulates a step on `cluster` x `nodes`. replica=True simulates one data-parallel
         replica (dp=1, the batch and nodes divided by dp) whose optimizer updates first
         all-reduce their gradients over the dp replicas: how a 1,000-GPU job stays fast."""
-        batch = self.config.get("batch", _default_batch(self.name, self.config))
+        batch = _C.builtin_batch(self.name, self.config)
         if not replica:
             data = _C.simulate(self._program((cluster, nodes)), cluster, nodes, steps, 1, trace)
             return SimulationReport(data, batch, self.strategy)
@@ -55,13 +56,6 @@ class BuiltinModel:
         return SimulationReport(data, batch, self.strategy)
 
 
-def _default_batch(name, config):
-    """The C++ builders' defaults (models/model.h): GPT-3 trained on 1,536 x 2,048 tokens."""
-    if name == "gpt":
-        return 1536 if config.get("preset") == "gpt3-175b" else 8
-    return 512
-
-
 def _resolved(strategy, devices):
     """The strategy as the C++ side reads it, its missing degree inferred for `devices`."""
     core = _C.parse_strategy(strategy)
@@ -74,21 +68,41 @@ def _devices_of(strategy):
     return _C.parse_strategy(strategy).default_devices
 
 
-def gpt(strategy="auto", devices=None, preset=None, optimizer=None, attention="unfused",
-        device="cpu", **sizes):
-    """The GPT decoder of models/gpt.cc; preset="gpt3-175b" for GPT-3's sizes (96 layers,
-    hidden 12288, 96 heads, 2048 tokens, vocabulary 50257); sizes: layers, hidden, heads,
-    sequence, vocab, batch. optimizer: None trains with AdamW, as LLMs are. attention:
-    "unfused" (a graph of small ops) or "fused" (one fused_attention op, O(sequence) memory).
-    device: "cpu" or "cuda", the type of every placement."""
-    unknown = sorted(set(sizes) - {"layers", "hidden", "heads", "sequence", "vocab", "batch"})
+_DECODER_SIZES = ("layers", "hidden", "heads", "kv_heads", "ffn", "sequence", "vocab", "batch")
+
+
+def _decoder(name, strategy, devices, preset, hf_config, optimizer, attention, device, sizes):
+    unknown = sorted(set(sizes) - set(_DECODER_SIZES))
     if unknown:
-        raise _C.InvalidArgumentError(f"gpt: unknown sizes {unknown} (expected layers, hidden, "
-                                      "heads, sequence, vocab, batch)")
+        raise _C.InvalidArgumentError(f"{name}: unknown sizes {unknown} (expected "
+                                      f"{', '.join(_DECODER_SIZES)})")
     config = dict(sizes, attention=attention, device=device)
     if preset is not None:
         config["preset"] = preset
-    return BuiltinModel("gpt", config, strategy, devices, optimizer)
+    if hf_config is not None:
+        config["hf_config"] = str(hf_config)
+    return BuiltinModel(name, config, strategy, devices, optimizer)
+
+
+def gpt(strategy="auto", devices=None, preset=None, optimizer=None, attention="unfused",
+        device="cpu", hf_config=None, **sizes):
+    """The GPT decoder of models/gpt.cc; preset="gpt3-175b" for GPT-3's sizes (96 layers,
+    hidden 12288, 96 heads, 2048 tokens, vocabulary 50257), or hf_config a Hugging Face
+    config.json of model_type gpt2; sizes: layers, hidden, heads, kv_heads, ffn, sequence, vocab,
+    batch. optimizer: None trains with AdamW, as LLMs are. attention: "unfused" (a graph of small
+    ops) or "fused" (one fused_attention op, O(sequence) memory). device: "cpu" or "cuda", the
+    type of every placement."""
+    return _decoder("gpt", strategy, devices, preset, hf_config, optimizer, attention, device, sizes)
+
+
+def llama(strategy="auto", devices=None, preset=None, optimizer=None, attention="unfused",
+          device="cpu", hf_config=None, **sizes):
+    """The Llama decoder (models/gpt.cc with RMSNorm, a SwiGLU MLP, rotary positions,
+    grouped-query attention, no biases, an untied head). preset: "llama2-7b", "llama2-13b",
+    "llama2-70b", "llama3-8b", "llama3-70b" or "llama3-405b"; or hf_config a Hugging Face
+    config.json (model_type llama or mistral). The other arguments as for gpt()."""
+    return _decoder("llama", strategy, devices, preset, hf_config, optimizer, attention, device,
+                    sizes)
 
 
 def mlp(widths=(784, 4096, 4096, 10), batch=512, strategy="auto", devices=None, optimizer=None,

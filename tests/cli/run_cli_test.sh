@@ -62,6 +62,23 @@ check "run gpt in bf16 is checked within the bf16 tolerance" 0 "within 5.00e-03 
   run "${gpt[@]}" --devices 4 --strategy dp=2,tp=2,precision=bf16 --steps 2 --check
 check "run gpt in fp16 scales the loss and clips" 0 "within 5.00e-03 (the tolerance of f16)" out -- \
   run "${gpt[@]}" --devices 4 --strategy dp=2,pp=2,mb=2,precision=fp16 --optimizer adamw:clip_grad=1 --steps 2 --check
+check "run llama in bf16 matches the reference" 0 "within 5.00e-03 (the tolerance of bf16)" out -- \
+  run --model llama --devices 4 --strategy dp=2,tp=2,precision=bf16 --steps 3 --check
+cat >"$work/config.json" <<'JSON'
+{"model_type": "llama", "hidden_size": 32, "intermediate_size": 64, "num_attention_heads": 4,
+ "num_key_value_heads": 2, "num_hidden_layers": 2, "max_position_embeddings": 16,
+ "vocab_size": 64, "rms_norm_eps": 1e-6, "tie_word_embeddings": false}
+JSON
+check "run llama --hf-config reads the sizes" 0 "largest relative difference" out -- \
+  run --model llama --hf-config "$work/config.json" --devices 2 --strategy tp=2 --steps 2 --check
+check "run gpt --hf-config of a llama names the model to use" 2 "run it with --model llama" err -- \
+  run --model gpt --hf-config "$work/config.json" --steps 1
+check "run --hf-config with a missing file" 2 "--hf-config: cannot read $work/none.json" err -- \
+  run --model llama --hf-config "$work/none.json" --steps 1
+check "run llama with an unknown preset lists the presets" 2 "llama3-405b" err -- \
+  run --model llama --preset llama4 --steps 1
+check "run llama with kv heads that do not divide the heads" 2 "not divisible by kv_heads 3" err -- \
+  run --model llama --kv-heads 3 --steps 1
 check "run --strategy precision=fp8 is refused" 2 "'precision' must be fp32, bf16 or fp16, got 'fp8'" err -- \
   run "${gpt[@]}" --devices 4 --strategy dp=4,precision=fp8 --steps 1
 check "run --optimizer clip_grad=-1 is refused" 2 "optimizer field 'clip_grad'" err -- \

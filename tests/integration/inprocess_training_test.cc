@@ -188,6 +188,34 @@ INSTANTIATE_TEST_SUITE_P(Strategies, GptTraining,
                                            "dp=2,pp=2,mb=4,schedule=1f1b,recompute=full"),
                          StrategyTestName);
 
+// The tiny Llama (RMSNorm, rotary positions, grouped-query attention, SwiGLU), unfused and
+// fused attention, against its one-device reference.
+class LlamaTraining : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(LlamaTraining, TinyLlamaMatchesTheReference) {
+  for (const ops::AttentionKind attention :
+       {ops::AttentionKind::kUnfused, ops::AttentionKind::kFused}) {
+    models::GptConfig config = testing::TinyLlamaConfig();
+    config.attention = attention;
+    const models::BuildOptions options = OnFourDevices(GetParam(), "adam:lr=0.01");
+    const runtime::FeedFn feeds = [&](int64_t step) { return GptBatch(config, step); };
+    const int64_t steps = 10;
+    const std::vector<double> want =
+        ReferenceLosses(models::BuildGpt(Ops(), config, WholeBatch(options)), steps, feeds);
+    const std::string what =
+        std::string("llama ") + ops::AttentionKindName(attention) + " " + GetParam();
+    const double tolerance = options.strategy.precision == DType::kF32 ? 1e-5 : 2e-3;
+    ExpectLossesWithin(DistributedLosses(models::BuildGpt(Ops(), config, options), steps, feeds),
+                       want, tolerance, what);
+    EXPECT_LT(want.back(), want.front()) << what << ": the loss should fall";
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Strategies, LlamaTraining,
+                         ::testing::Values("dp=2,tp=2", "dp=2,pp=2,mb=4,schedule=1f1b",
+                                           "dp=2,tp=2,precision=bf16"),
+                         StrategyTestName);
+
 // Mixed precision (strategy precision=bf16|fp16): the distributed run repeats bit for bit and
 // matches the low-precision reference graph to the rounding of its partial sums (each device
 // rounds its part of a tensor-parallel sum to the low type), and tracks the fp32 run to the

@@ -70,6 +70,65 @@ def test_power_slicing_and_silu_match_numpy(strategy):
     np.testing.assert_allclose(Indexing().compile(strategy=strategy)(x), want, rtol=1e-5, atol=1e-6)
 
 
+class LlamaPieces(tw.Graph):
+    """RMSNorm, then rotary positions on 2 heads of 4 (Llama's q and k)."""
+
+    def __init__(self):
+        super().__init__()
+        self.norm = tw.nn.RMSNorm(8, eps=1e-6)
+        self.rotary = tw.nn.RotaryEmbedding(4, theta=100.0)
+
+    def build(self, x):
+        return self.rotary(self.norm(x))
+
+
+def _numpy_rotary(x, head_dim, theta):
+    half = head_dim // 2
+    angles = np.arange(x.shape[1])[:, None] * theta ** (-2.0 * np.arange(half) / head_dim)
+    cos, sin = np.cos(angles)[None, :, None, :], np.sin(angles)[None, :, None, :]
+    heads = x.reshape(x.shape[0], x.shape[1], -1, head_dim)
+    a, c = heads[..., :half], heads[..., half:]
+    return np.concatenate([a * cos - c * sin, c * cos + a * sin], -1).reshape(x.shape)
+
+
+@pytest.mark.parametrize("strategy", ["auto", "dp=2"])
+def test_rms_norm_and_rotary_match_numpy(strategy):
+    x = np.random.default_rng(3).standard_normal((2, 5, 8)).astype(np.float32)
+    normed = x / np.sqrt((x * x).mean(-1, keepdims=True) + 1e-6)
+    want = _numpy_rotary(normed, 4, 100.0)
+    np.testing.assert_allclose(LlamaPieces().compile(strategy=strategy)(x), want, rtol=1e-5, atol=1e-5)
+
+
+class GroupedAttention(tw.Graph):
+    def __init__(self, fused, kv_heads=2):
+        super().__init__()
+        self.fused, self.kv_heads = fused, kv_heads
+
+    def build(self, q, k, v):
+        return tw.nn.functional.causal_self_attention(q, k, v, heads=4, kv_heads=self.kv_heads,
+                                                      fused=self.fused)
+
+
+def test_grouped_query_attention_shares_key_value_heads():
+    rng = np.random.default_rng(4)
+    q = rng.standard_normal((2, 6, 8)).astype(np.float32)
+    k, v = (rng.standard_normal((2, 6, 4)).astype(np.float32) for _ in range(2))
+    # The reference repeats each key-value head for its two query heads.
+    repeat = lambda t: np.repeat(t.reshape(2, 6, 2, 2), 2, axis=2).reshape(2, 6, 8)
+    heads = lambda t: t.reshape(2, 6, 4, 2).transpose(0, 2, 1, 3)
+    scores = heads(q) @ heads(repeat(k)).transpose(0, 1, 3, 2) / np.sqrt(2)
+    scores = np.where(np.tril(np.ones((6, 6), bool)), scores, -np.inf)
+    probs = np.exp(scores - scores.max(-1, keepdims=True))
+    want = (probs / probs.sum(-1, keepdims=True) @ heads(repeat(v))).transpose(0, 2, 1, 3).reshape(2, 6, 8)
+    for fused in (False, True):
+        got = GroupedAttention(fused).compile(strategy="auto")(q, k, v)
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+    with pytest.raises(tw.InvalidArgumentError, match="kv_heads"):
+        GroupedAttention(False, kv_heads=0).compile(strategy="auto")(q, k, v)
+    with pytest.raises(tw.ShapeError, match="key-value heads"):
+        GroupedAttention(False, kv_heads=3).compile(strategy="auto")(q, k, v)
+
+
 @pytest.mark.parametrize("index, error", [((0, 0, 0), tw.ShapeError), ((slice(0, 4, 2),), tw.InvalidArgumentError),
                                           ((9,), tw.ShapeError), (("a",), tw.InvalidArgumentError)])
 def test_bad_indices_name_the_axis(index, error):

@@ -161,6 +161,19 @@ def test_simulation_needs_known_shapes_and_a_real_cluster():
         step.simulate(cluster="nowhere")
 
 
+def test_llama_presets_fit_as_the_published_runs_did():
+    # Llama 2 70B on 64 H100s as tp=8, pp=8 in bf16 with full recomputation, two layers per
+    # stage simulated for speed: the memory plan names every category and fits in 80 GB.
+    model = tw.models.llama(preset="llama2-70b", strategy="tp=8,pp=2,mb=8,precision=bf16,recompute=full",
+                            layers=2, batch=8, attention="fused")
+    report = model.memory(cluster="dgx-h100", nodes=2)
+    assert 0 < report.peak_bytes_per_device < 80e9
+    with pytest.raises(tw.InvalidArgumentError, match="llama2-7b"):
+        tw.models.llama(preset="llama9").explain()
+    with pytest.raises(tw.InvalidArgumentError, match="is a gpt model"):
+        tw.models.llama(preset="gpt3-175b").explain()
+
+
 def test_builtin_models_refuse_unknown_sizes():
     with pytest.raises(tw.InvalidArgumentError, match="layer"):
         tw.models.gpt(layer=4)

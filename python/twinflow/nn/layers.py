@@ -111,6 +111,37 @@ class LayerNorm(Module):
                           {"epsilon": self.eps})
 
 
+class RMSNorm(Module):
+    """Scales the last axis to unit root-mean-square, then by a learned weight (Llama's norm)."""
+
+    def __init__(self, normalized_shape, eps=1e-5):
+        super().__init__()
+        _check_positive("RMSNorm", normalized_shape=normalized_shape)
+        self.weight = Parameter((normalized_shape,), _constant((normalized_shape,), 1.0))
+        self.eps = float(eps)
+
+    def forward(self, x):
+        trace = current_trace("RMSNorm")
+        return trace.add1("rms_norm", [x, trace.parameter(self.weight)], {"epsilon": self.eps})
+
+
+class RotaryEmbedding(Module):
+    """Rotary positions for q or k [batch, seq, heads * head_dim] (functional.rotary); no
+    parameters."""
+
+    def __init__(self, head_dim, theta=10000.0):
+        super().__init__()
+        _check_positive("RotaryEmbedding", head_dim=head_dim)
+        if head_dim % 2:
+            raise _C.InvalidArgumentError(f"RotaryEmbedding: head_dim must be even, got {head_dim}")
+        self.head_dim = head_dim
+        self.theta = float(theta)
+
+    def forward(self, x):
+        return current_trace("RotaryEmbedding").add1(
+            "rotary", [x], {"head_dim": self.head_dim, "theta": self.theta})
+
+
 class ReLU(Module):
     def forward(self, x):
         return current_trace("ReLU").add1("relu", [x])
