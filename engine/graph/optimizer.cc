@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "engine/core/error.h"
+#include "engine/core/lr_decay.h"
 
 namespace twinflow::graph {
 namespace {
@@ -33,6 +34,33 @@ void CheckRange(const std::string& field, double value, double lo, double hi, bo
   if (value < lo || value > hi || (hi_open && value == hi)) {
     throw InvalidArgumentError("optimizer field '" + field + "' = " + std::to_string(value) +
                                " is out of range");
+  }
+}
+
+// A schedule field (warmup, decay_steps, min_lr) into config.schedule; false for other names.
+bool ParseScheduleField(const std::string& name, double value, OptimizerConfig& config) {
+  if (name != "warmup" && name != "decay_steps" && name != "min_lr") return false;
+  CheckRange(name, value, 0, name == "min_lr" ? HUGE_VAL : 1e15, false);
+  if (name != "min_lr" && value != std::floor(value)) {
+    throw InvalidArgumentError("optimizer field '" + name + "' must be an integer");
+  }
+  LrSchedule& schedule = *(config.schedule = config.schedule.value_or(LrSchedule{}));
+  if (name == "warmup") schedule.warmup = static_cast<int64_t>(value);
+  if (name == "decay_steps") schedule.decay_steps = static_cast<int64_t>(value);
+  if (name == "min_lr") schedule.min_lr = value;
+  return true;
+}
+
+void CheckSchedule(const OptimizerConfig& config) {
+  if (!config.schedule) return;
+  if (config.schedule->min_lr > config.learning_rate) {
+    throw InvalidArgumentError("optimizer field 'min_lr' exceeds lr");
+  }
+  if (config.schedule->decay != LrDecay::kConstant &&
+      config.schedule->decay_steps <= config.schedule->warmup) {
+    throw InvalidArgumentError(
+        std::string("optimizer field 'decay_steps' must exceed warmup for ") +
+        "schedule=" + LrDecayName(config.schedule->decay));
   }
 }
 
@@ -70,10 +98,16 @@ OptimizerConfig ParseOptimizer(const std::string& text) {
       throw InvalidArgumentError("optimizer field '" + item + "' is not of the form name=value");
     }
     const std::string name = Trim(item.substr(0, eq));
-    const double value = ParseNumber(name, Trim(item.substr(eq + 1)));
     if (!seen.insert(name).second) {
       throw InvalidArgumentError("optimizer field '" + name + "' is given twice");
     }
+    if (name == "schedule") {
+      config.schedule = config.schedule.value_or(LrSchedule{});
+      config.schedule->decay = ParseLrDecay(Trim(item.substr(eq + 1)));
+      continue;
+    }
+    const double value = ParseNumber(name, Trim(item.substr(eq + 1)));
+    if (ParseScheduleField(name, value, config)) continue;
     if (name == "clip_grad") {
       CheckRange(name, value, 0, HUGE_VAL, false);
       config.clip_grad = value;
@@ -105,6 +139,7 @@ OptimizerConfig ParseOptimizer(const std::string& text) {
       throw InvalidArgumentError("optimizer field '" + name + "' is not known to " + kind);
     }
   }
+  CheckSchedule(config);
   return config;
 }
 
@@ -128,6 +163,12 @@ std::string OptimizerText(const OptimizerConfig& config) {
   }
   if (config.loss_scale_window != defaults.loss_scale_window) {
     control += ",loss_scale_window=" + std::to_string(config.loss_scale_window);
+  }
+  if (config.schedule) {
+    control += std::string(",schedule=") + LrDecayName(config.schedule->decay) +
+               ",warmup=" + std::to_string(config.schedule->warmup) +
+               ",decay_steps=" + std::to_string(config.schedule->decay_steps) + "," +
+               shortest("min_lr", config.schedule->min_lr);
   }
   if (config.kind == OptimizerConfig::Kind::kSgd) {
     return "sgd:" + shortest("lr", config.learning_rate) + "," +
@@ -204,10 +245,38 @@ std::optional<TensorId> AddGradientFactor(GraphBuilder& builder, const Optimizer
   return factor;
 }
 
+// The step's learning rate (lr_schedule), or nullopt without a schedule: at the first
+// variable's site, from the variables "learning_rate" and "lr_step"; the counter advances once
+// a step, but not on a step the factor skips (as Adam's).
+std::optional<TensorId> AddLearningRate(GraphBuilder& builder, const OptimizerConfig& config,
+                                        const std::map<TensorId, TensorId>& gradients,
+                                        std::optional<TensorId> factor) {
+  if (!config.schedule || gradients.empty()) return std::nullopt;
+  builder.PlaceLike(ProducerOf(builder, gradients.begin()->first));
+  const TensorId base =
+      builder.Variable("learning_rate", Shape{}, DType::kF32,
+                       Attrs{{"init", std::string("constant")}, {"value", config.learning_rate}});
+  const TensorId step =
+      builder.Variable("lr_step", Shape{}, DType::kF32, Attrs{{"init", std::string("zeros")}});
+  const LrSchedule& s = *config.schedule;
+  const TensorId lr = builder.Add1("lr_schedule", {step, base},
+                                   Attrs{{"decay", std::string(LrDecayName(s.decay))},
+                                         {"warmup", static_cast<double>(s.warmup)},
+                                         {"decay_steps", static_cast<double>(s.decay_steps)},
+                                         {"min_lr", s.min_lr}},
+                                   "lr_schedule");
+  std::vector<TensorId> counter = {step};
+  if (factor) counter.push_back(*factor);
+  builder.Add("assign", {step, builder.Add1("step_increment", counter, {}, "lr_step_next")}, {},
+              "lr_step/assign");
+  return lr;
+}
+
 // The update of one variable and the assigns of its new value and state, at the variable's
-// site; `factor` (if any) is the last input of every update op and of the step counter's.
+// site; `lr` (if any) follows the tensors of every update op, and `factor` (if any) is the last
+// input of every update op and of the step counter's.
 void AddUpdate(GraphBuilder& builder, const OptimizerConfig& config, TensorId var, TensorId grad,
-               std::optional<TensorId> factor) {
+               std::optional<TensorId> lr, std::optional<TensorId> factor) {
   const OpNode var_op = ProducerOf(builder, var);
   const TensorMeta meta = builder.meta(var);
   const std::optional<TensorPin> pin = builder.graph().tensor(var).pin;
@@ -227,16 +296,21 @@ void AddUpdate(GraphBuilder& builder, const OptimizerConfig& config, TensorId va
     if (factor) inputs.push_back(*factor);
     return inputs;
   };
+  const auto with_scalars = [&](std::vector<TensorId> inputs) {
+    if (lr) inputs.push_back(*lr);
+    return with_factor(std::move(inputs));
+  };
   const bool adam = config.kind != OptimizerConfig::Kind::kSgd;
   Attrs attrs{{"lr", config.learning_rate}, {"weight_decay", config.weight_decay}};
+  if (lr) attrs.Set("lr_input", true);
   if (!adam && config.momentum == 0) {
-    assign(var, builder.Add1("sgd_update", with_factor({var, grad}), attrs, name + "/sgd_update"),
+    assign(var, builder.Add1("sgd_update", with_scalars({var, grad}), attrs, name + "/sgd_update"),
            "/assign");
   } else if (!adam) {
     const TensorId buf = state("/momentum", meta.shape, meta.dtype, true);
     attrs.Set("momentum", config.momentum);
     const std::vector<TensorId> out = builder.Add(
-        "sgd_momentum_update", with_factor({var, grad, buf}), attrs, name + "/sgd_update");
+        "sgd_momentum_update", with_scalars({var, grad, buf}), attrs, name + "/sgd_update");
     assign(var, out[0], "/assign");
     assign(buf, out[1], "/momentum_assign");
   } else {
@@ -248,7 +322,7 @@ void AddUpdate(GraphBuilder& builder, const OptimizerConfig& config, TensorId va
     attrs.Set("epsilon", config.epsilon);
     attrs.Set("decoupled", config.kind == OptimizerConfig::Kind::kAdamW);
     const std::vector<TensorId> out = builder.Add(
-        "adam_update", with_factor({var, grad, m, v, step}), attrs, name + "/adam_update");
+        "adam_update", with_scalars({var, grad, m, v, step}), attrs, name + "/adam_update");
     const TensorId next_step =
         builder.Add1("step_increment", with_factor({step}), {}, name + "/adam_step_next");
     assign(var, out[0], "/assign");
@@ -268,7 +342,8 @@ void AddOptimizer(GraphBuilder& builder, const OptimizerConfig& config,
   try {
     const std::optional<TensorId> factor =
         AddGradientFactor(builder, config, gradients, loss_scale);
-    for (const auto& [var, grad] : gradients) AddUpdate(builder, config, var, grad, factor);
+    const std::optional<TensorId> lr = AddLearningRate(builder, config, gradients, factor);
+    for (const auto& [var, grad] : gradients) AddUpdate(builder, config, var, grad, lr, factor);
   } catch (...) {
     builder.SetSite(saved);
     throw;

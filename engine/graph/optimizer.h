@@ -7,9 +7,19 @@
 #include <optional>
 #include <string>
 
+#include "engine/core/lr_schedule.h"
 #include "engine/graph/graph_builder.h"
 
 namespace twinflow::graph {
+
+// A learning-rate schedule (engine/core/lr_schedule.h): Megatron's --lr-warmup-iters,
+// --lr-decay-style, --lr-decay-iters and --min-lr.
+struct LrSchedule {
+  LrDecay decay = LrDecay::kConstant;
+  int64_t warmup = 0;
+  int64_t decay_steps = 0;  // the step the decay ends at (counted from 0, warmup included)
+  double min_lr = 0;
+};
 
 struct OptimizerConfig {
   enum class Kind { kSgd, kAdam, kAdamW };
@@ -27,11 +37,16 @@ struct OptimizerConfig {
   // good steps after which it doubles. An overflow halves it and skips the step.
   double loss_scale = 65536.0;
   int64_t loss_scale_window = 1000;
+  // Set: the learning rate is a graph tensor, lr_schedule of a step counter and of the
+  // variable "learning_rate" (initialised to learning_rate, which a front end may overwrite
+  // between steps); every update reads it as an input. Unset: the constant attr lr.
+  std::optional<LrSchedule> schedule;
 };
 
 // Parses "sgd", "sgd:lr=0.1,momentum=0.9", "adam:lr=1e-3", "adamw:lr=1e-3,weight_decay=0.01";
-// every kind also takes clip_grad, loss_scale and loss_scale_window. Throws
-// InvalidArgumentError naming the bad field.
+// every kind also takes clip_grad, loss_scale and loss_scale_window, and the schedule's
+// schedule=constant|linear|cosine, warmup, decay_steps and min_lr (any of them sets a schedule;
+// a decay needs decay_steps beyond warmup). Throws InvalidArgumentError naming the bad field.
 OptimizerConfig ParseOptimizer(const std::string& text);
 
 // The text ParseOptimizer reads back into `config`, every field given, e.g.
@@ -39,7 +54,8 @@ OptimizerConfig ParseOptimizer(const std::string& text);
 // print as the optimizer they used.
 std::string OptimizerText(const OptimizerConfig& config);
 
-// Appends update and assign ops for every (variable, gradient) pair, in variable id order.
+// Appends update and assign ops for every (variable, gradient) pair, in variable id order;
+// with config.schedule first the learning rate (variables "learning_rate" and "lr_step").
 // `loss_scale`: the variable (f32[]) the loss was multiplied by before the backward pass
 // (dynamic loss scaling), or nullopt. With it or config.clip_grad, every update also reads one
 // gradient factor of the step (grad_factor: unscale, clip, or skip the step on an overflow),

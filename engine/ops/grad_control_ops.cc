@@ -14,9 +14,15 @@
 //                                              finite): scale halves (not below min_scale), good
 //                                              restarts at 0; else good + 1, and after `window`
 //                                              good steps in a row the scale doubles.
+//   lr_schedule(step, base_lr) -> f32[]        attrs decay (constant, linear, cosine), warmup,
+//                                              decay_steps, min_lr: the step's learning rate
+//                                              (engine/core/lr_schedule.h), which every update
+//                                              then reads as an input (attr lr_input).
 #include <string>
 #include <vector>
 
+#include "engine/core/error.h"
+#include "engine/core/lr_decay.h"
 #include "engine/ops/op_families.h"
 #include "engine/ops/op_helpers.h"
 
@@ -92,12 +98,37 @@ OpDef LossScaleUpdate() {
   return def;
 }
 
+OpDef LrSchedule() {
+  OpDef def;
+  def.type = "lr_schedule";
+  def.min_inputs = 2;
+  def.max_inputs = 2;
+  def.infer = [](const OpContext& ctx) {
+    CheckF32Scalar(ctx, 0, "step");
+    CheckF32Scalar(ctx, 1, "base_lr");
+    const LrDecay decay = LrDecayAttr(ctx.attrs);
+    const double warmup = ctx.attrs.GetDouble("warmup", 0);
+    const double decay_steps = ctx.attrs.GetDouble("decay_steps", 0);
+    if (!(warmup >= 0) || !(ctx.attrs.GetDouble("min_lr", 0) >= 0)) {
+      ThrowInvalid(ctx, "attributes 'warmup' and 'min_lr' must be >= 0");
+    }
+    if (decay != LrDecay::kConstant && !(decay_steps > warmup)) {
+      ThrowInvalid(ctx, "attribute 'decay_steps' must exceed 'warmup' for a decay");
+    }
+    return std::vector<TensorMeta>{Scalar()};
+  };
+  def.signatures = [](const OpContext& ctx, int64_t) { return AllBroadcast(ctx, 1); };
+  def.cost = [](const OpContext& ctx) { return ElementwiseCost(ctx, {Scalar()}, 8); };
+  return def;
+}
+
 }  // namespace
 
 void RegisterGradControlOps(graph::OpRegistry& registry) {
   registry.Register(SumSquares());
   registry.Register(GradFactor());
   registry.Register(LossScaleUpdate());
+  registry.Register(LrSchedule());
 }
 
 }  // namespace twinflow::ops

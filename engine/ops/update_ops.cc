@@ -6,6 +6,8 @@
 //                                                          weight_decay, decoupled
 //   step_increment(step) -> step + 1
 // (A separate momentum op type because an OpDef has a fixed number of outputs.)
+// With attr lr_input an update reads its learning rate (f32[], lr_schedule in
+// grad_control_ops.cc) as the input after the tensors instead of attr lr (kept as the base).
 // Each takes an optional last input, `factor` (f32[], grad_factor in grad_control_ops.cc): the
 // gradient is multiplied by it, and where it is not finite the update is skipped (outputs equal
 // the inputs, the step counter stays), as a loss scaler skips a step that overflowed.
@@ -39,13 +41,16 @@ std::vector<TensorMeta> InferElementwiseUpdate(const OpContext& ctx, int tensors
   return std::vector<TensorMeta>(outputs, ctx.inputs[0]);
 }
 
-// `count` inputs, or count + 1 with the gradient factor last.
+// `count` inputs, then the learning rate with attr lr_input, then optionally the gradient
+// factor.
 void CheckInputsAndFactor(const OpContext& ctx, int count) {
-  if (ctx.inputs.size() == static_cast<size_t>(count + 1)) {
-    CheckF32Scalar(ctx, count, "the gradient factor");
+  const int lr = ctx.attrs.GetBool("lr_input", false) ? 1 : 0;
+  if (ctx.inputs.size() == static_cast<size_t>(count + lr + 1)) {
+    CheckF32Scalar(ctx, count + lr, "the gradient factor");
   } else {
-    CheckInputCount(ctx, count);
+    CheckInputCount(ctx, count + lr);
   }
+  if (lr) CheckF32Scalar(ctx, count, "the learning rate");
 }
 
 std::vector<TensorMeta> InferSgd(const OpContext& ctx) {
@@ -100,7 +105,7 @@ OpDef UpdateDef(const std::string& type, int inputs, int tensors, int outputs,
   OpDef def{
       type,
       inputs,
-      inputs + 1,  // the gradient factor
+      inputs + 2,  // the learning rate, the gradient factor
       outputs,
       infer,
       [tensors, outputs](const OpContext& ctx, int64_t) {

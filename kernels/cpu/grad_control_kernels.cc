@@ -1,8 +1,10 @@
-// CPU kernels of gradient clipping and loss scaling (engine/ops/grad_control_ops.cc).
+// CPU kernels of gradient clipping, loss scaling and the learning-rate schedule
+// (engine/ops/grad_control_ops.cc).
 #include <algorithm>
 #include <cmath>
 #include <limits>
 
+#include "engine/core/lr_decay.h"
 #include "kernels/cpu/kernel_families.h"
 #include "kernels/cpu/kernel_helpers.h"
 
@@ -53,12 +55,23 @@ void LossScaleUpdate(const KernelContext& ctx) {
   ctx.outputs[1]->SetDouble(0, next_good);
 }
 
+void LrSchedule(const KernelContext& ctx) {
+  CheckArity(ctx, 2, 1, "lr_schedule");
+  const double step = ScalarValue(*ctx.inputs[0], "lr_schedule", "step");
+  const double base = ScalarValue(*ctx.inputs[1], "lr_schedule", "base_lr");
+  ctx.outputs[0]->SetDouble(
+      0, ScheduledLearningRate(base, step, LrDecayAttr(ctx.attrs), ctx.attrs.GetDouble("warmup", 0),
+                               ctx.attrs.GetDouble("decay_steps", 0),
+                               ctx.attrs.GetDouble("min_lr", 0)));
+}
+
 }  // namespace
 
 void RegisterGradControlKernels(KernelRegistry& registry) {
   RegisterCpu(registry, "sum_squares", {DType::kF32}, SumSquares);
   RegisterCpu(registry, "grad_factor", {DType::kF32}, GradFactor);
   RegisterCpu(registry, "loss_scale_update", {DType::kF32}, LossScaleUpdate);
+  RegisterCpu(registry, "lr_schedule", {DType::kF32}, LrSchedule);
 }
 
 }  // namespace twinflow::kernels

@@ -21,13 +21,23 @@ void CheckLike(const KernelContext& ctx, int inputs, const std::string& op) {
   }
 }
 
-// With `count` inputs and one more, the gradient factor (update_ops.cc): its value, or, when it
-// is not finite, nullopt after copying inputs `kept` to the outputs in order (the step is
-// skipped). 1 without the factor input.
+// 1 when the learning rate is an input (attr lr_input), after the `count` tensors.
+int LrInputs(const KernelContext& ctx) { return ctx.attrs.GetBool("lr_input", false) ? 1 : 0; }
+
+// The learning rate: input `count` with attr lr_input, else attr lr.
+double LearningRate(const KernelContext& ctx, int count, const std::string& op) {
+  return LrInputs(ctx) ? ScalarValue(*ctx.inputs[count], op, "the learning rate")
+                       : ctx.attrs.GetDouble("lr");
+}
+
+// With the gradient factor (update_ops.cc) after the `count` tensors and the learning rate: its
+// value, or, when it is not finite, nullopt after copying inputs `kept` to the outputs in order
+// (the step is skipped). 1 without the factor input.
 std::optional<double> FactorOrSkip(const KernelContext& ctx, int count, const std::string& op,
                                    std::initializer_list<int> kept) {
-  if (ctx.inputs.size() != static_cast<size_t>(count + 1)) return 1.0;
-  const double factor = ScalarValue(*ctx.inputs[count], op, "the gradient factor");
+  const int at = count + LrInputs(ctx);
+  if (ctx.inputs.size() != static_cast<size_t>(at + 1)) return 1.0;
+  const double factor = ScalarValue(*ctx.inputs[at], op, "the gradient factor");
   if (std::isfinite(factor)) return factor;
   size_t o = 0;
   for (int i : kept) {
@@ -40,7 +50,8 @@ std::optional<double> FactorOrSkip(const KernelContext& ctx, int count, const st
 }
 
 int Arity(const KernelContext& ctx, int count) {
-  return ctx.inputs.size() == static_cast<size_t>(count + 1) ? count + 1 : count;
+  const int base = count + LrInputs(ctx);
+  return ctx.inputs.size() == static_cast<size_t>(base + 1) ? base + 1 : base;
 }
 
 void SgdUpdate(const KernelContext& ctx) {
@@ -49,7 +60,7 @@ void SgdUpdate(const KernelContext& ctx) {
   const std::optional<double> factor = FactorOrSkip(ctx, 2, "sgd_update", {0});
   if (!factor) return;
   const float scale = static_cast<float>(*factor);
-  const float lr = static_cast<float>(ctx.attrs.GetDouble("lr"));
+  const float lr = static_cast<float>(LearningRate(ctx, 2, "sgd_update"));
   const float wd = static_cast<float>(ctx.attrs.GetDouble("weight_decay", 0));
   const float* p = ctx.inputs[0]->data<float>();
   const float* g = ctx.inputs[1]->data<float>();
@@ -64,7 +75,7 @@ void SgdMomentumUpdate(const KernelContext& ctx) {
   const std::optional<double> factor = FactorOrSkip(ctx, 3, "sgd_momentum_update", {0, 2});
   if (!factor) return;
   const float scale = static_cast<float>(*factor);
-  const float lr = static_cast<float>(ctx.attrs.GetDouble("lr"));
+  const float lr = static_cast<float>(LearningRate(ctx, 3, "sgd_momentum_update"));
   const float mu = static_cast<float>(ctx.attrs.GetDouble("momentum", 0));
   const float wd = static_cast<float>(ctx.attrs.GetDouble("weight_decay", 0));
   const float* p = ctx.inputs[0]->data<float>();
@@ -85,7 +96,7 @@ void AdamUpdate(const KernelContext& ctx) {
   const double t = ScalarValue(*ctx.inputs[4], "adam_update", "step counter") + 1;
   const std::optional<double> factor = FactorOrSkip(ctx, 5, "adam_update", {0, 2, 3});
   if (!factor) return;
-  const double lr = ctx.attrs.GetDouble("lr");
+  const double lr = LearningRate(ctx, 5, "adam_update");
   const double b1 = ctx.attrs.GetDouble("beta1", 0.9);
   const double b2 = ctx.attrs.GetDouble("beta2", 0.999);
   const double eps = ctx.attrs.GetDouble("epsilon", 1e-8);

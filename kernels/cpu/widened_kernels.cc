@@ -16,8 +16,8 @@ namespace {
 // Ops that stay f32 only: optimizer updates and variables hold the fp32 master weights and
 // state of mixed-precision training, and the gradient statistics read the fp32 gradients.
 const std::set<std::string> kF32Only = {
-    "sgd_update", "sgd_momentum_update", "adam_update", "step_increment",
-    "variable",   "sum_squares",         "grad_factor", "loss_scale_update"};
+    "sgd_update",  "sgd_momentum_update", "adam_update",       "step_increment", "variable",
+    "sum_squares", "grad_factor",         "loss_scale_update", "lr_schedule"};
 
 Tensor Widen(const Tensor& narrow) {
   Tensor wide(narrow.shape(), DType::kF32);

@@ -1,5 +1,7 @@
-// Host side of the CUDA gradient clipping and loss scaling kernels: sum_squares, grad_factor
-// and loss_scale_update (engine/ops/grad_control_ops.cc), on f32 scalars in device memory.
+// Host side of the CUDA gradient clipping, loss scaling and learning-rate kernels: sum_squares,
+// grad_factor, loss_scale_update and lr_schedule (engine/ops/grad_control_ops.cc), on f32
+// scalars in device memory.
+#include "engine/core/lr_decay.h"
 #include "kernels/cuda/cuda_kernel_families.h"
 #include "kernels/cuda/grad_control_launch.h"
 #include "kernels/cuda/host_helpers.h"
@@ -33,12 +35,23 @@ void LossScaleUpdate(const KernelContext& ctx) {
       ctx.outputs[1]->data<float>(), Env(ctx, op).stream);
 }
 
+void LrSchedule(const KernelContext& ctx) {
+  const char* op = "lr_schedule";
+  CheckArity(ctx, 2, 1, op);
+  LaunchLrSchedule(
+      F32ScalarOn(*ctx.inputs[0], op, "step"), F32ScalarOn(*ctx.inputs[1], op, "base_lr"),
+      LrScheduleArgs{static_cast<int>(LrDecayAttr(ctx.attrs)), ctx.attrs.GetDouble("warmup", 0),
+                     ctx.attrs.GetDouble("decay_steps", 0), ctx.attrs.GetDouble("min_lr", 0)},
+      ctx.outputs[0]->data<float>(), Env(ctx, op).stream);
+}
+
 }  // namespace
 
 void RegisterGradControlCudaKernels(KernelRegistry& registry) {
   RegisterCuda(registry, "sum_squares", {DType::kF32}, SumSquares);
   RegisterCuda(registry, "grad_factor", {DType::kF32}, GradFactor);
   RegisterCuda(registry, "loss_scale_update", {DType::kF32}, LossScaleUpdate);
+  RegisterCuda(registry, "lr_schedule", {DType::kF32}, LrSchedule);
 }
 
 }  // namespace twinflow::kernels::cuda

@@ -1,5 +1,7 @@
-// Device code of gradient clipping and loss scaling. The sum of squares is one block: a
-// gradient is read once a step, and one block's fixed tree keeps the sum deterministic.
+// Device code of gradient clipping, loss scaling and the learning-rate schedule. The sum of
+// squares is one block: a gradient is read once a step, and one block's fixed tree keeps the
+// sum deterministic.
+#include "engine/core/lr_schedule.h"
 #include "kernels/cuda/device_common.cuh"
 #include "kernels/cuda/grad_control_launch.h"
 
@@ -41,7 +43,19 @@ __global__ void LossScaleUpdateKernel(const float* scale, const float* good, con
   good_out[0] = static_cast<float>(next_good);
 }
 
+__global__ void LrScheduleKernel(const float* step, const float* base_lr, LrScheduleArgs a,
+                                 float* out) {
+  out[0] = static_cast<float>(ScheduledLearningRate(
+      base_lr[0], step[0], static_cast<LrDecay>(a.decay), a.warmup, a.decay_steps, a.min_lr));
+}
+
 }  // namespace
+
+void LaunchLrSchedule(const float* step, const float* base_lr, const LrScheduleArgs& args,
+                      float* out, cudaStream_t stream) {
+  LrScheduleKernel<<<1, 1, 0, stream>>>(step, base_lr, args, out);
+  TF_CUDA_CHECK_LAUNCH("LrScheduleKernel");
+}
 
 void LaunchSumSquares(const float* g, int64_t n, float* out, cudaStream_t stream) {
   SumSquaresKernel<<<1, kThreads, 0, stream>>>(g, n, out);

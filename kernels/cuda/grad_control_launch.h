@@ -19,4 +19,13 @@ void LaunchLossScaleUpdate(const float* scale, const float* good, const float* n
                            int64_t window, double min_scale, float* scale_out, float* good_out,
                            cudaStream_t stream);
 
+// A schedule's attrs; decay is an LrDecay (engine/core/lr_schedule.h) as int.
+struct LrScheduleArgs {
+  int decay = 0;
+  double warmup = 0, decay_steps = 0, min_lr = 0;
+};
+// out = ScheduledLearningRate(base_lr, step, ...), one thread.
+void LaunchLrSchedule(const float* step, const float* base_lr, const LrScheduleArgs& args,
+                      float* out, cudaStream_t stream);
+
 }  // namespace twinflow::kernels::cuda

@@ -20,18 +20,25 @@ void CheckLike(const KernelContext& ctx, int inputs, const std::string& op) {
   }
 }
 
-// Checks the arity (`count` inputs, or one more: the gradient factor, and `outputs`); returns
-// the factor's device address (null without it) after checking its shape and dtype.
+// 1 when the learning rate is an input (attr lr_input), after the `count` tensors.
+int LrInputs(const KernelContext& ctx) { return ctx.attrs.GetBool("lr_input", false) ? 1 : 0; }
+
+// Checks the arity (`count` tensors, the learning rate with attr lr_input, and optionally the
+// gradient factor; `outputs`); returns the factor's device address (null without it) after
+// checking its shape and dtype.
 const float* FactorOf(const KernelContext& ctx, int count, int outputs, const std::string& op) {
-  CheckArity(ctx, ctx.inputs.size() == static_cast<size_t>(count + 1) ? count + 1 : count, outputs,
+  const int base = count + LrInputs(ctx);
+  CheckArity(ctx, ctx.inputs.size() == static_cast<size_t>(base + 1) ? base + 1 : base, outputs,
              op);
-  if (ctx.inputs.size() == static_cast<size_t>(count)) return nullptr;
-  return F32ScalarOn(*ctx.inputs[count], op, "the gradient factor");
+  if (ctx.inputs.size() == static_cast<size_t>(base)) return nullptr;
+  return F32ScalarOn(*ctx.inputs[base], op, "the gradient factor");
 }
 
-UpdateAttrs AttrsOf(const KernelContext& ctx) {
+// The attrs, and the learning rate's device address when it is input `count`.
+UpdateAttrs AttrsOf(const KernelContext& ctx, int count, const std::string& op) {
   UpdateAttrs a;
   a.lr = ctx.attrs.GetDouble("lr");
+  if (LrInputs(ctx)) a.lr_on_device = F32ScalarOn(*ctx.inputs[count], op, "the learning rate");
   a.weight_decay = ctx.attrs.GetDouble("weight_decay", 0);
   a.momentum = ctx.attrs.GetDouble("momentum", 0);
   a.beta1 = ctx.attrs.GetDouble("beta1", 0.9);
@@ -46,7 +53,7 @@ void Sgd(const KernelContext& ctx) {
   CheckLike(ctx, 2, "sgd_update");
   const Tensor& p = *ctx.inputs[0];
   LaunchSgd(p.dtype(), p.raw(), ctx.inputs[1]->raw(), ctx.outputs[0]->raw(), p.numel(),
-            AttrsOf(ctx), factor, Env(ctx, "sgd_update").stream);
+            AttrsOf(ctx, 2, "sgd_update"), factor, Env(ctx, "sgd_update").stream);
 }
 
 void SgdMomentum(const KernelContext& ctx) {
@@ -55,8 +62,8 @@ void SgdMomentum(const KernelContext& ctx) {
   CheckLike(ctx, 3, op);
   const Tensor& p = *ctx.inputs[0];
   LaunchSgdMomentum(p.dtype(), p.raw(), ctx.inputs[1]->raw(), ctx.inputs[2]->raw(),
-                    ctx.outputs[0]->raw(), ctx.outputs[1]->raw(), p.numel(), AttrsOf(ctx), factor,
-                    Env(ctx, op).stream);
+                    ctx.outputs[0]->raw(), ctx.outputs[1]->raw(), p.numel(), AttrsOf(ctx, 3, op),
+                    factor, Env(ctx, op).stream);
 }
 
 void Adam(const KernelContext& ctx) {
@@ -70,7 +77,7 @@ void Adam(const KernelContext& ctx) {
   const Tensor& p = *ctx.inputs[0];
   LaunchAdam(p.dtype(), p.raw(), ctx.inputs[1]->raw(), ctx.inputs[2]->raw(), ctx.inputs[3]->raw(),
              step.raw(), step.dtype(), ctx.outputs[0]->raw(), ctx.outputs[1]->raw(),
-             ctx.outputs[2]->raw(), p.numel(), AttrsOf(ctx), factor, Env(ctx, op).stream);
+             ctx.outputs[2]->raw(), p.numel(), AttrsOf(ctx, 5, op), factor, Env(ctx, op).stream);
 }
 
 void StepIncrement(const KernelContext& ctx) {

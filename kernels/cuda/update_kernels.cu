@@ -7,11 +7,16 @@ namespace {
 
 // The gradient factor: 1 without one (null); not finite when the step is skipped.
 __device__ __forceinline__ float FactorOf(const float* factor) { return factor ? *factor : 1.0f; }
+// The learning rate: the device input when there is one, else the attr.
+__device__ __forceinline__ double RateOf(const float* on_device, double lr) {
+  return on_device ? *on_device : lr;
+}
 
 template <typename T>
-__global__ void SgdKernel(const T* p, const T* g, T* p_out, int64_t n, float lr, float wd,
-                          const float* factor) {
+__global__ void SgdKernel(const T* p, const T* g, T* p_out, int64_t n, const float* lr_on_device,
+                          float attr_lr, float wd, const float* factor) {
   const float f = FactorOf(factor);
+  const float lr = static_cast<float>(RateOf(lr_on_device, attr_lr));
   TF_GRID_LOOP(i, n) {
     if (!isfinite(f)) {
       p_out[i] = p[i];
@@ -24,8 +29,10 @@ __global__ void SgdKernel(const T* p, const T* g, T* p_out, int64_t n, float lr,
 
 template <typename T>
 __global__ void SgdMomentumKernel(const T* p, const T* g, const T* buf, T* p_out, T* buf_out,
-                                  int64_t n, float lr, float mu, float wd, const float* factor) {
+                                  int64_t n, const float* lr_on_device, float attr_lr, float mu,
+                                  float wd, const float* factor) {
   const float f = FactorOf(factor);
+  const float lr = static_cast<float>(RateOf(lr_on_device, attr_lr));
   TF_GRID_LOOP(i, n) {
     if (!isfinite(f)) {
       p_out[i] = p[i];
@@ -46,6 +53,7 @@ __global__ void AdamKernel(const T* p, const T* g, const T* m, const T* v, const
   const double t = LoadDouble(step, step_dtype, 0) + 1;
   const double c1 = 1 - pow(a.beta1, t), c2 = 1 - pow(a.beta2, t);
   const double f = FactorOf(factor);
+  const double lr = RateOf(a.lr_on_device, a.lr);
   TF_GRID_LOOP(i, n) {
     if (!isfinite(f)) {
       p_out[i] = p[i];
@@ -59,7 +67,7 @@ __global__ void AdamKernel(const T* p, const T* g, const T* m, const T* v, const
     const double v_new = a.beta2 * LoadAs<double>(v, i) + (1 - a.beta2) * grad * grad;
     double update = (m_new / c1) / (sqrt(v_new / c2) + a.epsilon);
     if (a.decoupled) update += a.weight_decay * pv;
-    StoreAs(p_out, i, pv - a.lr * update);
+    StoreAs(p_out, i, pv - lr * update);
     StoreAs(m_out, i, m_new);
     StoreAs(v_out, i, v_new);
   }
@@ -96,7 +104,7 @@ void LaunchSgd(DType dtype, const void* p, const void* g, void* p_out, int64_t n
   if (n == 0) return;
   TF_FOR_FLOAT(dtype, T,
                (SgdKernel<T><<<BlocksFor(n), kThreads, 0, stream>>>(
-                   In<T>(p), In<T>(g), Out<T>(p_out), n, static_cast<float>(a.lr),
+                   In<T>(p), In<T>(g), Out<T>(p_out), n, a.lr_on_device, static_cast<float>(a.lr),
                    static_cast<float>(a.weight_decay), factor)));
   TF_CUDA_CHECK_LAUNCH("SgdKernel");
 }
@@ -108,7 +116,7 @@ void LaunchSgdMomentum(DType dtype, const void* p, const void* g, const void* bu
   TF_FOR_FLOAT(dtype, T,
                (SgdMomentumKernel<T><<<BlocksFor(n), kThreads, 0, stream>>>(
                    In<T>(p), In<T>(g), In<T>(buf), Out<T>(p_out), Out<T>(buf_out), n,
-                   static_cast<float>(a.lr), static_cast<float>(a.momentum),
+                   a.lr_on_device, static_cast<float>(a.lr), static_cast<float>(a.momentum),
                    static_cast<float>(a.weight_decay), factor)));
   TF_CUDA_CHECK_LAUNCH("SgdMomentumKernel");
 }

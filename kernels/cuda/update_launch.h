@@ -14,6 +14,8 @@ namespace twinflow::kernels::cuda {
 
 struct UpdateAttrs {
   double lr = 0;
+  // The learning-rate input (attr lr_input), read on the device in place of lr; null: lr.
+  const float* lr_on_device = nullptr;
   double weight_decay = 0;
   double momentum = 0;  // sgd_momentum_update
   double beta1 = 0.9;   // adam_update from here

@@ -307,6 +307,9 @@ void BindGraph(py::module_& m) {
   BindModel(m);
   BindBuilder(m);
   m.def("builtin_batch", &BuiltinBatch, py::arg("name"), py::arg("config"));
+  // The optimizer text as the engine reads it back (InvalidArgumentError naming a bad field).
+  m.def("parse_optimizer",
+        [](const std::string& text) { return graph::OptimizerText(graph::ParseOptimizer(text)); });
   m.def("builtin_model", &BuiltinModel, py::arg("name"), py::arg("config"), py::arg("strategy"),
         py::arg("devices"), py::arg("optimizer") = py::none(), py::arg("seed") = 1);
   m.def("check_placement",

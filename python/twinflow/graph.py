@@ -59,6 +59,7 @@ class Graph:
         object.__setattr__(self, "_runner", None)
         object.__setattr__(self, "_loaded", {})     # Parameter -> the version the runner holds
         object.__setattr__(self, "_kept_state", {})  # optimizer state for the next runner
+        object.__setattr__(self, "_lr_held", {})  # by id(runner): the learning rate it holds
         object.__setattr__(self, "steps_done", 0)
 
     def __setattr__(self, name, value):
@@ -276,6 +277,16 @@ class Graph:
                 runner.set_variable(name, p.numpy())
                 self._loaded[p] = p._version
 
+    def _sync_learning_rate(self, runner):
+        """The optimizer's param_groups[0]["lr"] into the graph's learning_rate variable, when it
+        differs from what this runner holds (the value compiled in, or the last one sent)."""
+        lr = self._optimizer.lr
+        held = self._lr_held.get(id(runner), self._optimizer.hyper["lr"])
+        if lr != held:
+            import numpy as np
+            runner.set_variable("learning_rate", np.array(lr, dtype=np.float32))
+            self._lr_held[id(runner)] = lr
+
     def __call__(self, *batch):
         return self.step(*batch)
 
@@ -297,6 +308,8 @@ class Graph:
                   for b, spec, name in zip(batch, self._specs, self._input_names_used)]
         runner = self._get_runner()
         self._sync_parameters_in(runner)
+        if self.training:
+            self._sync_learning_rate(runner)
         fetched = runner.step(dict(zip(self._input_names_used, arrays)))
         if not self.training:
             outputs = [fetched[name] for name in self._fetch_names]

@@ -81,6 +81,10 @@ check "run llama with kv heads that do not divide the heads" 2 "not divisible by
   run --model llama --kv-heads 3 --steps 1
 check "run --strategy precision=fp8 is refused" 2 "'precision' must be fp32, bf16 or fp16, got 'fp8'" err -- \
   run "${gpt[@]}" --devices 4 --strategy dp=4,precision=fp8 --steps 1
+check "run with a cosine schedule matches the reference" 0 "schedule=cosine,warmup=2,decay_steps=6,min_lr=0.001" out -- \
+  run --model llama --devices 2 --strategy pp=2,mb=2 --optimizer adamw:lr=0.01,schedule=cosine,warmup=2,decay_steps=6,min_lr=0.001 --steps 4 --check
+check "run with an unknown schedule is refused" 2 "learning-rate schedule must be constant, linear or cosine, got 'step'" err -- \
+  run --model llama --optimizer adamw:schedule=step --steps 1
 check "run --optimizer clip_grad=-1 is refused" 2 "optimizer field 'clip_grad'" err -- \
   run "${gpt[@]}" --devices 4 --strategy dp=4 --optimizer adam:clip_grad=-1 --steps 1
 check "run --attention with an unknown kind" 2 "--attention: attention must be unfused or fused, got 'flash'" err -- \

@@ -39,6 +39,36 @@ def test_clipping_matches_one_device_and_clips():
     assert free != reference  # the threshold did clip
 
 
+def test_a_schedule_equals_setting_the_rate_each_step():
+    # The graph's cosine schedule (warmup 2, decay to step 6) against a constant schedule whose
+    # rate Python sets before every step to the same formula: the same losses.
+    def rate(step, base=0.1, warmup=2, decay_steps=6, min_lr=0.01):
+        if step < warmup:
+            return base * step / warmup
+        progress = min(1.0, (step - warmup) / (decay_steps - warmup))
+        return min_lr + (base - min_lr) * 0.5 * (1 + np.cos(np.pi * progress))
+
+    cosine = lambda p: tw.optim.SGD(p, lr=0.1, momentum=0.9, schedule="cosine", warmup=2,
+                                    decay_steps=6, min_lr=0.01)
+    scheduled, _, _ = train("dp=2,tp=2", steps=8, optimizer=cosine)
+    tw.manual_seed(0)
+    model = Mlp()
+    opt = tw.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    step = TrainStep(model, opt).compile(strategy="pp=2,mb=2")
+    by_hand = []
+    for s, (x, y) in enumerate(batches(8)):
+        opt.param_groups[0]["lr"] = rate(s)
+        by_hand.append(step(x, y))
+    np.testing.assert_allclose(by_hand, scheduled, rtol=1e-5)
+    with pytest.raises(tw.InvalidArgumentError, match="lr"):
+        opt.param_groups[0]["lr"] = -1
+        step(*batches(1)[0])
+    with pytest.raises(tw.InvalidArgumentError, match="schedule"):
+        tw.optim.AdamW(model.parameters(), schedule="step")
+    with pytest.raises(tw.InvalidArgumentError, match="decay_steps"):
+        tw.optim.AdamW(model.parameters(), schedule="cosine", warmup=10, decay_steps=5)
+
+
 def test_two_runs_are_bit_identical():
     a, _, _ = train("dp=2,tp=2", steps=3)
     b, _, _ = train("dp=2,tp=2", steps=3)

@@ -1,5 +1,6 @@
-// Random instances of gradient clipping and loss scaling: sum_squares, grad_factor and
-// loss_scale_update (engine/ops/grad_control_ops.cc). None is differentiable.
+// Random instances of gradient clipping, loss scaling and the learning-rate schedule:
+// sum_squares, grad_factor, loss_scale_update and lr_schedule (engine/ops/grad_control_ops.cc).
+// None is differentiable.
 #include <limits>
 
 #include "tests/support/case_helpers.h"
@@ -45,6 +46,23 @@ OpInstance LossScaleUpdate(Rng& rng) {
   return instance;
 }
 
+// Steps before, inside and after the warmup and the decay, for every decay.
+OpInstance LrSchedule(Rng& rng) {
+  const char* decays[] = {"constant", "linear", "cosine"};
+  const double warmup = static_cast<double>(rng.UniformInt(0, 3));
+  OpInstance instance{"lr_schedule",
+                      Attrs{{"decay", std::string(decays[rng.UniformInt(0, 2)])},
+                            {"warmup", warmup},
+                            {"decay_steps", warmup + static_cast<double>(rng.UniformInt(1, 6))},
+                            {"min_lr", rng.Uniform(0.0, 0.01)}},
+                      {F32(Shape{}), F32(Shape{})},
+                      {},
+                      {}};
+  instance.fill = {OneOf({0.0, 1.0, 2.0, 3.0, 5.0, 8.0, 20.0}), OneOf({0.1, 3e-4})};
+  instance.nan_signal_inputs = {0};  // a step count is never NaN; past the decay it is not read
+  return instance;
+}
+
 }  // namespace
 
 std::vector<OpCase> GradControlCases() {
@@ -54,7 +72,8 @@ std::vector<OpCase> GradControlCases() {
            },
            false},
           {"grad_factor", GradFactor, false},
-          {"loss_scale_update", LossScaleUpdate, false}};
+          {"loss_scale_update", LossScaleUpdate, false},
+          {"lr_schedule", LrSchedule, false}};
 }
 
 }  // namespace twinflow::testing

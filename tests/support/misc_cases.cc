@@ -49,6 +49,20 @@ OpInstance WithFactor(OpInstance instance, Rng& rng) {
   return instance;
 }
 
+// One time in two, the learning rate as an input after the tensors (attr lr_input).
+OpInstance WithLrInput(OpInstance instance, Rng& rng) {
+  if (rng.UniformInt(0, 1) == 0) return instance;
+  instance.attrs.Set("lr_input", true);
+  instance.fill.resize(instance.inputs.size());
+  instance.inputs.push_back(F32(Shape{}));
+  instance.fill.push_back([](Rng& r) {
+    Tensor t(Shape{}, DType::kF32);
+    t.SetDouble(0, r.Uniform(0.0, 0.5));
+    return t;
+  });
+  return instance;
+}
+
 // Inputs all shaped like one parameter; Adam's second moment is non-negative.
 OpInstance Update(const std::string& type, Rng& rng) {
   const TensorMeta meta = F32(RandomDims(rng, 0, 3));
@@ -77,7 +91,7 @@ OpInstance Update(const std::string& type, Rng& rng) {
       return t;
     };
   }
-  return WithFactor(std::move(instance), rng);
+  return WithFactor(WithLrInput(std::move(instance), rng), rng);
 }
 
 OpInstance StepIncrement(Rng& rng) {

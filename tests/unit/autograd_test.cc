@@ -179,13 +179,85 @@ TEST(Optimizer, ParsesAndNamesBadFields) {
                                                         {"adam:beta2=1.5", "beta2"},
                                                         {"sgd:lr", "lr"},
                                                         {"sgd:lr=0.1,lr=0.2", "lr"},
-                                                        {"sgd:lr=0.1,", "''"}}) {
+                                                        {"sgd:lr=0.1,", "''"},
+                                                        {"adamw:schedule=step", "'step'"},
+                                                        {"adamw:schedule=cosine", "decay_steps"},
+                                                        {"adamw:warmup=1.5", "warmup"},
+                                                        {"adamw:lr=1,min_lr=2", "min_lr"}}) {
     try {
       ParseOptimizer(text);
       ADD_FAILURE() << text << " parsed";
     } catch (const InvalidArgumentError& e) {
       EXPECT_NE(std::string(e.what()).find(field), std::string::npos) << e.what();
     }
+  }
+}
+
+TEST(Optimizer, SchedulesParseAndPrintBack) {
+  const OptimizerConfig plain = ParseOptimizer("adamw");
+  EXPECT_FALSE(plain.schedule.has_value());
+  const OptimizerConfig c =
+      ParseOptimizer("adamw:lr=3e-4,schedule=cosine,warmup=10,decay_steps=100,min_lr=3e-5");
+  ASSERT_TRUE(c.schedule.has_value());
+  EXPECT_EQ(c.schedule->decay, LrDecay::kCosine);
+  EXPECT_EQ(c.schedule->warmup, 10);
+  EXPECT_EQ(c.schedule->decay_steps, 100);
+  EXPECT_DOUBLE_EQ(c.schedule->min_lr, 3e-5);
+  EXPECT_EQ(OptimizerText(ParseOptimizer(OptimizerText(c))), OptimizerText(c));
+  EXPECT_NE(OptimizerText(c).find("schedule=cosine,warmup=10,decay_steps=100,min_lr=3e-05"),
+            std::string::npos)
+      << OptimizerText(c);
+  // A warmup alone is a schedule that stays constant after it.
+  EXPECT_EQ(ParseOptimizer("sgd:warmup=5").schedule->decay, LrDecay::kConstant);
+}
+
+// Megatron's shapes: linear warmup from 0, then constant, linear or cosine to min_lr.
+TEST(Optimizer, ScheduledLearningRateFollowsTheFormulas) {
+  const double base = 1.0, min = 0.1;
+  EXPECT_DOUBLE_EQ(ScheduledLearningRate(base, 0, LrDecay::kCosine, 4, 14, min), 0.0);
+  EXPECT_DOUBLE_EQ(ScheduledLearningRate(base, 2, LrDecay::kCosine, 4, 14, min), 0.5);
+  EXPECT_DOUBLE_EQ(ScheduledLearningRate(base, 4, LrDecay::kCosine, 4, 14, min), base);
+  EXPECT_NEAR(ScheduledLearningRate(base, 9, LrDecay::kCosine, 4, 14, min), (base + min) / 2,
+              1e-12);
+  EXPECT_NEAR(ScheduledLearningRate(base, 9, LrDecay::kLinear, 4, 14, min), (base + min) / 2,
+              1e-12);
+  EXPECT_DOUBLE_EQ(ScheduledLearningRate(base, 14, LrDecay::kLinear, 4, 14, min), min);
+  EXPECT_DOUBLE_EQ(ScheduledLearningRate(base, 99, LrDecay::kCosine, 4, 14, min), min);
+  EXPECT_DOUBLE_EQ(ScheduledLearningRate(base, 99, LrDecay::kConstant, 4, 0, min), base);
+  // The cosine falls slower than the line early on and faster later.
+  EXPECT_GT(ScheduledLearningRate(base, 6, LrDecay::kCosine, 4, 14, min),
+            ScheduledLearningRate(base, 6, LrDecay::kLinear, 4, 14, min));
+}
+
+// The learning rate as a graph tensor changes nothing by itself: a constant schedule gives the
+// weights the attr gives, step for step (to the f32 rounding of the rate, which the attr keeps
+// in double for Adam); a warmup's first step (rate 0) leaves them as they were.
+TEST(Optimizer, AScheduledRateMatchesTheAttrAndWarmsUp) {
+  const auto train = [](const std::string& spec, int steps) {
+    GraphBuilder b(BuiltinRegistry(), Cpu0());
+    const TensorId x = b.Input("x", Shape{2, 3});
+    const TensorId w = b.Variable("w", Shape{3, 1}, DType::kF32, Normal(3));
+    const TensorId y = b.Add1("matmul", {x, w});
+    const TensorId loss = b.Add1("reduce_sum", {b.Add1("mul", {y, y})}, {}, "loss");
+    AddOptimizer(b, ParseOptimizer(spec), AddBackward(b, loss, {w}));
+    b.graph().Validate(BuiltinRegistry());
+    interpreter::ReferenceInterpreter run(b.graph(), CpuRegistry());
+    std::vector<Tensor> weights{run.variable("w")};
+    for (int s = 0; s < steps; ++s) {
+      run.Step({{"x", RandomTensor(Shape{2, 3}, 7 + s)}}, {});
+      weights.push_back(run.variable("w"));
+    }
+    return weights;
+  };
+  for (const std::string kind : {"sgd:lr=0.1,momentum=0.9", "adamw:lr=0.01"}) {
+    const std::vector<Tensor> plain = train(kind, 3);
+    const std::vector<Tensor> constant = train(kind + ",schedule=constant", 3);
+    for (size_t s = 0; s < plain.size(); ++s) {
+      EXPECT_LE(CloseRatio(plain[s], constant[s], 1e-6, 1e-7), 1.0) << kind << " step " << s;
+    }
+    const std::vector<Tensor> warm = train(kind + ",warmup=2", 2);
+    EXPECT_TRUE(BitEqual(warm[1], warm[0])) << kind << ": rate 0 on the first step";
+    EXPECT_FALSE(BitEqual(warm[2], warm[1])) << kind << ": rate lr/2 on the second";
   }
 }
 
