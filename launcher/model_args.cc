@@ -49,7 +49,7 @@ void AddModelFlags(ArgParser& parser) {
       .Optional("hf-config", "FILE",
                 "gpt, llama: the sizes of a Hugging Face config.json (model_type gpt2, llama "
                 "or mistral); flags given override them")
-      .Optional("batch", "N", "samples per step (mlp default 512, gpt default 8)")
+      .Optional("batch", "N", "samples per step (mlp default 512, gpt and llama default 8)")
       .Optional("global-batch-size", "N", "Megatron's name for --batch: samples per step")
       .Optional("micro-batch-size", "N",
                 "samples per micro-batch on each data-parallel replica (Megatron's meaning): "
@@ -58,9 +58,10 @@ void AddModelFlags(ArgParser& parser) {
       .Optional("preset", "NAME",
                 "the published sizes of gpt3-175b (gpt), or llama2-7b, llama2-13b, llama2-70b, "
                 "llama3-8b, llama3-70b, llama3-405b (llama)")
-      .Optional("optimizer", "SPEC",
-                "sgd, sgd:lr=0.1,momentum=0.9, adam:lr=1e-3 or adamw (default: adamw for gpt, "
-                "sgd for mlp)")
+      .Optional(
+          "optimizer", "SPEC",
+          "sgd, sgd:lr=0.1,momentum=0.9, adam:lr=1e-3 or adamw (default: adamw for gpt and llama, "
+          "sgd for mlp)")
       .Optional("seed", "N", "initialisation seed", "1")
       .Optional("device", "TYPE",
                 "cpu or cuda: the device type of every placement (cuda runs need a GPU build "

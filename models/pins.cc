@@ -1,6 +1,7 @@
 #include "models/pins.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "engine/core/error.h"
 #include "engine/graph/op_def.h"
@@ -163,6 +164,50 @@ void PinWideGradientSums(graph::GraphBuilder& builder, const Strategy& strategy)
     if (op.type != "cast" || !op.attrs.GetBool("sum_wide", false)) continue;
     const graph::TensorId narrow = op.inputs[0];
     if (!graph.tensor(narrow).pin) builder.Pin(narrow, partial);
+  }
+}
+
+namespace {
+
+// The dp-axis split for a tensor of `shape` whose tp axis is laid out `tp`: the first axis tp
+// leaves whole with at least dp elements; nullopt when there is none (a scalar, or a vector tp
+// splits, such as a column-parallel bias: splitting its axis over dp first would not be a
+// slice of its tp part, so sharding it would move data for a few bytes).
+std::optional<Sbp> ShardAxis(const Shape& shape, const Sbp& tp, const Strategy& strategy) {
+  for (int k = 0; k < shape.rank(); ++k) {
+    if (!(tp.is_split() && tp.axis == k) && shape[k] >= strategy.dp) return Sbp::Split(k);
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+void PinShardedOptimizerState(graph::GraphBuilder& builder, const Strategy& strategy) {
+  if (strategy.automatic || strategy.zero < 1 || strategy.dp == 1 ||
+      strategy.dp_source == DegreeSource::kSearched) {
+    return;
+  }
+  const graph::LogicalGraph& graph = builder.graph();
+  for (const graph::OpNode& op : graph.ops()) {
+    if (builder.registry().Find(op.type).role != graph::OpRole::kOptimizerUpdate) continue;
+    const graph::TensorNode& param = graph.tensor(op.inputs[0]);
+    if (param.pin && !param.pin->update_reads_shards) {
+      graph::TensorPin readable = *param.pin;
+      readable.update_reads_shards = true;
+      builder.Pin(param.id, readable);
+    }
+    for (size_t i = 1; i < op.inputs.size(); ++i) {
+      const graph::TensorNode& state = graph.tensor(op.inputs[i]);
+      const bool is_state =
+          state.meta == param.meta && state.producer >= 0 &&
+          builder.registry().Find(graph.op(state.producer).type).role == graph::OpRole::kVariable;
+      if (!is_state || !state.pin || state.pin->layout.size() != 2) continue;
+      const std::optional<Sbp> shard = ShardAxis(state.meta.shape, state.pin->layout[1], strategy);
+      if (!shard) continue;
+      graph::TensorPin pin = *state.pin;
+      pin.layout[0] = *shard;
+      builder.Pin(state.id, pin);
+    }
   }
 }
 

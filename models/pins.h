@@ -53,6 +53,14 @@ void PinClassSplitLogits(graph::GraphBuilder& builder, const Strategy& strategy,
 // over dp is taken in fp32, after the micro-batches' accumulation, not in the low type. Call
 // after the backward pass is written. No-op otherwise, or under auto, dp=1 or dp=auto.
 void PinWideGradientSums(graph::GraphBuilder& builder, const Strategy& strategy);
+// ZeRO stage 1 (strategy zero=1): every optimizer-state variable (an update's input other than
+// the parameter, made by a variable op with the parameter's shape: momentum, Adam moments) is
+// pinned split over dp on an axis tp leaves whole, keeping its tp layout; the update then
+// reads the parameter as the same slice (the SBP search lets an optimizer update read a pinned
+// variable's B axis split, which moves no data), so the gradient is reduce-scattered into the
+// shards and the assign all-gathers the new value. State too small to split stays whole. Call
+// after the optimizer is written. No-op otherwise, or under auto, dp=1 or dp=auto.
+void PinShardedOptimizerState(graph::GraphBuilder& builder, const Strategy& strategy);
 void PinWeight(graph::GraphBuilder& builder, const Strategy& strategy, graph::TensorId weight,
                WeightRole role);
 

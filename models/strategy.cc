@@ -92,10 +92,20 @@ void ParseField(const std::string& key, const std::string& value, Strategy& stra
     strategy.precision = ParsePrecision(key, value);
   } else if (key == "grad_reduce") {
     strategy.grad_reduce = ParsePrecision(key, value);
+  } else if (key == "zero") {
+    if (value == "2" || value == "3") {
+      throw InvalidArgumentError("strategy field 'zero': stage " + value +
+                                 " (sharded gradients, parameters) is not implemented yet; "
+                                 "zero=1 shards the optimizer state");
+    }
+    if (value != "0" && value != "1") {
+      throw InvalidArgumentError("strategy field 'zero' must be 0 or 1, got '" + value + "'");
+    }
+    strategy.zero = value == "1" ? 1 : 0;
   } else {
-    throw InvalidArgumentError(
-        "unknown strategy field '" + key +
-        "' (expected dp, tp, pp, mb, schedule, recompute, overlap, precision or grad_reduce)");
+    throw InvalidArgumentError("unknown strategy field '" + key +
+                               "' (expected dp, tp, pp, mb, schedule, recompute, overlap, "
+                               "precision, grad_reduce or zero)");
   }
 }
 
@@ -124,7 +134,8 @@ std::string Strategy::ToString() const {
   return DegreeText("dp", dp, dp_source) + "," + DegreeText("tp", tp, tp_source) + "," +
          DegreeText("pp", pp, pp_source) + ",mb=" + std::to_string(micro_batches) +
          ",schedule=" + ScheduleName(schedule) + (recompute ? ",recompute=full" : "") +
-         (overlap ? "" : ",overlap=off") + PrecisionText(precision, grad_reduce);
+         (overlap ? "" : ",overlap=off") + PrecisionText(precision, grad_reduce) +
+         (zero ? ",zero=" + std::to_string(zero) : "");
 }
 
 std::optional<DType> Strategy::Autocast() const {

@@ -23,6 +23,12 @@
 //             widened while still partial, accumulated and all-reduced in fp32, once a step.
 //             bf16/fp16: the search may sum it in the low type before widening, at half the
 //             bytes, once per micro-batch.
+//   zero      0 | 1: ZeRO stage 1 (Rajbhandari et al. 2020; Megatron's
+//             --use-distributed-optimizer): optimizer state (momentum, Adam moments) split over
+//             dp, so each dp rank updates its shard of every parameter: the gradient is
+//             reduce-scattered into the shards and the new values all-gathered, where plain
+//             data parallelism all-reduces the gradient and updates whole (models/pins.h,
+//             PinShardedOptimizerState). Stages 2 and 3 are not implemented yet.
 // "auto" leaves every layout to the SBP search on one placement (`hierarchy`).
 //
 // Degrees are Megatron's: dp, tp and pp pin the layouts of the ops they govern (models/pins.h).
@@ -66,6 +72,7 @@ struct Strategy {
   bool overlap = true;            // collectives run beside the computation (see the header comment)
   DType precision = DType::kF32;  // kF32, kBF16 or kF16 (see the header comment)
   DType grad_reduce = DType::kF32;  // kF32 or `precision`
+  int zero = 0;                     // ZeRO stage: 0 or 1 (see the header comment)
   Shape hierarchy;                  // automatic only; empty: 1-D over all devices
 
   int64_t devices() const { return dp * tp * pp; }

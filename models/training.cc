@@ -79,6 +79,7 @@ BuiltModel FinishModel(graph::GraphBuilder& builder, graph::TensorId losses,
     PinBatchSplit(builder, options.strategy, /*bind_consumers=*/true);
     PinWideGradientSums(builder, options.strategy);
     graph::AddOptimizer(builder, *model.optimizer, gradients, loss_scale);
+    PinShardedOptimizerState(builder, options.strategy);
   }
   model.graph = builder.graph();
   model.loss = loss;

@@ -136,6 +136,20 @@ const graph::TensorPin* ReadPin(const graph::LogicalGraph& graph, const graph::O
   return &*node.pin;
 }
 
+// Whether a consumer may read a tensor pinned `pin` as `read`. An optimizer update (`update`)
+// may also read a B axis of a pin marked update_reads_shards split, which moves no data: ZeRO's
+// sharded update of a replicated parameter (models/pins.h, PinShardedOptimizerState).
+bool ReadableAs(const graph::TensorPin& pin, const sbp::NdSbp& read, const Shape& mesh,
+                bool update) {
+  if (pin.Allows(read, mesh)) return true;
+  if (!update || !pin.update_reads_shards) return false;
+  graph::TensorPin sliced = pin;
+  for (int a = 0; a < sliced.layout.size() && a < read.size(); ++a) {
+    if (sliced.layout[a].is_broadcast() && read[a].is_split()) sliced.layout[a] = read[a];
+  }
+  return sliced.Allows(read, mesh);
+}
+
 // Why no candidate is left, for the error: the first pin that removed one.
 std::string PinConflict(const graph::LogicalGraph& graph, const graph::OpRegistry& registry,
                         const graph::OpNode& op, const std::vector<NdSbpSignature>& all) {
@@ -173,9 +187,10 @@ std::vector<NdSbpSignature> CandidatesOf(const graph::LogicalGraph& graph,
       const auto& pin = graph.tensor(op.outputs[o]).pin;
       ok = ok && (!pin || pin->Allows(sig.outputs[o], mesh));
     }
+    const bool update = registry.Find(op.type).role == graph::OpRole::kOptimizerUpdate;
     for (size_t i = 0; i < op.inputs.size(); ++i) {
       const graph::TensorPin* pin = ReadPin(graph, registry, op, op.inputs[i]);
-      ok = ok && (!pin || pin->Allows(sig.inputs[i], mesh));
+      ok = ok && (!pin || ReadableAs(*pin, sig.inputs[i], mesh, update));
     }
     if (ok && data_parallel_only && !op.outputs.empty()) {
       const graph::OpRole role = registry.Find(op.type).role;

@@ -63,9 +63,7 @@ class GraphBuilder {
            bool binds_consumers = false) {
     graph_.Pin(tensor, std::move(nd_sbp), std::move(free_axes), binds_consumers);
   }
-  void Pin(TensorId tensor, const TensorPin& pin) {
-    Pin(tensor, pin.layout, pin.free_axes, pin.binds_consumers);
-  }
+  void Pin(TensorId tensor, const TensorPin& pin) { graph_.Pin(tensor, pin); }
   const TensorMeta& meta(TensorId tensor) const { return graph_.tensor(tensor).meta; }
   const OpRegistry& registry() const { return registry_; }
   LogicalGraph& graph() { return graph_; }

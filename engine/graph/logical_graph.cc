@@ -198,6 +198,12 @@ std::string TensorPin::ToString() const {
 
 void LogicalGraph::Pin(TensorId tensor, sbp::NdSbp nd_sbp, std::vector<int> free_axes,
                        bool binds_consumers) {
+  Pin(tensor, TensorPin{std::move(nd_sbp), std::move(free_axes), binds_consumers});
+}
+
+void LogicalGraph::Pin(TensorId tensor, TensorPin pin) {
+  sbp::NdSbp& nd_sbp = pin.layout;
+  std::vector<int>& free_axes = pin.free_axes;
   const TensorNode& node = this->tensor(tensor);
   const OpNode& producer = op(node.producer);
   const int mesh_rank = producer.placement.hierarchy().rank();
@@ -215,7 +221,7 @@ void LogicalGraph::Pin(TensorId tensor, sbp::NdSbp nd_sbp, std::vector<int> free
   }
   std::sort(free_axes.begin(), free_axes.end());
   free_axes.erase(std::unique(free_axes.begin(), free_axes.end()), free_axes.end());
-  tensors_[tensor].pin = TensorPin{std::move(nd_sbp), std::move(free_axes), binds_consumers};
+  tensors_[tensor].pin = std::move(pin);
 }
 
 const OpNode& LogicalGraph::op(OpId id) const {

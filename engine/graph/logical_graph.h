@@ -39,6 +39,9 @@ struct TensorPin {
   sbp::NdSbp layout;
   std::vector<int> free_axes;  // ascending mesh axes
   bool binds_consumers = false;
+  // A variable's pin only: an optimizer update may read a B axis of it split, which moves no
+  // data (ZeRO's sharded update of a replicated parameter, models/pins.h).
+  bool update_reads_shards = false;
 
   bool IsFree(int axis) const;
   // Whether `nd` honours the pin: equal to the layout on every axis that is not free, an axis
@@ -85,6 +88,7 @@ class LogicalGraph {
   // tensor's rank or the producer's hierarchy, or a free axis is out of range.
   void Pin(TensorId tensor, sbp::NdSbp nd_sbp, std::vector<int> free_axes = {},
            bool binds_consumers = false);
+  void Pin(TensorId tensor, TensorPin pin);  // the same, every field of the pin given
 
   const std::vector<OpNode>& ops() const { return ops_; }
   const std::vector<TensorNode>& tensors() const { return tensors_; }

@@ -153,6 +153,7 @@ class Builder {
       model.built = models::FinishModel(
           builder_, outputs[0], {parameters.begin(), parameters.end()}, feeds, options, segments);
       models::PinWideGradientSums(builder_, given);  // FinishModel's strategy has no dp
+      models::PinShardedOptimizerState(builder_, given);
       model.built.graph = builder_.graph();
       model.fetches = {model.built.loss};
     } else {

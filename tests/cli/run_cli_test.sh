@@ -79,6 +79,10 @@ check "run llama with an unknown preset lists the presets" 2 "llama3-405b" err -
   run --model llama --preset llama4 --steps 1
 check "run llama with kv heads that do not divide the heads" 2 "not divisible by kv_heads 3" err -- \
   run --model llama --kv-heads 3 --steps 1
+check "run llama with zero=1 in bf16 matches the reference" 0 "zero=1" out -- \
+  run --model llama --devices 4 --strategy dp=2,tp=2,precision=bf16,zero=1 --steps 3 --check
+check "run --strategy zero=3 is refused as not implemented" 2 "strategy field 'zero': stage 3" err -- \
+  run --model llama --strategy dp=2,zero=3 --steps 1
 check "run --strategy precision=fp8 is refused" 2 "'precision' must be fp32, bf16 or fp16, got 'fp8'" err -- \
   run "${gpt[@]}" --devices 4 --strategy dp=4,precision=fp8 --steps 1
 check "run with a cosine schedule matches the reference" 0 "schedule=cosine,warmup=2,decay_steps=6,min_lr=0.001" out -- \

@@ -181,7 +181,9 @@ TEST_P(GptTraining, TinyGptMatchesTheReference) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Strategies, GptTraining,
-                         ::testing::Values("dp=2,tp=2", "dp=2,pp=2,mb=4,schedule=gpipe",
+                         ::testing::Values("dp=2,tp=2", "dp=2,tp=2,zero=1", "dp=4,zero=1",
+                                           "dp=2,pp=2,mb=4,schedule=1f1b,zero=1",
+                                           "dp=2,pp=2,mb=4,schedule=gpipe",
                                            "dp=2,pp=2,mb=4,schedule=1f1b",
                                            "dp=2,tp=2,recompute=full",
                                            "dp=2,pp=2,mb=4,schedule=gpipe,recompute=full",
@@ -213,7 +215,8 @@ TEST_P(LlamaTraining, TinyLlamaMatchesTheReference) {
 
 INSTANTIATE_TEST_SUITE_P(Strategies, LlamaTraining,
                          ::testing::Values("dp=2,tp=2", "dp=2,pp=2,mb=4,schedule=1f1b",
-                                           "dp=2,tp=2,precision=bf16"),
+                                           "dp=2,tp=2,precision=bf16",
+                                           "dp=2,tp=2,precision=bf16,zero=1"),
                          StrategyTestName);
 
 // Mixed precision (strategy precision=bf16|fp16): the distributed run repeats bit for bit and

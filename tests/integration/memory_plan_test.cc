@@ -196,6 +196,27 @@ TEST(MemoryPlan, CategoriesAddUpToThePlannedPeak) {
   }
 }
 
+// ZeRO stage 1: the Adam moments split over dp, so each device plans half the optimizer
+// state (the step counters, scalars, stay whole) and the same weights; the gradient is
+// reduce-scattered into the shards and the new weights all-gathered, so the Plan moves the
+// same bytes as the all-reduce it replaces.
+TEST(MemoryPlan, ZeroOneHalvesTheOptimizerStateOverTwoReplicas) {
+  for (const std::string base : {"dp=2,tp=2", "dp=2,pp=2,mb=2"}) {
+    const plan::Plan plain = CompileGpt(base);
+    const plan::Plan zero = CompileGpt(base + ",zero=1");
+    const std::vector<compiler::CategoryBytes> before = compiler::PlannedPeaks(plain);
+    const std::vector<compiler::CategoryBytes> after = compiler::PlannedPeaks(zero);
+    const int state = static_cast<int>(compiler::MemoryCategory::kOptimizerState);
+    const int weights = static_cast<int>(compiler::MemoryCategory::kWeights);
+    for (size_t d = 0; d < before.size(); ++d) {
+      const double ratio = static_cast<double>(after[d][state]) / before[d][state];
+      EXPECT_GT(ratio, 0.45) << base << " device " << d;
+      EXPECT_LT(ratio, 0.55) << base << " device " << d;
+      EXPECT_EQ(after[d][weights], before[d][weights]) << base << " device " << d;
+    }
+  }
+}
+
 // Per device: the most micro-batches whose forward chain has started while their backward
 // chain has not yet finished, over a run with random delivery.
 std::map<int32_t, int64_t> MostInFlight(const plan::Plan& plan, uint64_t seed) {

@@ -108,6 +108,32 @@ TEST(MegatronLayouts, HybridSplitsTheBatchOverDpAndKeepsTpMegatrons) {
   }
 }
 
+// ZeRO stage 1: each gradient is reduce-scattered into the update's shard over dp and each
+// updated weight all-gathered back into the replicated parameter, but for the 8 column-parallel
+// biases (q, k, v, fc1 of 2 blocks), vectors tp already splits, which stay whole and are
+// all-reduced; the forward pass still reads every weight as pinned.
+TEST(MegatronLayouts, ZeroOneReduceScattersGradientsAndGathersTheUpdatedWeights) {
+  const BuiltModel model = BuildGpt(Registry(), MegatronSizedGpt(), Options("dp=2,tp=4,zero=1", 8));
+  const compiler::SbpAssignment a = Search(model);
+  int scatters = 0, gathers = 0, dp_all_reduces = 0;
+  for (const compiler::BoxingEdge& e : a.boxings) {
+    const graph::OpRole role = Registry().Find(model.graph.op(e.consumer).type).role;
+    if (!model.graph.IsBackward(e.consumer) && role != graph::OpRole::kAssign) {
+      EXPECT_FALSE(FromVariable(model, e.tensor)) << model.graph.tensor(e.tensor).name;
+    }
+    for (const sbp::BoxingStep& step : e.plan.steps) {
+      if (step.mesh_axis != 0) continue;
+      scatters += role == graph::OpRole::kOptimizerUpdate &&
+                  step.kind == sbp::BoxingStepKind::kReduceScatter;
+      gathers += role == graph::OpRole::kAssign && step.kind == sbp::BoxingStepKind::kAllGather;
+      dp_all_reduces += step.kind == sbp::BoxingStepKind::kAllReduce;
+    }
+  }
+  EXPECT_EQ(scatters, static_cast<int>(model.parameters.size()) - 8);
+  EXPECT_EQ(gathers, scatters);
+  EXPECT_EQ(dp_all_reduces, 8);
+}
+
 TEST(MegatronLayouts, MlpPairsColumnAndRowWithOneAllReduceAndAVocabularyParallelLoss) {
   MlpConfig c;
   c.widths = {64, 256, 256, 16};

@@ -128,6 +128,17 @@ TEST(StrategyParse, PrecisionAndGradientReduction) {
   EXPECT_PRED2(Contains, text, "'grad_reduce' must be fp32 or the precision (bf16)");
 }
 
+TEST(StrategyParse, ZeroStage) {
+  EXPECT_EQ(ParseStrategy("dp=2").zero, 0);
+  const Strategy zero = ParseStrategy("dp=2,tp=2,zero=1");
+  EXPECT_EQ(zero.zero, 1);
+  EXPECT_EQ(zero.ToString(), "dp=2,tp=2,pp=1,mb=1,schedule=1f1b,zero=1");
+  EXPECT_EQ(ParseStrategy(zero.ToString()).ToString(), zero.ToString());
+  EXPECT_PRED2(Contains, ParseError("zero=2"), "stage 2");
+  EXPECT_PRED2(Contains, ParseError("zero=3"), "not implemented yet");
+  EXPECT_PRED2(Contains, ParseError("zero=on"), "'zero' must be 0 or 1, got 'on'");
+}
+
 TEST(StrategyParse, AutoWithHierarchyPrintsIt) {
   Strategy s = ParseStrategy("auto");
   s.hierarchy = Shape{2, 4};
