@@ -78,7 +78,14 @@ std::vector<MemoryCategory> RegstCategories(const plan::Plan& plan) {
     const MemoryCategory target = category[t.consumed_regsts(0)];
     const int64_t value = t.consumed_regsts(1);
     if (category[value] == kUnset) category[value] = target;
-    if (target == MemoryCategory::kWeights) updates.push_back(producer(value).id());
+    if (target != MemoryCategory::kWeights) continue;
+    // The update computed the value, unless the value was moved on since (ZeRO: an all-gather
+    // of the updated shards): walk back to it.
+    const plan::Task* update = &producer(value);
+    while (MovesData(update->kind()) && update->consumed_regsts_size() > 0) {
+      update = &producer(update->consumed_regsts(0));
+    }
+    updates.push_back(update->id());
   }
   for (int64_t u : updates) {
     for (int64_t in : plan.tasks(static_cast<int>(u)).consumed_regsts()) {

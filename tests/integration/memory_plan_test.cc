@@ -196,8 +196,19 @@ TEST(MemoryPlan, CategoriesAddUpToThePlannedPeak) {
   }
 }
 
+// The bytes of every register of `category`, over all devices.
+int64_t BytesOf(const plan::Plan& plan, compiler::MemoryCategory category) {
+  const std::vector<compiler::MemoryCategory> categories = compiler::RegstCategories(plan);
+  int64_t bytes = 0;
+  for (const plan::Regst& r : plan.regsts()) {
+    if (categories[r.id()] == category) bytes += r.slots() * r.bytes_per_slot();
+  }
+  return bytes;
+}
+
 // ZeRO stage 1: the Adam moments split over dp, so each device plans half the optimizer
-// state (the step counters, scalars, stay whole) and the same weights; the gradient is
+// state (the step counters, scalars, stay whole), the same weights and the same gradients
+// (counted as such though an all-gather now stands between update and assign); the gradient is
 // reduce-scattered into the shards and the new weights all-gathered, so the Plan moves the
 // same bytes as the all-reduce it replaces.
 TEST(MemoryPlan, ZeroOneHalvesTheOptimizerStateOverTwoReplicas) {
@@ -208,6 +219,10 @@ TEST(MemoryPlan, ZeroOneHalvesTheOptimizerStateOverTwoReplicas) {
     const std::vector<compiler::CategoryBytes> after = compiler::PlannedPeaks(zero);
     const int state = static_cast<int>(compiler::MemoryCategory::kOptimizerState);
     const int weights = static_cast<int>(compiler::MemoryCategory::kWeights);
+    const double grads = static_cast<double>(BytesOf(zero, compiler::MemoryCategory::kGradients)) /
+                         BytesOf(plain, compiler::MemoryCategory::kGradients);
+    EXPECT_GT(grads, 0.9) << base;
+    EXPECT_LT(grads, 1.1) << base;
     for (size_t d = 0; d < before.size(); ++d) {
       const double ratio = static_cast<double>(after[d][state]) / before[d][state];
       EXPECT_GT(ratio, 0.45) << base << " device " << d;
