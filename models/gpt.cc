@@ -95,8 +95,13 @@ class GptWriter {
                     p + names[i] + "_rotary");
       }
     }
-    return ops::CausalSelfAttention(b_, qkv[0], qkv[1], qkv[2], c_.heads, p + "/attention",
-                                    c_.attention, c_.KvHeads());
+    const auto first = static_cast<graph::OpId>(b_.graph().ops().size());
+    const graph::TensorId out = ops::CausalSelfAttention(
+        b_, qkv[0], qkv[1], qkv[2], c_.heads, p + "/attention", c_.attention, c_.KvHeads());
+    // Selective recomputation's segment: the attention core, when it holds [seq, seq] scores.
+    if (c_.attention == ops::AttentionKind::kUnfused)
+      attention_cores_.push_back(LayerOps(b_, first));
+    return out;
   }
 
   // The MLP on a [tokens, hidden]: GELU(m W1) W2, or SwiGLU's (SiLU(m Wg) * (m Wu)) Wd, the
@@ -119,6 +124,7 @@ class GptWriter {
     b_.SetStage(static_cast<int32_t>(stage), s_.StagePlacement(stage, o_.devices, o_.device));
   }
   std::vector<graph::TensorId>& parameters() { return parameters_; }
+  const std::vector<std::vector<graph::OpId>>& attention_cores() const { return attention_cores_; }
 
  private:
   uint64_t NextSeed() { return o_.seed * 100000 + (seed_counter_++); }
@@ -128,6 +134,7 @@ class GptWriter {
   const BuildOptions& o_;
   const Strategy& s_;
   std::vector<graph::TensorId> parameters_;
+  std::vector<std::vector<graph::OpId>> attention_cores_;  // each block's, in order
   uint64_t seed_counter_ = 0;
 };
 
@@ -212,8 +219,10 @@ BuiltModel BuildGpt(const graph::OpRegistry& registry, const GptConfig& full_con
   if (classes_split) PinClassSplitLogits(builder, strategy, logits);
   const graph::TensorId losses =
       ops::SparseSoftmaxCrossEntropy(builder, logits, flat_labels, classes_split);
-  BuiltModel model = FinishModel(builder, losses, writer.parameters(), {"ids", "labels"}, options,
-                                 blocks, DefaultOptimizer("gpt"));  // llama's too: AdamW
+  BuiltModel model =
+      FinishModel(builder, losses, writer.parameters(), {"ids", "labels"}, options,
+                  strategy.recompute == Recompute::kSelective ? writer.attention_cores() : blocks,
+                  DefaultOptimizer("gpt"));  // llama's too: AdamW
   model.index_bounds = {{"ids", config.vocab}, {"labels", config.vocab}};
   return model;
 }

@@ -65,6 +65,9 @@ BuiltModel BuildMlp(const graph::OpRegistry& registry, const MlpConfig& config,
   const bool classes_split = !strategy.automatic && strategy.tp > 1 && (layers - 1) % 2 == 0;
   if (classes_split) PinClassSplitLogits(builder, strategy, h);
   const graph::TensorId losses = ops::SparseSoftmaxCrossEntropy(builder, h, labels, classes_split);
+  if (options.strategy.recompute == Recompute::kSelective) {
+    throw InvalidArgumentError("recompute=selective recomputes attention: the mlp has none");
+  }
   BuiltModel model = FinishModel(builder, losses, parameters, {"x", "labels"}, options, layer_ops);
   model.index_bounds["labels"] = config.widths.back();
   return model;

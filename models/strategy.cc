@@ -78,11 +78,14 @@ void ParseField(const std::string& key, const std::string& value, Strategy& stra
                                  "'");
     }
   } else if (key == "recompute") {
-    if (value != "full" && value != "none") {
-      throw InvalidArgumentError("strategy field 'recompute' must be full or none, got '" + value +
-                                 "'");
+    for (Recompute r : {Recompute::kNone, Recompute::kSelective, Recompute::kFull}) {
+      if (value == RecomputeName(r)) {
+        strategy.recompute = r;
+        return;
+      }
     }
-    strategy.recompute = value == "full";
+    throw InvalidArgumentError("strategy field 'recompute' must be none, selective or full, got '" +
+                               value + "'");
   } else if (key == "overlap") {
     if (value != "on" && value != "off") {
       throw InvalidArgumentError("strategy field 'overlap' must be on or off, got '" + value + "'");
@@ -125,6 +128,18 @@ compiler::LowerOptions StrategyLowerOptions(const Strategy& strategy) {
   return options;
 }
 
+const char* RecomputeName(Recompute recompute) {
+  switch (recompute) {
+    case Recompute::kSelective:
+      return "selective";
+    case Recompute::kFull:
+      return "full";
+    case Recompute::kNone:
+      break;
+  }
+  return "none";
+}
+
 const char* ScheduleName(Schedule schedule) {
   return schedule == Schedule::kGPipe ? "gpipe" : "1f1b";
 }
@@ -133,7 +148,9 @@ std::string Strategy::ToString() const {
   if (automatic) return "auto" + (hierarchy.rank() ? " " + hierarchy.ToString() : "");
   return DegreeText("dp", dp, dp_source) + "," + DegreeText("tp", tp, tp_source) + "," +
          DegreeText("pp", pp, pp_source) + ",mb=" + std::to_string(micro_batches) +
-         ",schedule=" + ScheduleName(schedule) + (recompute ? ",recompute=full" : "") +
+         ",schedule=" + ScheduleName(schedule) +
+         (recompute == Recompute::kNone ? ""
+                                        : std::string(",recompute=") + RecomputeName(recompute)) +
          (overlap ? "" : ",overlap=off") + PrecisionText(precision, grad_reduce) +
          (zero ? ",zero=" + std::to_string(zero) : "");
 }

@@ -6,8 +6,11 @@
 //   pp  pipeline stages: consecutive layers on consecutive groups of dp*tp devices
 //   mb  micro-batches per step (the pipeline schedule's unit)
 //   schedule  gpipe | 1f1b
-//   recompute none | full: full activation recomputation, each layer's forward run again in
-//             the backward pass instead of keeping its activations (graph/autograd.h)
+//   recompute none | selective | full: activation recomputation (graph/autograd.h). full:
+//             each layer's forward run again in the backward pass instead of keeping its
+//             activations; selective (Korthikanti et al. 2022): only each block's attention
+//             core (scores, mask, softmax, context), whose [seq, seq] tensors are the largest
+//             and cheapest to recompute; nothing under fused attention, which keeps none
 //   overlap   on | off: whether collectives run beside the computation (on, the default: a
 //             gradient's all-reduce overlaps the rest of the backward pass, as in DDP, and holds
 //             its input and output until the update) or in the device's order (off: less memory,
@@ -48,7 +51,9 @@
 namespace twinflow::models {
 
 enum class Schedule { kGPipe, kOneFOneB };
-const char* ScheduleName(Schedule schedule);  // "gpipe", "1f1b"
+enum class Recompute { kNone, kSelective, kFull };
+const char* RecomputeName(Recompute recompute);  // "none", "selective", "full"
+const char* ScheduleName(Schedule schedule);     // "gpipe", "1f1b"
 
 // How a strategy gave a degree.
 enum class DegreeSource {
@@ -68,7 +73,7 @@ struct Strategy {
   int64_t micro_batches = 1;
   bool micro_batches_given = false;  // mb= was written (a --micro-batch-size must agree)
   Schedule schedule = Schedule::kOneFOneB;
-  bool recompute = false;
+  Recompute recompute = Recompute::kNone;
   bool overlap = true;            // collectives run beside the computation (see the header comment)
   DType precision = DType::kF32;  // kF32, kBF16 or kF16 (see the header comment)
   DType grad_reduce = DType::kF32;  // kF32 or `precision`

@@ -41,7 +41,7 @@ BuiltModel FinishModel(graph::GraphBuilder& builder, graph::TensorId losses,
                        const BuildOptions& options,
                        const std::vector<std::vector<graph::OpId>>& layers,
                        const graph::OptimizerConfig& default_optimizer) {
-  if (options.strategy.recompute && options.training && layers.empty()) {
+  if (options.strategy.recompute == Recompute::kFull && options.training && layers.empty()) {
     throw InvalidArgumentError("recompute=full needs a model with layers (gpt, mlp)");
   }
   builder.SetAutocast(std::nullopt);  // the loss's mean, the backward pass and the updates
@@ -71,9 +71,10 @@ BuiltModel FinishModel(graph::GraphBuilder& builder, graph::TensorId losses,
       loss_scale = graph::AddLossScale(builder, *model.optimizer);
       backward_from = builder.Add1("mul", {loss, *loss_scale}, {}, "loss/scaled");
     }
-    const auto gradients = graph::AddBackward(
-        builder, backward_from, parameters,
-        options.strategy.recompute ? layers : std::vector<std::vector<graph::OpId>>{});
+    const auto gradients = graph::AddBackward(builder, backward_from, parameters,
+                                              options.strategy.recompute != Recompute::kNone
+                                                  ? layers
+                                                  : std::vector<std::vector<graph::OpId>>{});
     // The backward pass too: activation gradients keep the batch split over dp, so a weight's
     // gradient comes out partial over dp and is all-reduced, as data parallelism does.
     PinBatchSplit(builder, options.strategy, /*bind_consumers=*/true);

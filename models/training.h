@@ -16,8 +16,9 @@ int64_t MicroBatch(int64_t batch, const Strategy& strategy);
 // divided by the micro-batch count so that the micro-batches' losses add up to the step's;
 // appends backward and optimizer ops when options.training (options.optimizer, else
 // `default_optimizer`), and packages the model. `layers`
-// holds each layer's forward ops (LayerOps): with strategy recompute=full the backward pass
-// recomputes them (InvalidArgumentError when the model gave none).
+// holds the segments of forward ops (LayerOps) the strategy's recompute asks for: each layer
+// (full; InvalidArgumentError when the model gave none) or each attention core (selective;
+// none under fused attention). The backward pass recomputes them.
 BuiltModel FinishModel(graph::GraphBuilder& builder, graph::TensorId losses,
                        std::vector<graph::TensorId> parameters, std::vector<std::string> feeds,
                        const BuildOptions& options,

@@ -149,7 +149,8 @@ class Builder {
         segments.push_back(models::LayerOps(builder_, first, end));
         if (segments.back().empty()) segments.pop_back();
       }
-      options.strategy.recompute = !segments.empty();
+      options.strategy.recompute =
+          segments.empty() ? models::Recompute::kNone : models::Recompute::kFull;
       model.built = models::FinishModel(
           builder_, outputs[0], {parameters.begin(), parameters.end()}, feeds, options, segments);
       models::PinWideGradientSums(builder_, given);  // FinishModel's strategy has no dp

@@ -16,7 +16,9 @@ void BindStrategy(py::module_& m) {
       .def_readonly("tp", &models::Strategy::tp)
       .def_readonly("pp", &models::Strategy::pp)
       .def_readonly("mb", &models::Strategy::micro_batches)
-      .def_readonly("recompute", &models::Strategy::recompute)
+      // "none", "selective" or "full".
+      .def_property_readonly(
+          "recompute", [](const models::Strategy& s) { return models::RecomputeName(s.recompute); })
       .def_readonly("overlap", &models::Strategy::overlap)
       .def_property_readonly(
           "schedule", [](const models::Strategy& s) { return models::ScheduleName(s.schedule); })

@@ -22,7 +22,7 @@ class StrategyLayout:
             core = _C.parse_strategy(text)
         except _C.InvalidArgumentError as e:
             raise _C.InvalidArgumentError(f"strategy {text!r}: {e}") from None
-        if core.recompute:
+        if core.recompute != "none":
             raise _C.InvalidArgumentError(
                 f"strategy {text!r}: in a tw.Graph, choose what to recompute with "
                 "Module.recompute() (the recompute field is for tw.models' built-in models)")

@@ -186,6 +186,7 @@ INSTANTIATE_TEST_SUITE_P(Strategies, GptTraining,
                                            "dp=2,pp=2,mb=4,schedule=gpipe",
                                            "dp=2,pp=2,mb=4,schedule=1f1b",
                                            "dp=2,tp=2,recompute=full",
+                                           "dp=2,tp=2,recompute=selective",
                                            "dp=2,pp=2,mb=4,schedule=gpipe,recompute=full",
                                            "dp=2,pp=2,mb=4,schedule=1f1b,recompute=full"),
                          StrategyTestName);

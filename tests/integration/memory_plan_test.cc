@@ -339,6 +339,38 @@ TEST(Recompute, ShrinksThePeakCostsTimeAndLeavesTheModelFlops) {
   EXPECT_GT(recomputed_flops, 0);
 }
 
+// recompute=selective (Korthikanti et al. 2022) recomputes only each block's attention core:
+// at sequence 64 the [seq, seq] probabilities are most of a block's activations, so the peak
+// falls below the plain plan's, stays above full recomputation's, and the recomputed flops are
+// a small share of full recomputation's (the scores and context matmuls only).
+TEST(Recompute, SelectiveRecomputesTheAttentionCoreOnly) {
+  const auto compile = [](const std::string& strategy) {
+    models::GptConfig config = testing::TinyGptConfig();
+    config.sequence = 64;
+    models::BuildOptions options;
+    options.strategy = models::ParseStrategy(strategy);
+    options.devices = 2;
+    const models::BuiltModel model = models::BuildGpt(Ops(), config, options);
+    compiler::CompileOptions compile;
+    compile.lower = models::StrategyLowerOptions(model.strategy);
+    compile.lower.fetches = {model.loss};
+    return compiler::Compile(model.graph, Ops(), sbp::AlphaBetaCostModel(), compile).plan;
+  };
+  const auto recomputed_flops = [](const plan::Plan& plan) {
+    double flops = 0;
+    for (const plan::Task& t : plan.tasks()) flops += t.recomputes() ? t.flops() : 0;
+    return flops;
+  };
+  const plan::Plan none = compile("dp=2"), full = compile("dp=2,recompute=full");
+  const plan::Plan selective = compile("dp=2,recompute=selective");
+  for (int d = 0; d < none.devices_size(); ++d) {
+    EXPECT_LT(selective.memory(d).peak_bytes(), none.memory(d).peak_bytes()) << "device " << d;
+    EXPECT_GT(selective.memory(d).peak_bytes(), full.memory(d).peak_bytes()) << "device " << d;
+  }
+  EXPECT_GT(recomputed_flops(selective), 0);
+  EXPECT_LT(recomputed_flops(selective), 0.5 * recomputed_flops(full));
+}
+
 // Slots follow what each register's readers need: what only an ACC reads has one; a step
 // value repeated per micro-batch is repeated once per pass (forward, backward), each copy read
 // by that pass alone and given at most two slots, while the activations the backward pass

@@ -83,13 +83,16 @@ TEST(StrategyParse, ToStringRoundTrips) {
             "dp=2,tp=2,pp=1,mb=4,schedule=1f1b");
 }
 
-TEST(StrategyParse, RecomputeIsFullOrNone) {
-  EXPECT_FALSE(ParseStrategy("dp=2").recompute);
-  EXPECT_FALSE(ParseStrategy("dp=2,recompute=none").recompute);
+TEST(StrategyParse, RecomputeIsNoneSelectiveOrFull) {
+  EXPECT_EQ(ParseStrategy("dp=2").recompute, Recompute::kNone);
+  EXPECT_EQ(ParseStrategy("dp=2,recompute=none").recompute, Recompute::kNone);
   const Strategy s = ParseStrategy("pp=2,mb=4,recompute=full");
-  EXPECT_TRUE(s.recompute);
+  EXPECT_EQ(s.recompute, Recompute::kFull);
   EXPECT_EQ(s.ToString(), "dp=1,tp=1,pp=2,mb=4,schedule=1f1b,recompute=full");
-  EXPECT_TRUE(ParseStrategy(s.ToString()).recompute);
+  EXPECT_EQ(ParseStrategy(s.ToString()).recompute, Recompute::kFull);
+  const Strategy selective = ParseStrategy("dp=2,recompute=selective");
+  EXPECT_EQ(selective.recompute, Recompute::kSelective);
+  EXPECT_EQ(ParseStrategy(selective.ToString()).recompute, Recompute::kSelective);
   EXPECT_EQ(ParseStrategy("dp=2,recompute=none").ToString(), "dp=2,tp=1,pp=1,mb=1,schedule=1f1b");
   const std::string text = ParseError("recompute=some");
   EXPECT_PRED2(Contains, text, "'recompute'");
