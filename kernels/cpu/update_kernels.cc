@@ -21,23 +21,18 @@ void CheckLike(const KernelContext& ctx, int inputs, const std::string& op) {
   }
 }
 
-// 1 when the learning rate is an input (attr lr_input), after the `count` tensors.
-int LrInputs(const KernelContext& ctx) { return ctx.attrs.GetBool("lr_input", false) ? 1 : 0; }
-
-// The learning rate: input `count` with attr lr_input, else attr lr.
-double LearningRate(const KernelContext& ctx, int count, const std::string& op) {
-  return LrInputs(ctx) ? ScalarValue(*ctx.inputs[count], op, "the learning rate")
-                       : ctx.attrs.GetDouble("lr");
+// The learning rate: its input when there is one, else attr lr.
+double LearningRate(const KernelContext& ctx, const UpdateScalars& at, const std::string& op) {
+  return at.lr >= 0 ? ScalarValue(*ctx.inputs[at.lr], op, "the learning rate")
+                    : ctx.attrs.GetDouble("lr");
 }
 
-// With the gradient factor (update_ops.cc) after the `count` tensors and the learning rate: its
-// value, or, when it is not finite, nullopt after copying inputs `kept` to the outputs in order
-// (the step is skipped). 1 without the factor input.
-std::optional<double> FactorOrSkip(const KernelContext& ctx, int count, const std::string& op,
-                                   std::initializer_list<int> kept) {
-  const int at = count + LrInputs(ctx);
-  if (ctx.inputs.size() != static_cast<size_t>(at + 1)) return 1.0;
-  const double factor = ScalarValue(*ctx.inputs[at], op, "the gradient factor");
+// The gradient factor's value (1 without one), or, when it is not finite, nullopt after copying
+// inputs `kept` to the outputs in order (the step is skipped).
+std::optional<double> FactorOrSkip(const KernelContext& ctx, const UpdateScalars& at,
+                                   const std::string& op, std::initializer_list<int> kept) {
+  if (at.factor < 0) return 1.0;
+  const double factor = ScalarValue(*ctx.inputs[at.factor], op, "the gradient factor");
   if (std::isfinite(factor)) return factor;
   size_t o = 0;
   for (int i : kept) {
@@ -49,18 +44,13 @@ std::optional<double> FactorOrSkip(const KernelContext& ctx, int count, const st
   return std::nullopt;
 }
 
-int Arity(const KernelContext& ctx, int count) {
-  const int base = count + LrInputs(ctx);
-  return ctx.inputs.size() == static_cast<size_t>(base + 1) ? base + 1 : base;
-}
-
 void SgdUpdate(const KernelContext& ctx) {
-  CheckArity(ctx, Arity(ctx, 2), 1, "sgd_update");
+  const UpdateScalars at = CheckUpdateArity(ctx, 2, 1, "sgd_update");
   CheckLike(ctx, 2, "sgd_update");
-  const std::optional<double> factor = FactorOrSkip(ctx, 2, "sgd_update", {0});
+  const std::optional<double> factor = FactorOrSkip(ctx, at, "sgd_update", {0});
   if (!factor) return;
   const float scale = static_cast<float>(*factor);
-  const float lr = static_cast<float>(LearningRate(ctx, 2, "sgd_update"));
+  const float lr = static_cast<float>(LearningRate(ctx, at, "sgd_update"));
   const float wd = static_cast<float>(ctx.attrs.GetDouble("weight_decay", 0));
   const float* p = ctx.inputs[0]->data<float>();
   const float* g = ctx.inputs[1]->data<float>();
@@ -70,12 +60,12 @@ void SgdUpdate(const KernelContext& ctx) {
 }
 
 void SgdMomentumUpdate(const KernelContext& ctx) {
-  CheckArity(ctx, Arity(ctx, 3), 2, "sgd_momentum_update");
+  const UpdateScalars at = CheckUpdateArity(ctx, 3, 2, "sgd_momentum_update");
   CheckLike(ctx, 3, "sgd_momentum_update");
-  const std::optional<double> factor = FactorOrSkip(ctx, 3, "sgd_momentum_update", {0, 2});
+  const std::optional<double> factor = FactorOrSkip(ctx, at, "sgd_momentum_update", {0, 2});
   if (!factor) return;
   const float scale = static_cast<float>(*factor);
-  const float lr = static_cast<float>(LearningRate(ctx, 3, "sgd_momentum_update"));
+  const float lr = static_cast<float>(LearningRate(ctx, at, "sgd_momentum_update"));
   const float mu = static_cast<float>(ctx.attrs.GetDouble("momentum", 0));
   const float wd = static_cast<float>(ctx.attrs.GetDouble("weight_decay", 0));
   const float* p = ctx.inputs[0]->data<float>();
@@ -91,12 +81,12 @@ void SgdMomentumUpdate(const KernelContext& ctx) {
 
 // `step` holds the number of updates done so far; this one is number step + 1.
 void AdamUpdate(const KernelContext& ctx) {
-  CheckArity(ctx, Arity(ctx, 5), 3, "adam_update");
+  const UpdateScalars at = CheckUpdateArity(ctx, 5, 3, "adam_update");
   CheckLike(ctx, 4, "adam_update");
   const double t = ScalarValue(*ctx.inputs[4], "adam_update", "step counter") + 1;
-  const std::optional<double> factor = FactorOrSkip(ctx, 5, "adam_update", {0, 2, 3});
+  const std::optional<double> factor = FactorOrSkip(ctx, at, "adam_update", {0, 2, 3});
   if (!factor) return;
-  const double lr = LearningRate(ctx, 5, "adam_update");
+  const double lr = LearningRate(ctx, at, "adam_update");
   const double b1 = ctx.attrs.GetDouble("beta1", 0.9);
   const double b2 = ctx.attrs.GetDouble("beta2", 0.999);
   const double eps = ctx.attrs.GetDouble("epsilon", 1e-8);
@@ -123,15 +113,25 @@ void AdamUpdate(const KernelContext& ctx) {
 }
 
 void StepIncrement(const KernelContext& ctx) {
-  CheckArity(ctx, Arity(ctx, 1), 1, "step_increment");
+  const UpdateScalars at = CheckUpdateArity(ctx, 1, 1, "step_increment");
   CheckLike(ctx, 1, "step_increment");
-  if (!FactorOrSkip(ctx, 1, "step_increment", {0})) return;
+  if (!FactorOrSkip(ctx, at, "step_increment", {0})) return;
   for (int64_t i = 0, end = ctx.outputs[0]->numel(); i < end; ++i) {
     ctx.outputs[0]->SetDouble(i, ctx.inputs[0]->GetDouble(i) + 1);
   }
 }
 
 }  // namespace
+
+UpdateScalars CheckUpdateArity(const KernelContext& ctx, int count, int outputs,
+                               const std::string& op) {
+  UpdateScalars at;
+  int next = count;
+  if (ctx.attrs.GetBool("lr_input", false)) at.lr = next++;
+  if (ctx.inputs.size() == static_cast<size_t>(next + 1)) at.factor = next++;
+  CheckArity(ctx, next, outputs, op);
+  return at;
+}
 
 void RegisterUpdateKernels(KernelRegistry& registry) {
   RegisterCpu(registry, "sgd_update", {DType::kF32}, SgdUpdate);

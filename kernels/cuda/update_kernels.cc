@@ -1,5 +1,7 @@
 // Host side of the CUDA optimizer updates: sgd_update, sgd_momentum_update, adam_update and
 // step_increment. Adam's step counter stays on the device and is read by the kernel.
+#include "kernels/cpu/update_kernels.h"
+
 #include "kernels/cuda/cuda_kernel_families.h"
 #include "kernels/cuda/host_helpers.h"
 #include "kernels/cuda/update_launch.h"
@@ -20,25 +22,16 @@ void CheckLike(const KernelContext& ctx, int inputs, const std::string& op) {
   }
 }
 
-// 1 when the learning rate is an input (attr lr_input), after the `count` tensors.
-int LrInputs(const KernelContext& ctx) { return ctx.attrs.GetBool("lr_input", false) ? 1 : 0; }
-
-// Checks the arity (`count` tensors, the learning rate with attr lr_input, and optionally the
-// gradient factor; `outputs`); returns the factor's device address (null without it) after
-// checking its shape and dtype.
-const float* FactorOf(const KernelContext& ctx, int count, int outputs, const std::string& op) {
-  const int base = count + LrInputs(ctx);
-  CheckArity(ctx, ctx.inputs.size() == static_cast<size_t>(base + 1) ? base + 1 : base, outputs,
-             op);
-  if (ctx.inputs.size() == static_cast<size_t>(base)) return nullptr;
-  return F32ScalarOn(*ctx.inputs[base], op, "the gradient factor");
+// The gradient factor's device address (null without one), after checking its shape and dtype.
+const float* FactorOf(const KernelContext& ctx, const UpdateScalars& at, const std::string& op) {
+  return at.factor < 0 ? nullptr : F32ScalarOn(*ctx.inputs[at.factor], op, "the gradient factor");
 }
 
-// The attrs, and the learning rate's device address when it is input `count`.
-UpdateAttrs AttrsOf(const KernelContext& ctx, int count, const std::string& op) {
+// The attrs, and the learning rate's device address when it is an input.
+UpdateAttrs AttrsOf(const KernelContext& ctx, const UpdateScalars& at, const std::string& op) {
   UpdateAttrs a;
   a.lr = ctx.attrs.GetDouble("lr");
-  if (LrInputs(ctx)) a.lr_on_device = F32ScalarOn(*ctx.inputs[count], op, "the learning rate");
+  if (at.lr >= 0) a.lr_on_device = F32ScalarOn(*ctx.inputs[at.lr], op, "the learning rate");
   a.weight_decay = ctx.attrs.GetDouble("weight_decay", 0);
   a.momentum = ctx.attrs.GetDouble("momentum", 0);
   a.beta1 = ctx.attrs.GetDouble("beta1", 0.9);
@@ -49,26 +42,29 @@ UpdateAttrs AttrsOf(const KernelContext& ctx, int count, const std::string& op) 
 }
 
 void Sgd(const KernelContext& ctx) {
-  const float* factor = FactorOf(ctx, 2, 1, "sgd_update");
+  const UpdateScalars at = CheckUpdateArity(ctx, 2, 1, "sgd_update");
+  const float* factor = FactorOf(ctx, at, "sgd_update");
   CheckLike(ctx, 2, "sgd_update");
   const Tensor& p = *ctx.inputs[0];
   LaunchSgd(p.dtype(), p.raw(), ctx.inputs[1]->raw(), ctx.outputs[0]->raw(), p.numel(),
-            AttrsOf(ctx, 2, "sgd_update"), factor, Env(ctx, "sgd_update").stream);
+            AttrsOf(ctx, at, "sgd_update"), factor, Env(ctx, "sgd_update").stream);
 }
 
 void SgdMomentum(const KernelContext& ctx) {
   const char* op = "sgd_momentum_update";
-  const float* factor = FactorOf(ctx, 3, 2, op);
+  const UpdateScalars at = CheckUpdateArity(ctx, 3, 2, op);
+  const float* factor = FactorOf(ctx, at, op);
   CheckLike(ctx, 3, op);
   const Tensor& p = *ctx.inputs[0];
   LaunchSgdMomentum(p.dtype(), p.raw(), ctx.inputs[1]->raw(), ctx.inputs[2]->raw(),
-                    ctx.outputs[0]->raw(), ctx.outputs[1]->raw(), p.numel(), AttrsOf(ctx, 3, op),
+                    ctx.outputs[0]->raw(), ctx.outputs[1]->raw(), p.numel(), AttrsOf(ctx, at, op),
                     factor, Env(ctx, op).stream);
 }
 
 void Adam(const KernelContext& ctx) {
   const char* op = "adam_update";
-  const float* factor = FactorOf(ctx, 5, 3, op);
+  const UpdateScalars at = CheckUpdateArity(ctx, 5, 3, op);
+  const float* factor = FactorOf(ctx, at, op);
   CheckLike(ctx, 4, op);
   const Tensor& step = *ctx.inputs[4];
   if (step.numel() != 1) {
@@ -77,11 +73,12 @@ void Adam(const KernelContext& ctx) {
   const Tensor& p = *ctx.inputs[0];
   LaunchAdam(p.dtype(), p.raw(), ctx.inputs[1]->raw(), ctx.inputs[2]->raw(), ctx.inputs[3]->raw(),
              step.raw(), step.dtype(), ctx.outputs[0]->raw(), ctx.outputs[1]->raw(),
-             ctx.outputs[2]->raw(), p.numel(), AttrsOf(ctx, 5, op), factor, Env(ctx, op).stream);
+             ctx.outputs[2]->raw(), p.numel(), AttrsOf(ctx, at, op), factor, Env(ctx, op).stream);
 }
 
 void StepIncrement(const KernelContext& ctx) {
-  const float* factor = FactorOf(ctx, 1, 1, "step_increment");
+  const float* factor =
+      FactorOf(ctx, CheckUpdateArity(ctx, 1, 1, "step_increment"), "step_increment");
   CheckLike(ctx, 1, "step_increment");
   const Tensor& x = *ctx.inputs[0];
   LaunchStepIncrement(x.dtype(), x.raw(), ctx.outputs[0]->raw(), x.numel(), factor,
