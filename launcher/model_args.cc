@@ -137,6 +137,7 @@ void ApplyMicroBatchSize(const ParsedArgs& args, int64_t batch, models::Strategy
                                " but --strategy says mb=" + std::to_string(strategy.micro_batches));
   }
   strategy.micro_batches = batch / replica;
+  models::CheckInterleaving(strategy);
 }
 
 // A decoder's config: the family's default, a preset or a Hugging Face config, then the flags.

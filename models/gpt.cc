@@ -164,9 +164,9 @@ void CheckConfig(const GptConfig& c, const Strategy& s) {
   if (!(c.rope_theta > 0) || !(c.norm_epsilon >= 0)) {
     throw InvalidArgumentError("rope_theta must be positive and norm_epsilon non-negative");
   }
-  if (!s.automatic && s.pp > c.layers) {
-    throw InvalidArgumentError("pp=" + std::to_string(s.pp) + " exceeds the gpt's " +
-                               std::to_string(c.layers) + " layers");
+  if (!s.automatic && s.stages() > c.layers) {
+    throw InvalidArgumentError(s.StagesText() + " exceeds the gpt's " + std::to_string(c.layers) +
+                               " layers");
   }
 }
 
@@ -203,7 +203,7 @@ BuiltModel BuildGpt(const graph::OpRegistry& registry, const GptConfig& full_con
   // which all-reduces it for the first block as Megatron does (a pin would bind the lookup).
   std::vector<std::vector<graph::OpId>> blocks;
   for (int64_t layer = 0; layer < config.layers; ++layer) {
-    writer.Stage(StageOf(layer, config.layers, strategy.pp));
+    writer.Stage(StageOf(layer, config.layers, strategy.stages()));
     const auto first = static_cast<graph::OpId>(builder.graph().ops().size());
     h = writer.Block(h, layer);
     blocks.push_back(LayerOps(builder, first));

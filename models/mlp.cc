@@ -23,8 +23,8 @@ BuiltModel BuildMlp(const graph::OpRegistry& registry, const MlpConfig& config,
     if (w < 1) throw InvalidArgumentError("mlp widths must be positive");
   }
   if (config.batch < 1) throw InvalidArgumentError("mlp batch must be positive");
-  if (strategy.pp > layers) {
-    throw InvalidArgumentError("pp=" + std::to_string(strategy.pp) + " exceeds the mlp's " +
+  if (strategy.stages() > layers) {
+    throw InvalidArgumentError(strategy.StagesText() + " exceeds the mlp's " +
                                std::to_string(layers) + " layers");
   }
   graph::GraphBuilder builder(registry,
@@ -41,7 +41,7 @@ BuiltModel BuildMlp(const graph::OpRegistry& registry, const MlpConfig& config,
   graph::TensorId h = x;
   for (int64_t i = 0; i < layers; ++i) {
     const auto first = static_cast<graph::OpId>(builder.graph().ops().size());
-    const int64_t stage = StageOf(i, layers, strategy.pp);
+    const int64_t stage = StageOf(i, layers, strategy.stages());
     builder.SetStage(static_cast<int32_t>(stage),
                      strategy.StagePlacement(stage, options.devices, options.device));
     const int64_t in = config.widths[i], out = config.widths[i + 1];

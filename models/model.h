@@ -86,8 +86,8 @@ struct GptConfig {
   int64_t KvHeads() const { return kv_heads > 0 ? kv_heads : heads; }
   int64_t FfnSize() const { return ffn > 0 ? ffn : 4 * hidden; }
   static GptConfig Gpt3_175B();  // 96 layers, 12288 hidden, 96 heads, 2048 tokens, 50257 vocab
-  // A small Llama (the GptConfig sizes, 2 key-value heads, FFN 176) with RMSNorm, SwiGLU,
-  // rotary positions and no biases.
+  // A small Llama (the GptConfig sizes but 4 layers, 2 key-value heads, FFN 176) with RMSNorm,
+  // SwiGLU, rotary positions and no biases.
   static GptConfig Llama();
 };
 

@@ -51,6 +51,7 @@ DecoderFamily ParseDecoderFamily(const std::string& model) {
 
 GptConfig GptConfig::Llama() {
   GptConfig c;
+  c.layers = 4;  // a layer for each virtual stage of pp=2,vp=2
   c.kv_heads = 2;
   c.ffn = 176;  // about 8/3 * hidden, as Llama sizes SwiGLU, rounded to a multiple of 16
   c.norm = NormKind::kRmsNorm;

@@ -68,6 +68,8 @@ void ParseField(const std::string& key, const std::string& value, Strategy& stra
   } else if (key == "mb") {
     strategy.micro_batches = ParsePositive(key, value);
     strategy.micro_batches_given = true;
+  } else if (key == "vp") {
+    strategy.virtual_stages = ParsePositive(key, value);
   } else if (key == "schedule") {
     if (value == "gpipe") {
       strategy.schedule = Schedule::kGPipe;
@@ -107,10 +109,30 @@ void ParseField(const std::string& key, const std::string& value, Strategy& stra
     strategy.zero = value == "1" ? 1 : 0;
   } else {
     throw InvalidArgumentError("unknown strategy field '" + key +
-                               "' (expected dp, tp, pp, mb, schedule, recompute, overlap, "
+                               "' (expected dp, tp, pp, mb, vp, schedule, recompute, overlap, "
                                "precision, grad_reduce or zero)");
   }
 }
+
+}  // namespace
+
+void CheckInterleaving(const Strategy& s) {
+  if (s.virtual_stages == 1) return;
+  const std::string vp = "strategy field 'vp=" + std::to_string(s.virtual_stages) + "'";
+  if (s.pp < 2) throw InvalidArgumentError(vp + " interleaves pipeline stages: it needs pp > 1");
+  if (s.schedule != Schedule::kOneFOneB) {
+    throw InvalidArgumentError(vp +
+                               " is the interleaved 1F1B schedule; it cannot go with "
+                               "schedule=gpipe");
+  }
+  if (s.micro_batches > 1 && s.micro_batches % s.pp != 0) {
+    throw InvalidArgumentError(vp + " runs micro-batches in groups of pp=" + std::to_string(s.pp) +
+                               ": mb=" + std::to_string(s.micro_batches) +
+                               " must be a multiple of it");
+  }
+}
+
+namespace {
 
 bool Searched(DegreeSource source) { return source == DegreeSource::kSearched; }
 
@@ -148,11 +170,16 @@ std::string Strategy::ToString() const {
   if (automatic) return "auto" + (hierarchy.rank() ? " " + hierarchy.ToString() : "");
   return DegreeText("dp", dp, dp_source) + "," + DegreeText("tp", tp, tp_source) + "," +
          DegreeText("pp", pp, pp_source) + ",mb=" + std::to_string(micro_batches) +
+         (virtual_stages > 1 ? ",vp=" + std::to_string(virtual_stages) : "") +
          ",schedule=" + ScheduleName(schedule) +
          (recompute == Recompute::kNone ? ""
                                         : std::string(",recompute=") + RecomputeName(recompute)) +
          (overlap ? "" : ",overlap=off") + PrecisionText(precision, grad_reduce) +
          (zero ? ",zero=" + std::to_string(zero) : "");
+}
+
+std::string Strategy::StagesText() const {
+  return (virtual_stages > 1 ? "pp*vp=" : "pp=") + std::to_string(stages());
 }
 
 std::optional<DType> Strategy::Autocast() const {
@@ -231,7 +258,7 @@ sbp::Placement Strategy::StagePlacement(int64_t stage, int64_t devices, DeviceTy
     return sbp::Placement(type, ids, hierarchy.rank() ? hierarchy : Shape{devices});
   }
   std::vector<int64_t> ids;
-  for (int64_t d = 0; d < dp * tp; ++d) ids.push_back(stage * dp * tp + d);
+  for (int64_t d = 0; d < dp * tp; ++d) ids.push_back(stage % pp * dp * tp + d);
   return sbp::Placement(type, ids, Shape{dp, tp});
 }
 
@@ -268,6 +295,7 @@ Strategy ParseStrategy(const std::string& text) {
                                PrecisionName(strategy.precision) + "), got " +
                                PrecisionName(strategy.grad_reduce));
   }
+  CheckInterleaving(strategy);
   if (Searched(strategy.dp_source) && Searched(strategy.tp_source)) {
     throw InvalidArgumentError(
         "strategy fields dp and tp are both auto: give one of them, or use strategy auto");

@@ -5,6 +5,10 @@
 //   tp  tensor-parallel degree: Megatron-style, weights split column- then row-wise
 //   pp  pipeline stages: consecutive layers on consecutive groups of dp*tp devices
 //   mb  micro-batches per step (the pipeline schedule's unit)
+//   vp  model chunks per pipeline rank (Megatron's virtual pipeline): with vp=V the layers
+//       are cut into pp*V virtual stages, and rank r holds stages r, r + pp, ...; the
+//       interleaved 1F1B schedule (compiler/pipeline_schedule.h) then shrinks the bubble V
+//       times. Needs pp > 1, schedule 1f1b, and mb a multiple of pp
 //   schedule  gpipe | 1f1b
 //   recompute none | selective | full: activation recomputation (graph/autograd.h). full:
 //             each layer's forward run again in the backward pass instead of keeping its
@@ -71,6 +75,7 @@ struct Strategy {
   DegreeSource tp_source = DegreeSource::kOmitted;
   DegreeSource pp_source = DegreeSource::kOmitted;
   int64_t micro_batches = 1;
+  int64_t virtual_stages = 1;        // vp: model chunks per pipeline rank
   bool micro_batches_given = false;  // mb= was written (a --micro-batch-size must agree)
   Schedule schedule = Schedule::kOneFOneB;
   Recompute recompute = Recompute::kNone;
@@ -81,6 +86,9 @@ struct Strategy {
   Shape hierarchy;                  // automatic only; empty: 1-D over all devices
 
   int64_t devices() const { return dp * tp * pp; }
+  // Pipeline stages the layers are cut into: pp, or pp * vp interleaved.
+  int64_t stages() const { return pp * virtual_stages; }
+  std::string StagesText() const;  // "pp=4", or "pp*vp=8" interleaved: for error messages
   // The device count when none is given: the product of the degrees, an inferred one taken
   // as 1 (so `tp=2` alone means 2 devices).
   int64_t DefaultDevices() const;
@@ -96,8 +104,8 @@ struct Strategy {
   // The low type GraphBuilder::SetAutocast is given while a model's forward pass is written;
   // nullopt for fp32.
   std::optional<DType> Autocast() const;
-  // The placement of pipeline stage `stage` (automatic: the one placement) on `devices`
-  // devices of `type`: [dp, tp] over a contiguous range of ids.
+  // The placement of pipeline stage `stage` (of stages(); automatic: the one placement) on
+  // `devices` devices of `type`: [dp, tp] over the contiguous range of ids of rank stage % pp.
   sbp::Placement StagePlacement(int64_t stage, int64_t devices,
                                 DeviceType type = DeviceType::kCpu) const;
   // Throws InvalidArgumentError naming the field when the degrees do not multiply to
@@ -108,8 +116,14 @@ struct Strategy {
 };
 
 // Throws InvalidArgumentError naming the bad field: unknown keys, non-positive or malformed
-// numbers, an unknown schedule, a repeated key, pp=auto, dp and tp both auto.
+// numbers, an unknown schedule, a repeated key, pp=auto, dp and tp both auto, vp without
+// pp > 1 and 1f1b, or with mb not a multiple of pp.
 Strategy ParseStrategy(const std::string& text);
+
+// Megatron's conditions for the interleaved schedule (vp > 1: pp > 1, 1f1b, mb a multiple of
+// pp, or 1); InvalidArgumentError naming vp otherwise. ParseStrategy checks them, and so must
+// whoever sets mb after parsing (--micro-batch-size).
+void CheckInterleaving(const Strategy& strategy);
 
 // What the strategy asks of the lowering: its micro-batches, schedule and overlap (the fetches
 // and ranks are the caller's).

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "engine/compiler/lower_internal.h"
+#include "engine/compiler/pipeline_schedule.h"
 #include "engine/compiler/plan_memory.h"
 #include "engine/compiler/rates.h"
 #include "engine/compiler/slot_counts.h"
@@ -114,7 +115,7 @@ plan::Plan Lowerer::Run(const LowerOptions& options) {
   if (micro_batches_ < 1) throw PlanError("micro_batches must be positive");
   plan_.set_pieces_per_step(micro_batches_);
   rates_ = OpRates(graph_, registry_);
-  const int stages = AssignStages();
+  AssignStages();
   for (const graph::OpId id : graph_.TopologicalOrder()) LowerOp(graph_.op(id));
   SplitCrossRankReads();
   AddControlEdgesToAssigns();
@@ -125,8 +126,8 @@ plan::Plan Lowerer::Run(const LowerOptions& options) {
   plan_.set_serial_collectives(!options.overlap);
   const std::vector<TaskChain> chains = FindTaskChains(plan_);
   OrderChains(plan_, chains);
-  if (options.one_f_one_b) OrderOneFOneB(chains, stages);
-  DecideSlotCounts(plan_, chains, Schedule(options, stages));
+  if (options.one_f_one_b) OrderOneFOneB(chains);
+  DecideSlotCounts(plan_, chains, Schedule(options));
   PlanMemory(plan_, chains);
   int32_t ranks = 1;
   for (const plan::Device& d : plan_.devices()) ranks = std::max(ranks, d.rank() + 1);
@@ -139,13 +140,16 @@ plan::Plan Lowerer::Run(const LowerOptions& options) {
   return std::move(plan_);
 }
 
-int Lowerer::AssignStages() {
+void Lowerer::AssignStages() {
   std::set<int32_t> used;
   for (const graph::OpId id : graph_.TopologicalOrder()) {
     const graph::OpNode& op = graph_.op(id);
     used.insert(op.stage);
     for (int64_t d = 0; d < op.placement.size(); ++d) {
-      device_stage_.emplace(DeviceOf(op.placement.device(d)), op.stage);
+      std::vector<int32_t>& stages = device_stages_[DeviceOf(op.placement.device(d))];
+      if (std::find(stages.begin(), stages.end(), op.stage) == stages.end()) {
+        stages.insert(std::upper_bound(stages.begin(), stages.end(), op.stage), op.stage);
+      }
     }
   }
   int32_t expected = 0;
@@ -156,7 +160,30 @@ int Lowerer::AssignStages() {
     }
     ++expected;
   }
-  return std::max(1, static_cast<int>(used.size()));
+  if (device_stages_.empty()) return;
+  // Interleaving: every device holds chunks r, r + P, ..., of P = stages / chunks ranks.
+  const auto chunks = static_cast<int32_t>(device_stages_.begin()->second.size());
+  pipeline_ranks_ = std::max(1, expected / chunks);
+  for (const auto& [device, stages] : device_stages_) {
+    bool fits = static_cast<int32_t>(stages.size()) == chunks && expected % chunks == 0;
+    for (size_t c = 0; fits && c < stages.size(); ++c) {
+      fits = stages[c] == stages[0] + static_cast<int32_t>(c) * pipeline_ranks_;
+    }
+    if (!fits) {
+      std::string list;
+      for (int32_t stage : stages) list += (list.empty() ? "" : ", ") + std::to_string(stage);
+      throw PlanError("device " + std::to_string(plan_.devices(device).index()) +
+                      " holds pipeline stages " + list + ": with " + std::to_string(expected) +
+                      " stages, each device must hold one, or the same number " +
+                      std::to_string(chunks) + " of stages r, r + P, ... (interleaved)");
+    }
+  }
+}
+
+bool Lowerer::Holds(int32_t device, int32_t stage) const {
+  const auto it = device_stages_.find(device);
+  return it != device_stages_.end() &&
+         std::binary_search(it->second.begin(), it->second.end(), stage);
 }
 
 int32_t Lowerer::DeviceOf(const sbp::DeviceId& id) {
@@ -176,8 +203,11 @@ plan::Task& Lowerer::NewTask(plan::TaskKind kind, int32_t device, const std::str
   task->set_kind(kind);
   task->set_device(device);
   task->set_name(name);
-  const auto stage = device_stage_.find(device);
-  task->set_stage(stage == device_stage_.end() ? 0 : stage->second);
+  const auto stages = device_stages_.find(device);
+  task->set_stage(Holds(device, current_stage_)    ? current_stage_
+                  : Holds(device, source_stage_)   ? source_stage_
+                  : stages != device_stages_.end() ? stages->second.front()
+                                                   : 0);
   task->set_pass(current_pass_);
   return *task;
 }
@@ -209,6 +239,7 @@ void Lowerer::LowerOp(const graph::OpNode& op) {
   current_pass_ = optimizer_pass             ? plan::PASS_OPTIMIZER
                   : graph_.IsBackward(op.id) ? plan::PASS_BACKWARD
                                              : plan::PASS_FORWARD;
+  current_stage_ = op.stage;
   std::vector<std::vector<int64_t>> inputs;  // [input][parallel index]
   for (size_t i = 0; i < op.inputs.size(); ++i) {
     inputs.push_back(
@@ -292,6 +323,7 @@ std::vector<int64_t> Lowerer::RegstsFor(TensorId tensor, const Layout& layout, R
   if (it != boxed_.end()) return it->second;
   std::vector<int64_t> current = produced_.at(tensor);
   current_rate_ = produced_rate;
+  source_stage_ = graph_.op(node.producer).stage;
   if (accumulate) {
     current_rate_ = Rate::kStep;  // the ACC's output: once per step
     current = RateChange(node, produced, current, plan::ACC);
@@ -360,12 +392,22 @@ std::vector<int64_t> Lowerer::Snapshot(const graph::TensorNode& node, const Layo
   return next;
 }
 
-SlotSchedule Lowerer::Schedule(const LowerOptions& options, int stages) const {
+std::vector<MicroStep> Lowerer::Sequence(int32_t device) const {
+  const std::vector<int32_t>& stages = device_stages_.at(device);
+  return PipelineSequence(pipeline_ranks_, static_cast<int>(stages.size()), micro_batches_,
+                          stages.front() % pipeline_ranks_);
+}
+
+SlotSchedule Lowerer::Schedule(const LowerOptions& options) const {
   SlotSchedule schedule;
   schedule.micro_batches = micro_batches_;
-  schedule.one_f_one_b = options.one_f_one_b;
-  schedule.stages = stages;
-  schedule.device_stage = device_stage_;
+  for (const auto& [device, stages] : device_stages_) {
+    std::vector<int64_t> ahead(stages.size(), micro_batches_);  // GPipe: every micro-batch
+    if (options.one_f_one_b && micro_batches_ > 1) {
+      ahead = MicroBatchesInFlight(Sequence(device), static_cast<int>(stages.size()));
+    }
+    for (size_t c = 0; c < stages.size(); ++c) schedule.ahead[{device, stages[c]}] = ahead[c];
+  }
   for (const Rate rate : regst_rate_) schedule.per_micro_batch.push_back(rate == Rate::kMicroBatch);
   return schedule;
 }
@@ -425,25 +467,58 @@ void Lowerer::AddFetch(TensorId tensor) {
     const plan::Task& producer = plan_.tasks(plan_.regsts(part.regst()).producer());
     const int32_t device = producer.device();
     current_pass_ = producer.pass();
+    current_stage_ = producer.stage();
     plan::Task& sink = NewTask(plan::SINK, device, binding.name() + "/sink");
     Consume(sink, part.regst());
   }
 }
 
-void Lowerer::OrderOneFOneB(const std::vector<TaskChain>& chains, int stages) {
+void Lowerer::OrderOneFOneB(const std::vector<TaskChain>& chains) {
   if (micro_batches_ == 1) return;
-  std::map<int32_t, const TaskChain*> forward;
-  std::map<int32_t, const TaskChain*> backward;
+  std::map<int32_t, std::map<std::pair<int32_t, bool>, const TaskChain*>> by_device;
   for (const TaskChain& chain : chains) {
     if (chain.acts_per_step != micro_batches_) continue;
-    (chain.forward ? forward : backward)[chain.device] = &chain;
+    by_device[chain.device][{chain.stage, chain.forward}] = &chain;
   }
-  for (const auto& [device, f] : forward) {
-    const auto b = backward.find(device);
-    if (b == backward.end()) continue;
-    const int64_t ahead = std::min<int64_t>(micro_batches_, stages - device_stage_.at(device));
-    AddControlRegst(plan_, b->second->tasks.back(), f->tasks.front(),
+  for (const auto& [device, mine] : by_device) {
+    const std::vector<int32_t>& stages = device_stages_.at(device);
+    if (stages.size() > 1) {
+      OrderInterleaved(device, mine);
+      continue;
+    }
+    const auto f = mine.find({stages[0], true});
+    const auto b = mine.find({stages[0], false});
+    if (f == mine.end() || b == mine.end()) continue;
+    const int64_t ahead = MicroBatchesInFlight(Sequence(device), 1)[0];
+    AddControlRegst(plan_, b->second->tasks.back(), f->second->tasks.front(),
                     static_cast<int32_t>(std::max<int64_t>(1, ahead)));
+  }
+}
+
+void Lowerer::OrderInterleaved(int32_t device,
+                               const std::map<std::pair<int32_t, bool>, const TaskChain*>& chains) {
+  const std::vector<int32_t>& stages = device_stages_.at(device);
+  // The schedule's micro-steps whose chains exist (an inference Plan has no backward ones).
+  std::vector<const TaskChain*> order;
+  for (const MicroStep& step : Sequence(device)) {
+    const auto it = chains.find({stages.at(static_cast<size_t>(step.chunk)), step.forward});
+    if (it != chains.end()) order.push_back(it->second);
+  }
+  // Each chain that directly follows another somewhere waits, act by act, for as many of the
+  // other's acts as the schedule puts before it: the neighbours chain the whole order.
+  std::map<std::pair<const TaskChain*, const TaskChain*>, std::vector<int64_t>> tables;
+  for (size_t i = 1; i < order.size(); ++i) {
+    if (order[i - 1] != order[i]) tables[{order[i - 1], order[i]}];
+  }
+  for (auto& [pair, table] : tables) {
+    int64_t before = 0;
+    for (const TaskChain* chain : order) {
+      if (chain == pair.first) ++before;
+      if (chain == pair.second) table.push_back(before);
+    }
+    const int64_t regst =
+        AddControlRegst(plan_, pair.first->tasks.back(), pair.second->tasks.front(), /*lag=*/0);
+    for (int64_t count : table) plan_.mutable_regsts(regst)->add_order_counts(count);
   }
 }
 

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "engine/compiler/lower.h"
+#include "engine/compiler/pipeline_schedule.h"
 #include "engine/compiler/rates.h"
 #include "engine/compiler/slot_counts.h"
 #include "engine/compiler/task_chains.h"
@@ -38,13 +39,15 @@ class Lowerer {
   plan::Plan Run(const LowerOptions& options);
 
  private:
-  // Each device's pipeline stage: that of the first op (in topological order) placed on it;
-  // every op's stage is its OpNode::stage, set when the graph was built. Returns the number of
-  // stages; a gap in the numbering is a PlanError.
-  int AssignStages();
+  // The pipeline stages on each device (every op's OpNode::stage, set when the graph was
+  // built): one, or with an interleaved schedule r, r + P, ... (pipeline_schedule.h). Sets
+  // pipeline_ranks_; a gap in the numbering or another pattern is a PlanError.
+  void AssignStages();
   int32_t DeviceOf(const sbp::DeviceId& id);
-  // A task on `device`, with the pipeline stage of the device and the current pass.
+  // A task on `device`, with the current pass and its stage: the op's being lowered where the
+  // device holds that stage, else that of the tensor being boxed, else the device's first.
   plan::Task& NewTask(plan::TaskKind kind, int32_t device, const std::string& name);
+  bool Holds(int32_t device, int32_t stage) const;
 
   // A register produced by `task` (its slots decided later, slot_counts.h), sized for
   // `shape`/`dtype` (empty: control), carrying data at the rate of the op being lowered.
@@ -81,9 +84,11 @@ class Lowerer {
   std::vector<int64_t> Snapshot(const graph::TensorNode& node, const Layout& layout,
                                 const std::vector<int64_t>& current);
 
-  // What DecideSlotCounts (slot_counts.h) needs of the lowering: the micro-batches, the
-  // schedule, each device's stage and which registers carry per-micro-batch data.
-  SlotSchedule Schedule(const LowerOptions& options, int stages) const;
+  // Rank `device`'s micro-steps under 1F1B (pipeline_schedule.h); its stages are its chunks.
+  std::vector<MicroStep> Sequence(int32_t device) const;
+  // What DecideSlotCounts (slot_counts.h) needs of the lowering: the micro-batches each stage
+  // of each device runs ahead, and which registers carry per-micro-batch data.
+  SlotSchedule Schedule(const LowerOptions& options) const;
 
   // Every reader of a variable's register (an op, or the first step of a boxing that copies
   // it) tells the variable's ASSIGN when it is done with the step, so the update never
@@ -94,8 +99,12 @@ class Lowerer {
 
   // 1F1B beyond slot counts: on each stage's device the forward chain's first task waits for
   // the backward chain's last task (stages - stage) micro-batches back, so at most that many
-  // micro-batches are between their forward and their backward there.
-  void OrderOneFOneB(const std::vector<TaskChain>& chains, int stages);
+  // micro-batches are between their forward and their backward there. With several stages per
+  // device (interleaved), order registers put the device's chains in the schedule's exact
+  // order (OrderInterleaved).
+  void OrderOneFOneB(const std::vector<TaskChain>& chains);
+  void OrderInterleaved(int32_t device,
+                        const std::map<std::pair<int32_t, bool>, const TaskChain*>& chains);
 
   // lower_boxing.cc: the tasks of step `index` of the boxing of `node`, from the registers
   // `current` (one per parallel index of step.from) to those it returns (of step.to).
@@ -141,10 +150,13 @@ class Lowerer {
   int64_t next_tag_ = 0;
   int64_t devices_per_rank_ = 0;  // 0: every device on rank 0
   int64_t micro_batches_ = 1;
-  std::vector<Rate> rates_;              // by op id
-  std::vector<Rate> regst_rate_;         // by register id
-  std::map<int32_t, int> device_stage_;  // device -> pipeline stage
-  Rate current_rate_ = Rate::kStep;      // of the op being lowered
+  std::vector<Rate> rates_;                                // by op id
+  std::vector<Rate> regst_rate_;                           // by register id
+  std::map<int32_t, std::vector<int32_t>> device_stages_;  // device -> its stages, ascending
+  int pipeline_ranks_ = 1;                                 // P: stages / stages per device
+  int32_t current_stage_ = 0;                              // of the op being lowered
+  int32_t source_stage_ = 0;                               // of the tensor being boxed
+  Rate current_rate_ = Rate::kStep;                        // of the op being lowered
   // The pass NewTask stamps on a task: the op being lowered, whose input boxing and rate
   // changes belong to it, or the task a SEND, RECV or SINK serves.
   plan::Pass current_pass_ = plan::PASS_FORWARD;

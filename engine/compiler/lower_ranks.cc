@@ -72,6 +72,8 @@ void Lowerer::SplitCrossRankReads() {
       const std::string name = plan_.tasks(t).name();
       current_rate_ = regst_rate_[x];
       current_pass_ = plan_.tasks(t).pass();
+      current_stage_ = plan_.tasks(t).stage();
+      source_stage_ = plan_.tasks(static_cast<int>(plan_.regsts(x).producer())).stage();
 
       plan::Task& send = NewTask(plan::SEND, there,
                                  name + "/send@" + std::to_string(plan_.devices(there).index()));

@@ -14,10 +14,8 @@ int32_t ScheduledSlots(const plan::Plan& plan, const plan::Regst& regst,
   for (int64_t c : regst.consumers()) only_acc = only_acc && plan.tasks(c).kind() == plan::ACC;
   if (only_acc) return 1;
   const plan::Task& producer = plan.tasks(static_cast<int>(regst.producer()));
-  const int stage = schedule.device_stage.at(producer.device());
-  int64_t ahead = schedule.one_f_one_b
-                      ? std::min<int64_t>(schedule.micro_batches, schedule.stages - stage)
-                      : schedule.micro_batches;
+  const auto found = schedule.ahead.find({producer.device(), producer.stage()});
+  int64_t ahead = found != schedule.ahead.end() ? found->second : schedule.micro_batches;
   if (producer.kind() == plan::REPEAT) ahead = std::min<int64_t>(ahead, 2);
   return static_cast<int32_t>(std::max<int64_t>(1, ahead));
 }
@@ -30,7 +28,9 @@ void DecideSlotCounts(plan::Plan& plan, const std::vector<TaskChain>& chains,
   for (plan::Regst& regst : *plan.mutable_regsts()) {
     const size_t id = static_cast<size_t>(regst.id());
     int32_t slots = 1;
-    if (in_chain[id]) {
+    if (regst.order_counts_size() > 0) {
+      slots = regst.order_counts_size();
+    } else if (in_chain[id]) {
       slots = 1;
     } else if (!schedule) {
       slots = regst.slots() > 0 ? regst.slots() : std::max(1, regst.lag());

@@ -10,15 +10,18 @@
 // 2. A hand-made Plan without a schedule (tests) keeps every other count, and a register
 //    without one (an added control register) gets max(1, lag).
 // 3. A lagged control register (a chain's loop-back, the 1F1B order): max(1, lag), so its
-//    producer never waits for its consumer beyond the lag.
+//    producer never waits for its consumer beyond the lag. An order register (the interleaved
+//    order): its table's length, a step's acts (its consumer returns each piece at once).
 // 4. A register of per-micro-batch data (k micro-batches a step): GPipe lets every micro-batch
-//    run ahead, k slots; 1F1B lets stage s run min(k, stages - s) ahead. What only an ACC
+//    run ahead, k slots; 1F1B lets stage s run as many ahead as its schedule keeps in flight
+//    (pipeline_schedule.h: min(k, stages - s) for one stage per device). What only an ACC
 //    reads needs one (the ACC takes each piece as it comes, on the same device), and a
 //    REPEAT's output at most two (one pass reads it).
 // 5. Every other register: 1.
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "engine/compiler/task_chains.h"
@@ -28,9 +31,9 @@ namespace twinflow::compiler {
 
 struct SlotSchedule {
   int64_t micro_batches = 1;
-  bool one_f_one_b = true;
-  int stages = 1;
-  std::map<int32_t, int> device_stage;  // plan device -> pipeline stage
+  // (plan device, pipeline stage) -> the micro-batches that stage runs ahead there; absent:
+  // micro_batches.
+  std::map<std::pair<int32_t, int32_t>, int64_t> ahead;
   // By register id: whether it carries data once per micro-batch (ids beyond it: per step).
   std::vector<bool> per_micro_batch;
 };

@@ -33,7 +33,7 @@ std::vector<bool> FeedsSinks(const plan::Plan& plan, const std::vector<int64_t>&
 bool HasDirectEdge(const plan::Plan& plan, int64_t from, int64_t to) {
   for (int64_t r : plan.tasks(static_cast<int>(from)).produced_regsts()) {
     const plan::Regst& regst = plan.regsts(static_cast<int>(r));
-    if (regst.lag() != 0) continue;
+    if (!plan::LinksOnePiece(regst)) continue;
     if (std::binary_search(regst.consumers().begin(), regst.consumers().end(), to)) return true;
   }
   return false;
@@ -79,7 +79,7 @@ std::set<int64_t> Place(const plan::Plan& plan, const std::vector<int64_t>& all,
     FloatingTask f{id, -1, 0};
     for (int64_t r : plan.tasks(static_cast<int>(id)).consumed_regsts()) {
       const plan::Regst& regst = plan.regsts(static_cast<int>(r));
-      if (regst.lag() != 0 || members.count(regst.producer()) == 0) continue;
+      if (!plan::LinksOnePiece(regst) || members.count(regst.producer()) == 0) continue;
       const auto p = position.find(regst.producer());
       f.after =
           std::max(f.after, p != position.end() ? p->second : floating.at(regst.producer()).after);
@@ -169,13 +169,14 @@ std::vector<TaskChain> FindTaskChains(const plan::Plan& plan) {
   // the device's forward and backward are one chain, and what the backward reads of the
   // forward (recomputation's checkpoints, the logits) lives over a span of it too.
   const bool one_piece = plan.pieces_per_step() <= 1;
-  std::map<std::tuple<int32_t, bool, int64_t, bool>, TaskChain> chains;
+  std::map<std::tuple<int32_t, int32_t, bool, int64_t, bool>, TaskChain> chains;
   for (int64_t id : order) {
     const plan::Task& t = plan.tasks(static_cast<int>(id));
     if (!IsChained(t.kind())) continue;
     const bool own_chain = forward[id] && !one_piece;
-    TaskChain& chain = chains[{t.device(), own_chain, acts[id], feeds_repeat[id]}];
+    TaskChain& chain = chains[{t.device(), t.stage(), own_chain, acts[id], feeds_repeat[id]}];
     chain.device = t.device();
+    chain.stage = t.stage();
     chain.forward = own_chain;
     chain.acts_per_step = acts[id];
     chain.tasks.push_back(id);

@@ -46,15 +46,16 @@ struct FloatingTask {
 
 struct TaskChain {
   int32_t device = 0;
+  int32_t stage = 0;  // the pipeline stage (an interleaved pipeline has several per device)
   int64_t acts_per_step = 1;
   bool forward = false;                // the forward phase alone (only with several micro-batches)
   std::vector<int64_t> tasks;          // the serial tasks, in execution order
   std::vector<FloatingTask> floating;  // in topological order
 };
 
-// The chains of COMPUTE, COPY, COLLECTIVE and ASSIGN tasks, by device, then backward before
-// forward, then rate; chains of one serial task are left out (there is nothing to order). Empty
-// for a Plan without consistent times (above).
+// The chains of COMPUTE, COPY, COLLECTIVE and ASSIGN tasks, by device, then stage, then
+// backward before forward, then rate; chains of one serial task are left out (there is nothing to
+// order). Empty for a Plan without consistent times (above).
 std::vector<TaskChain> FindTaskChains(const plan::Plan& plan);
 
 // A control register (no bytes) from `from` to `to`: to's act p waits for from's act p - lag.

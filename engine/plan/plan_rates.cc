@@ -27,7 +27,7 @@ std::vector<int64_t> PeerSends(const Plan& plan) {
 std::vector<std::vector<int64_t>> Successors(const Plan& plan) {
   std::vector<std::vector<int64_t>> next(plan.tasks_size());
   for (const Regst& regst : plan.regsts()) {
-    if (regst.lag() != 0) continue;
+    if (!LinksOnePiece(regst)) continue;
     for (int64_t c : regst.consumers()) next[regst.producer()].push_back(c);
   }
   const std::vector<int64_t> peer = PeerSends(plan);
@@ -78,7 +78,7 @@ std::vector<int64_t> ActsPerStep(const Plan& plan) {
     int64_t in = -1;
     for (int64_t r : t.consumed_regsts()) {
       const Regst& regst = plan.regsts(static_cast<int>(r));
-      if (regst.lag() != 0) continue;
+      if (!LinksOnePiece(regst)) continue;
       if (regst.tensor().dtype() != plan::DTYPE_UNSPECIFIED) {
         in = acts[regst.producer()];
         break;

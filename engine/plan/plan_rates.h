@@ -8,6 +8,12 @@
 
 namespace twinflow::plan {
 
+// Whether the register's consumer act p reads its producer's act p (lag 0, no order table):
+// the edges of one piece's graph. Lagged and order registers relate acts across pieces.
+inline bool LinksOnePiece(const Regst& regst) {
+  return regst.lag() == 0 && regst.order_counts_size() == 0;
+}
+
 // Per task, the SEND whose tag a RECV shares (-1 for other tasks and unmatched RECVs).
 std::vector<int64_t> PeerSends(const Plan& plan);
 

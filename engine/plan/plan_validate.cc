@@ -8,6 +8,7 @@
 
 #include "engine/plan/plan_enums.h"
 #include "engine/plan/plan_io.h"
+#include "engine/plan/plan_rates.h"
 #include "engine/plan/plan_validate_internal.h"
 
 namespace twinflow::plan {
@@ -94,6 +95,7 @@ void Validator::CheckRegsts() const {
            " slots (expected 1 to 2^20)");
     }
     if (regst.lag() < 0 || regst.lag() > kMaxLag) Fail(what + " has lag " + Str(regst.lag()));
+    CheckOrderCounts(r);
     if (regst.tensor().dtype() == DTYPE_UNSPECIFIED) {
       if (regst.tensor().shape_size() != 0 || regst.bytes_per_slot() != 0) {
         Fail(what + " is a control register (no dtype) but has a shape or " +
@@ -106,6 +108,25 @@ void Validator::CheckRegsts() const {
       Fail(what + " has " + Str(regst.bytes_per_slot()) + " bytes per slot, but its tensor " +
            DescText(regst.tensor()) + " needs " + Str(bytes));
     }
+  }
+}
+
+// An order register (plan.proto): a control register of lag 0 whose table rises from 0 to at
+// most its length.
+void Validator::CheckOrderCounts(int64_t r) const {
+  const Regst& regst = plan_.regsts(r);
+  if (regst.order_counts_size() == 0) return;
+  const std::string what = RegstText(r);
+  if (regst.lag() != 0 || regst.tensor().dtype() != DTYPE_UNSPECIFIED) {
+    Fail(what + " has order counts, but a lag or a tensor (an order register is control, lag 0)");
+  }
+  int64_t previous = 0;
+  for (int64_t count : regst.order_counts()) {
+    if (count < previous || count > regst.order_counts_size()) {
+      Fail(what + " has order counts that are not non-decreasing within 0.." +
+           Str(regst.order_counts_size()));
+    }
+    previous = count;
   }
 }
 
@@ -144,9 +165,10 @@ void Validator::CheckTraits(int64_t t) const {
   if (!Pass_IsValid(task.pass()) || task.pass() == PASS_UNSPECIFIED) {
     Fail(what + " has no valid pass (" + Str(task.pass()) + ")");
   }
-  if (task.stage() < 0 || task.stage() >= std::max<int64_t>(NumDevices(), 1)) {
-    Fail(what + " has pipeline stage " + Str(task.stage()) + " (a plan of " + Str(NumDevices()) +
-         " devices has fewer stages)");
+  // Interleaved pipelines put several (virtual) stages on a device, each at least one task.
+  if (task.stage() < 0 || task.stage() >= std::max<int64_t>(plan_.tasks_size(), 1)) {
+    Fail(what + " has pipeline stage " + Str(task.stage()) + " (a plan of " +
+         Str(plan_.tasks_size()) + " tasks has fewer stages)");
   }
   if ((task.optimizer_update() || task.recomputes()) && task.kind() != COMPUTE) {
     Fail(what + " (" + TaskKind_Name(task.kind()) +
@@ -198,7 +220,7 @@ void Validator::CheckAcyclic() const {
   std::vector<std::vector<int64_t>> succ(n), pred(n);
   std::vector<int64_t> indegree(n, 0);
   for (const Regst& regst : plan_.regsts()) {
-    if (regst.lag() != 0) continue;
+    if (!LinksOnePiece(regst)) continue;
     for (int64_t c : regst.consumers()) {
       succ[regst.producer()].push_back(c);
       pred[c].push_back(regst.producer());

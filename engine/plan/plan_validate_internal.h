@@ -67,6 +67,7 @@ class Validator {
   void CheckHeader() const;
   void CheckDevicesAndGroups() const;
   void CheckRegsts() const;
+  void CheckOrderCounts(int64_t regst) const;
   void CheckTaskReferences();
   void CheckTraits(int64_t t) const;
   void CheckCrossReferences() const;

@@ -46,6 +46,10 @@ Actor::Actor(const plan::Plan& plan, int64_t task, int64_t pieces)
     in.producer = r.producer();
     in.slots = r.slots();
     in.lag = r.lag();
+    in.order.assign(r.order_counts().begin(), r.order_counts().end());
+    if (!in.order.empty() && (r.lag() != 0 || r.tensor().dtype() != plan::DTYPE_UNSPECIFIED)) {
+      Fail("consumes order " + RegstText(id) + ", which has a lag or carries data");
+    }
     input_order_.push_back(id);
   }
   for (int64_t id : t.produced_regsts()) {
@@ -88,13 +92,25 @@ int64_t Actor::NeededPiece(const Input& in, int64_t act) const {
   return index >= in.lag ? index - in.lag : -1;
 }
 
+int64_t Actor::OrderNeeds(const Input& in, int64_t act) const {
+  if (in.order.empty()) return 0;
+  const auto period = static_cast<int64_t>(in.order.size());
+  return act / period * period + in.order[static_cast<size_t>(act % period)];
+}
+
+bool Actor::Ready(const Input& in, int64_t act) const {
+  if (!in.order.empty()) return in.next >= OrderNeeds(in, act);  // pieces below next were made
+  const int64_t piece = NeededPiece(in, act);
+  return piece < 0 || in.ready.count(piece) > 0;
+}
+
 // Monotone: once some input has announced fewer pieces than the next act needs, or a source
 // has made all its pieces, no later message can enable another act.
 bool Actor::NoMoreActs() const {
   if (IsSource() && acts_ >= source_pieces_) return true;
   if (!StartsInput(acts_)) return false;  // a REPEAT in the middle of its input piece
   for (const auto& [id, in] : inputs_) {
-    const int64_t piece = NeededPiece(in, acts_);
+    const int64_t piece = in.order.empty() ? NeededPiece(in, acts_) : OrderNeeds(in, acts_) - 1;
     if (piece >= 0 && in.eord >= 0 && piece >= in.eord) return true;
   }
   return false;
@@ -111,8 +127,7 @@ void Actor::TryAct(Outbox& out) {
   const int64_t act = acts_;
   if (StartsInput(act)) {
     for (const auto& [id, in] : inputs_) {
-      const int64_t piece = NeededPiece(in, act);
-      if (piece >= 0 && !in.ready.count(piece)) return;
+      if (!Ready(in, act)) return;
     }
   }
   if (StartsOutput(act)) {
@@ -126,7 +141,7 @@ void Actor::TryAct(Outbox& out) {
   for (int64_t id : input_order_) {
     Input& in = inputs_.at(id);
     const int64_t piece = NeededPiece(in, act);
-    if (piece < 0) continue;
+    if (piece < 0 || !in.order.empty()) continue;
     if (StartsInput(act)) {
       auto it = in.ready.find(piece);
       in.use = SlotRef{id, it->second, piece};
@@ -195,7 +210,8 @@ void Actor::StopActing(Outbox& out) {
   }
 }
 
-// A lagged piece that arrives after the last act: hand the slot straight back.
+// A lagged piece that arrives after the last act, or any piece of an order register: hand the
+// slot straight back; `next` then counts the pieces made without a gap.
 void Actor::ReturnUnused(Input& in, int64_t piece, int32_t slot, Outbox& out) {
   out.messages.push_back(Envelope{in.producer, RegstFree{in.regst, slot}});
   in.returned_unused.insert(piece);
@@ -206,7 +222,7 @@ void Actor::Receive(const ActorMessage& message, Outbox& out) {
   if (const auto* ready = std::get_if<RegstReady>(&message)) {
     OnReady(*ready);
     Input& in = inputs_.at(ready->regst);
-    if (stopped_) {
+    if (!in.order.empty() || stopped_) {  // an order register's piece is only counted
       in.ready.erase(ready->piece);
       ReturnUnused(in, ready->piece, ready->slot, out);
     }

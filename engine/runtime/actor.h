@@ -12,7 +12,10 @@
 //
 // When an actor acts. It acts on its next piece when (a) for every consumed register the piece
 // it needs is ready (a register with lag L needs piece p - L for act p, nothing while p < L),
-// and (b) every produced register has a free slot. One act is in flight at a time: Launch, then
+// and (b) every produced register has a free slot. An order register (plan.proto Regst
+// order_counts, a device's pipeline schedule) is a control register that holds no slot: its
+// consumer counts the producer's pieces, returns each at once, and acts when the count reaches
+// what the register's table asks for that act. One act is in flight at a time: Launch, then
 // the executor reports Done. Rates: most actors consume and produce one piece per act. ACC
 // holds its output slot over acc_count acts and produces one piece per acc_count inputs; REPEAT
 // holds its input slot over repeat_count acts and produces a piece per act. SOURCE, VARIABLE
@@ -112,6 +115,7 @@ class Actor {
     int64_t producer = 0;
     int32_t slots = 1;
     int32_t lag = 0;
+    std::vector<int64_t> order;        // an order register's counts per act of a step (else empty)
     std::map<int64_t, int32_t> ready;  // piece -> slot, announced and not yet taken
     bool in_use = false;               // `use` is held by the current act (or a REPEAT)
     SlotRef use;
@@ -136,6 +140,9 @@ class Actor {
   bool StartsOutput(int64_t act) const;  // needs a free slot (ACC: every acc_count)
   bool EndsOutput(int64_t act) const;    // announces the piece
   int64_t NeededPiece(const Input& in, int64_t act) const;  // -1 when the act needs none
+  // An order register's pieces that must be made before `act` (0 for other registers).
+  int64_t OrderNeeds(const Input& in, int64_t act) const;
+  bool Ready(const Input& in, int64_t act) const;  // the act has what it needs of `in`
   bool NoMoreActs() const;
   void TryAct(Outbox& out);
   void StopActing(Outbox& out);

@@ -20,7 +20,12 @@ std::string Actor::WaitingOn() const {
   std::vector<std::string> waits;
   for (const auto& [id, in] : inputs_) {
     const std::string from = " (from " + TaskName(in.producer) + ")";
-    if (!stopped_) {
+    if (!stopped_ && !in.order.empty()) {
+      if (!Ready(in, acts_)) {
+        waits.push_back("waits in its device's order for " + std::to_string(OrderNeeds(in, acts_)) +
+                        " pieces of regst " + std::to_string(id) + from);
+      }
+    } else if (!stopped_) {
       const int64_t piece = NeededPiece(in, acts_);
       if (StartsInput(acts_) && piece >= 0 && !in.ready.count(piece)) {
         waits.push_back("waits for regst " + std::to_string(id) + " piece " +

@@ -16,6 +16,7 @@ void BindStrategy(py::module_& m) {
       .def_readonly("tp", &models::Strategy::tp)
       .def_readonly("pp", &models::Strategy::pp)
       .def_readonly("mb", &models::Strategy::micro_batches)
+      .def_readonly("vp", &models::Strategy::virtual_stages)
       // "none", "selective" or "full".
       .def_property_readonly(
           "recompute", [](const models::Strategy& s) { return models::RecomputeName(s.recompute); })
@@ -26,6 +27,8 @@ void BindStrategy(py::module_& m) {
       .def_property_readonly("precision",
                              [](const models::Strategy& s) { return DTypeName(s.precision); })
       .def_property_readonly("devices", &models::Strategy::devices)
+      // Pipeline stages the layers are cut into: pp, or pp * vp interleaved.
+      .def_property_readonly("stages", &models::Strategy::stages)
       .def_property_readonly("default_devices", &models::Strategy::DefaultDevices)
       .def_property_readonly("infers_degree", &models::Strategy::InfersDegree)
       .def_property_readonly("searched_axes", &models::Strategy::SearchedAxes)
@@ -33,10 +36,9 @@ void BindStrategy(py::module_& m) {
       .def(
           "stage_placement",
           [](const models::Strategy& s, int64_t stage, int64_t devices) {
-            if (stage < 0 || (!s.automatic && stage >= s.pp)) {
+            if (stage < 0 || (!s.automatic && stage >= s.stages())) {
               throw InvalidArgumentError("stage " + std::to_string(stage) +
-                                         " is beyond the strategy's pp=" + std::to_string(s.pp) +
-                                         " stages");
+                                         " is beyond the strategy's " + s.StagesText() + " stages");
             }
             return s.StagePlacement(stage, devices).ToString();
           },

@@ -46,6 +46,8 @@ class StrategyLayout:
             self.placement = placement
             self.devices = len(placement)
         self.dp, self.tp, self.pp, self.mb = core.dp, core.tp, core.pp, core.mb
+        self.vp = core.vp  # model chunks per pipeline rank: stages = pp * vp, interleaved
+        self.stages = core.stages
         self.schedule = core.schedule
         self.precision = core.precision  # "f32", "bf16" or "f16": the forward pass's dtype
 

@@ -333,8 +333,8 @@ TEST(PlanValidate, TraitsFitTheTaskKind) {
                 {"task 2 'ar@0'", "COLLECTIVE"});
   ExpectInvalid([](Plan& p) { p.mutable_tasks(1)->set_optimizer_update(true); },
                 {"task 1 'relu@0'", "optimizer update outside the optimizer pass"});
-  ExpectInvalid([](Plan& p) { p.mutable_tasks(1)->set_stage(2); },
-                {"task 1 'relu@0'", "pipeline stage 2"});
+  ExpectInvalid([](Plan& p) { p.mutable_tasks(1)->set_stage(-1); },
+                {"task 1 'relu@0'", "pipeline stage -1"});
 }
 
 // A Plan written before the typed enums (version 1) is refused, saying both versions.
