@@ -165,7 +165,7 @@ void CheckConfig(const GptConfig& c, const Strategy& s) {
     throw InvalidArgumentError("rope_theta must be positive and norm_epsilon non-negative");
   }
   if (!s.automatic && s.stages() > c.layers) {
-    throw InvalidArgumentError(s.StagesText() + " exceeds the gpt's " + std::to_string(c.layers) +
+    throw InvalidArgumentError(s.StagesText() + " exceeds the model's " + std::to_string(c.layers) +
                                " layers");
   }
 }

@@ -81,6 +81,14 @@ check "run llama with kv heads that do not divide the heads" 2 "not divisible by
   run --model llama --kv-heads 3 --steps 1
 check "run llama with zero=1 in bf16 matches the reference" 0 "zero=1" out -- \
   run --model llama --devices 4 --strategy dp=2,tp=2,precision=bf16,zero=1 --steps 3 --check
+check "run llama interleaved (pp=2,vp=2) matches the reference" 0 "pp=2,mb=4,vp=2,schedule=1f1b" out -- \
+  run --model llama --devices 2 --strategy pp=2,vp=2,mb=4 --steps 5 --check
+check "run --strategy vp with mb not a multiple of pp is refused" 2 "mb=3 must be a multiple of it" err -- \
+  run --model llama --devices 2 --strategy pp=2,vp=2,mb=3 --steps 1
+check "run --micro-batch-size giving mb not a multiple of pp is refused" 2 "mb=3 must be a multiple" err -- \
+  run --model llama --devices 2 --strategy pp=2,vp=2 --batch 12 --micro-batch-size 4 --steps 1
+check "run --strategy vp with more stages than layers names both" 2 "pp*vp=8 exceeds the model's 4 layers" err -- \
+  run --model llama --devices 2 --strategy pp=2,vp=4,mb=4 --steps 1
 check "run --strategy zero=3 is refused as not implemented" 2 "strategy field 'zero': stage 3" err -- \
   run --model llama --strategy dp=2,zero=3 --steps 1
 check "run --strategy precision=fp8 is refused" 2 "'precision' must be fp32, bf16 or fp16, got 'fp8'" err -- \

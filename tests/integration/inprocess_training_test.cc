@@ -220,6 +220,37 @@ INSTANTIATE_TEST_SUITE_P(Strategies, LlamaTraining,
                                            "dp=2,tp=2,precision=bf16,zero=1"),
                          StrategyTestName);
 
+// Interleaved 1F1B (vp=2): each device holds two or more model chunks and runs them in
+// Megatron's interleaved order; the models have 8 layers so that pp=4,vp=2 has one a stage.
+class InterleavedTraining : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(InterleavedTraining, MlpGptAndLlamaMatchTheReference) {
+  models::MlpConfig mlp = TestMlp();
+  mlp.widths = {12, 24, 16, 16, 16, 16, 16, 16, 5};
+  const models::BuildOptions sgd = OnFourDevices(GetParam(), "sgd:lr=0.1,momentum=0.9");
+  const runtime::FeedFn mlp_feeds = [&](int64_t step) { return MlpBatch(mlp, step); };
+  const models::BuiltModel model = models::BuildMlp(Ops(), mlp, sgd);
+  const std::vector<double> got = DistributedLosses(model, 10, mlp_feeds);
+  ExpectSameLosses(got,
+                   ReferenceLosses(models::BuildMlp(Ops(), mlp, WholeBatch(sgd)), 10, mlp_feeds),
+                   "mlp " + GetParam());
+  EXPECT_EQ(DistributedLosses(model, 10, mlp_feeds), got) << "two runs must agree bit for bit";
+  for (models::GptConfig config : {testing::TinyGptConfig(), testing::TinyLlamaConfig()}) {
+    config.layers = 8;
+    const models::BuildOptions adam = OnFourDevices(GetParam(), "adam:lr=0.01");
+    const runtime::FeedFn feeds = [&](int64_t step) { return GptBatch(config, step); };
+    ExpectSameLosses(
+        DistributedLosses(models::BuildGpt(Ops(), config, adam), 5, feeds),
+        ReferenceLosses(models::BuildGpt(Ops(), config, WholeBatch(adam)), 5, feeds),
+        std::string(config.mlp == models::MlpKind::kSwiGlu ? "llama " : "gpt ") + GetParam());
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Strategies, InterleavedTraining,
+                         ::testing::Values("pp=2,vp=2,mb=4", "tp=2,pp=2,vp=2,mb=4",
+                                           "dp=2,pp=2,vp=4,mb=4,recompute=full", "pp=4,vp=2,mb=4"),
+                         StrategyTestName);
+
 // Mixed precision (strategy precision=bf16|fp16): the distributed run repeats bit for bit and
 // matches the low-precision reference graph to the rounding of its partial sums (each device
 // rounds its part of a tensor-parallel sum to the low type), and tracks the fp32 run to the

@@ -9,6 +9,7 @@
 #include <set>
 
 #include "engine/compiler/compile.h"
+#include "engine/compiler/pipeline_schedule.h"
 #include "engine/compiler/plan_memory.h"
 #include "engine/compiler/task_chains.h"
 #include "engine/ops/builtin_ops.h"
@@ -277,6 +278,54 @@ TEST(PipelineOrder, OneFOneBKeepsAtMostStagesMinusStageMicroBatchesInFlight) {
     }
   }
   EXPECT_GT(gpipe_most, 2) << "GPipe lets more micro-batches in, so the bound is 1F1B's doing";
+}
+
+// Interleaved 1F1B (vp=2): whatever order messages arrive in, every device starts its chunks'
+// forward and backward micro-steps exactly in Megatron's interleaved order
+// (compiler/pipeline_schedule.h), step after step; the order registers alone enforce it.
+TEST(PipelineOrder, InterleavedDevicesRunTheirChunksInTheScheduleOrder) {
+  models::BuildOptions options;
+  options.strategy = models::ParseStrategy("dp=2,pp=2,vp=2,mb=4");
+  options.devices = 4;
+  options.optimizer = graph::ParseOptimizer("adam:lr=0.01");
+  models::GptConfig config = testing::TinyGptConfig();
+  config.layers = 4;
+  const models::BuiltModel model = models::BuildGpt(Ops(), config, options);
+  compiler::CompileOptions compile;
+  compile.lower = models::StrategyLowerOptions(model.strategy);
+  compile.lower.fetches = {model.loss};
+  const plan::Plan plan =
+      compiler::Compile(model.graph, Ops(), sbp::AlphaBetaCostModel(), compile).plan;
+  std::map<int64_t, std::pair<int32_t, bool>> head;  // first task -> (stage, forward)
+  for (const compiler::TaskChain& chain : compiler::FindTaskChains(plan)) {
+    if (chain.acts_per_step == 4) head[chain.tasks.front()] = {chain.stage, chain.forward};
+  }
+  ASSERT_EQ(head.size(), 16u) << "two chunks, forward and backward, on each of 4 devices";
+  const int64_t steps = 2;
+  for (uint64_t seed = 0; seed < 10; ++seed) {
+    const runtime::TestRunResult r = runtime::RunWithRandomDelivery(plan, steps, seed);
+    ASSERT_TRUE(r.finished) << r.report;
+    std::map<int32_t, std::vector<compiler::MicroStep>> got;
+    for (const runtime::Launch& launch : r.launches) {
+      const auto it = head.find(launch.task);
+      if (it == head.end()) continue;
+      const int32_t device = plan.tasks(static_cast<int>(launch.task)).device();
+      // Rank r holds stages r and r + 2: chunk = stage / 2.
+      got[device].push_back({it->second.first / 2, it->second.second, launch.piece % 4});
+    }
+    ASSERT_EQ(got.size(), 4u);
+    for (const auto& [device, sequence] : got) {
+      const int rank = plan.devices(device).index() < 2 ? 0 : 1;
+      const std::vector<compiler::MicroStep> one = compiler::PipelineSequence(2, 2, 4, rank);
+      ASSERT_EQ(sequence.size(), one.size() * steps) << "device " << device;
+      for (size_t i = 0; i < sequence.size(); ++i) {
+        const compiler::MicroStep& want = one[i % one.size()];
+        EXPECT_TRUE(sequence[i].chunk == want.chunk && sequence[i].forward == want.forward &&
+                    sequence[i].micro_batch == want.micro_batch)
+            << "device " << device << " seed " << seed << " micro-step " << i;
+      }
+    }
+  }
 }
 
 // Full recomputation: a block's internal forward results (read by no later block) are read by

@@ -142,6 +142,29 @@ TEST(StrategyParse, ZeroStage) {
   EXPECT_PRED2(Contains, ParseError("zero=on"), "'zero' must be 0 or 1, got 'on'");
 }
 
+TEST(StrategyParse, VirtualStagesInterleaveThePipeline) {
+  EXPECT_EQ(ParseStrategy("pp=2").virtual_stages, 1);
+  const Strategy vp = ParseStrategy("pp=2,vp=3,mb=4");
+  EXPECT_EQ(vp.virtual_stages, 3);
+  EXPECT_EQ(vp.stages(), 6);
+  EXPECT_EQ(vp.StagesText(), "pp*vp=6");
+  EXPECT_EQ(vp.ToString(), "dp=1,tp=1,pp=2,mb=4,vp=3,schedule=1f1b");
+  EXPECT_EQ(ParseStrategy(vp.ToString()).ToString(), vp.ToString());
+  EXPECT_EQ(ParseStrategy("pp=2,vp=2").micro_batches, 1) << "one micro-batch: nothing to order";
+  EXPECT_PRED2(Contains, ParseError("vp=2"), "needs pp > 1");
+  EXPECT_PRED2(Contains, ParseError("pp=2,vp=2,mb=4,schedule=gpipe"), "schedule=gpipe");
+  EXPECT_PRED2(Contains, ParseError("pp=2,vp=2,mb=3"), "mb=3 must be a multiple of it");
+  EXPECT_PRED2(Contains, ParseError("pp=2,vp=0"), "'vp' must be an integer");
+}
+
+TEST(StrategyPlacement, VirtualStagesCycleOverTheRanks) {
+  const Strategy s = ParseStrategy("dp=2,pp=2,vp=2,mb=2");
+  EXPECT_EQ(s.StagePlacement(0, 4).ToString(), "cpu:0-1 [2,1]");
+  EXPECT_EQ(s.StagePlacement(1, 4).ToString(), "cpu:2-3 [2,1]");
+  EXPECT_EQ(s.StagePlacement(2, 4).ToString(), "cpu:0-1 [2,1]");
+  EXPECT_EQ(s.StagePlacement(3, 4).ToString(), "cpu:2-3 [2,1]");
+}
+
 TEST(StrategyParse, AutoWithHierarchyPrintsIt) {
   Strategy s = ParseStrategy("auto");
   s.hierarchy = Shape{2, 4};
