@@ -74,6 +74,8 @@ run_case "mlp tp=2" 2 1 "${mlp[@]}" --devices 2 --strategy tp=2
 run_case "mlp dp=2,tp=2 (2 devices per rank)" 2 1 "${mlp[@]}" --devices 4 --strategy dp=2,tp=2
 run_case "mlp pp=2 mb=4 1f1b" 2 1 "${mlp[@]}" --devices 2 --strategy pp=2,mb=4,schedule=1f1b
 run_case "mlp pp=2 mb=4 gpipe" 2 1 "${mlp[@]}" --devices 2 --strategy pp=2,mb=4,schedule=gpipe
+run_case "mlp pp=2 vp=2 mb=4 interleaved" 2 1 --model mlp --widths 12,24,16,16,5 --batch 8 \
+  --steps 8 --devices 2 --strategy pp=2,vp=2,mb=4
 # The MPI all-to-all path: this Plan's layer2 update reads its gradient through an all-to-all
 # between the two ranks (checked here, so a change of layouts cannot drop the case silently).
 a2a=(--model mlp --widths 64,256,256,10 --batch 64 --devices 2 --strategy tp=2)
@@ -96,6 +98,9 @@ run_case "mlp tp=4" 4 0 "${mlp[@]}" --devices 4 --strategy tp=4
 run_case "mlp dp=2,tp=2" 4 0 "${mlp[@]}" --devices 4 --strategy dp=2,tp=2
 run_case "mlp dp=2,pp=2 mb=4" 4 0 "${mlp[@]}" --devices 4 --strategy dp=2,pp=2,mb=4
 run_case "gpt dp=2,pp=2 mb=4" 4 0 "${gpt[@]}" --devices 4 --strategy dp=2,pp=2,mb=4
+gpt4=(--model gpt --layers 4 --hidden 16 --heads 2 --sequence 8 --vocab 32 --batch 8 --steps 4
+      --optimizer adam:lr=0.01)
+run_case "gpt dp=2,pp=2,vp=2 mb=4" 4 0 "${gpt4[@]}" --devices 4 --strategy dp=2,pp=2,vp=2,mb=4
 run_case "mlp dp=4 with 1.6 MiB gradients (the chain one way)" 4 0 "${big[@]}" --devices 4 \
   --strategy dp=4
 
