@@ -18,6 +18,22 @@ def test_strategies_match_one_device(strategy):
     assert losses[-1] < losses[0]
 
 
+def test_interleaved_stages_match_one_device():
+    # vp=2: four stages on two pipeline ranks (rank r holds stages r and r + 2), run in
+    # Megatron's interleaved 1F1B order.
+    widths = (12, 16, 16, 16, 5)
+    reference, _, _ = train("auto", steps=5, widths=widths)
+    tw.manual_seed(0)
+    model = Mlp(widths=widths)
+    for stage in range(4):
+        model.body[2 * stage].set_stage(stage)
+    opt = tw.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    step = TrainStep(model, opt).compile(strategy="pp=2,vp=2,mb=4")
+    assert tw._C.parse_strategy("pp=2,vp=2,mb=4").stages == 4
+    losses = [step(x, y) for x, y in batches(5)]
+    np.testing.assert_allclose(losses, reference, rtol=1e-5)
+
+
 @pytest.mark.parametrize("strategy", ["dp=2,tp=2,precision=bf16", "dp=2,precision=bf16,grad_reduce=bf16",
                                       "pp=2,mb=2,precision=fp16"])
 def test_mixed_precision_tracks_fp32(strategy):
