@@ -71,14 +71,14 @@ void ParseField(const std::string& key, const std::string& value, Strategy& stra
   } else if (key == "vp") {
     strategy.virtual_stages = ParsePositive(key, value);
   } else if (key == "schedule") {
-    if (value == "gpipe") {
-      strategy.schedule = Schedule::kGPipe;
-    } else if (value == "1f1b") {
-      strategy.schedule = Schedule::kOneFOneB;
-    } else {
-      throw InvalidArgumentError("strategy field 'schedule' must be gpipe or 1f1b, got '" + value +
-                                 "'");
+    for (Schedule s : {Schedule::kGPipe, Schedule::kOneFOneB, Schedule::kZeroBubbleH1}) {
+      if (value == ScheduleName(s)) {
+        strategy.schedule = s;
+        return;
+      }
     }
+    throw InvalidArgumentError("strategy field 'schedule' must be gpipe, 1f1b or zb-h1, got '" +
+                               value + "'");
   } else if (key == "recompute") {
     for (Recompute r : {Recompute::kNone, Recompute::kSelective, Recompute::kFull}) {
       if (value == RecomputeName(r)) {
@@ -123,7 +123,8 @@ void CheckInterleaving(const Strategy& s) {
   if (s.schedule != Schedule::kOneFOneB) {
     throw InvalidArgumentError(vp +
                                " is the interleaved 1F1B schedule; it cannot go with "
-                               "schedule=gpipe");
+                               "schedule=" +
+                               ScheduleName(s.schedule));
   }
   if (s.micro_batches > 1 && s.micro_batches % s.pp != 0) {
     throw InvalidArgumentError(vp + " runs micro-batches in groups of pp=" + std::to_string(s.pp) +
@@ -145,7 +146,8 @@ std::string DegreeText(const char* key, int64_t degree, DegreeSource source) {
 compiler::LowerOptions StrategyLowerOptions(const Strategy& strategy) {
   compiler::LowerOptions options;
   options.micro_batches = strategy.micro_batches;
-  options.one_f_one_b = strategy.schedule == Schedule::kOneFOneB;
+  options.one_f_one_b = strategy.schedule != Schedule::kGPipe;
+  options.zero_bubble = strategy.schedule == Schedule::kZeroBubbleH1;
   options.overlap = strategy.overlap;
   return options;
 }
@@ -163,7 +165,15 @@ const char* RecomputeName(Recompute recompute) {
 }
 
 const char* ScheduleName(Schedule schedule) {
-  return schedule == Schedule::kGPipe ? "gpipe" : "1f1b";
+  switch (schedule) {
+    case Schedule::kGPipe:
+      return "gpipe";
+    case Schedule::kZeroBubbleH1:
+      return "zb-h1";
+    case Schedule::kOneFOneB:
+      break;
+  }
+  return "1f1b";
 }
 
 std::string Strategy::ToString() const {

@@ -9,7 +9,9 @@
 //       are cut into pp*V virtual stages, and rank r holds stages r, r + pp, ...; the
 //       interleaved 1F1B schedule (compiler/pipeline_schedule.h) then shrinks the bubble V
 //       times. Needs pp > 1, schedule 1f1b, and mb a multiple of pp
-//   schedule  gpipe | 1f1b
+//   schedule  gpipe | 1f1b | zb-h1: ZB-H1 (Qi et al. 2024) is 1F1B with the backward split into
+//             input and weight gradients, the weight gradients run later to fill the drain
+//             (compiler/pipeline_schedule.h); one chunk per rank (no vp)
 //   recompute none | selective | full: activation recomputation (graph/autograd.h). full:
 //             each layer's forward run again in the backward pass instead of keeping its
 //             activations; selective (Korthikanti et al. 2022): only each block's attention
@@ -54,10 +56,10 @@
 
 namespace twinflow::models {
 
-enum class Schedule { kGPipe, kOneFOneB };
+enum class Schedule { kGPipe, kOneFOneB, kZeroBubbleH1 };
 enum class Recompute { kNone, kSelective, kFull };
 const char* RecomputeName(Recompute recompute);  // "none", "selective", "full"
-const char* ScheduleName(Schedule schedule);     // "gpipe", "1f1b"
+const char* ScheduleName(Schedule schedule);     // "gpipe", "1f1b", "zb-h1"
 
 // How a strategy gave a degree.
 enum class DegreeSource {

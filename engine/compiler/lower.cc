@@ -110,6 +110,7 @@ void SetCostHints(plan::Task& task, const graph::OpNode& op, const graph::OpDef&
 
 plan::Plan Lowerer::Run(const LowerOptions& options) {
   micro_batches_ = options.micro_batches;
+  zero_bubble_ = options.zero_bubble && options.one_f_one_b;
   devices_per_rank_ = options.devices_per_rank;
   if (devices_per_rank_ < 0) throw PlanError("devices_per_rank must not be negative");
   if (micro_batches_ < 1) throw PlanError("micro_batches must be positive");
@@ -236,9 +237,10 @@ void Lowerer::LowerOp(const graph::OpNode& op) {
   const plan::TaskKind kind = TaskKindOf(def.role);
   const bool optimizer_pass =
       UpdatesState(def.role) || def.role == graph::OpRole::kGradientStatistic;
-  current_pass_ = optimizer_pass             ? plan::PASS_OPTIMIZER
-                  : graph_.IsBackward(op.id) ? plan::PASS_BACKWARD
-                                             : plan::PASS_FORWARD;
+  current_pass_ = optimizer_pass                       ? plan::PASS_OPTIMIZER
+                  : zero_bubble_ && op.weight_gradient ? plan::PASS_WEIGHT
+                  : graph_.IsBackward(op.id)           ? plan::PASS_BACKWARD
+                                                       : plan::PASS_FORWARD;
   current_stage_ = op.stage;
   std::vector<std::vector<int64_t>> inputs;  // [input][parallel index]
   for (size_t i = 0; i < op.inputs.size(); ++i) {
@@ -394,8 +396,9 @@ std::vector<int64_t> Lowerer::Snapshot(const graph::TensorNode& node, const Layo
 
 std::vector<MicroStep> Lowerer::Sequence(int32_t device) const {
   const std::vector<int32_t>& stages = device_stages_.at(device);
-  return PipelineSequence(pipeline_ranks_, static_cast<int>(stages.size()), micro_batches_,
-                          stages.front() % pipeline_ranks_);
+  const int rank = stages.front() % pipeline_ranks_;
+  if (zero_bubble_) return ZeroBubbleSequence(pipeline_ranks_, micro_batches_, rank);
+  return PipelineSequence(pipeline_ranks_, static_cast<int>(stages.size()), micro_batches_, rank);
 }
 
 SlotSchedule Lowerer::Schedule(const LowerOptions& options) const {
@@ -475,19 +478,22 @@ void Lowerer::AddFetch(TensorId tensor) {
 
 void Lowerer::OrderOneFOneB(const std::vector<TaskChain>& chains) {
   if (micro_batches_ == 1) return;
-  std::map<int32_t, std::map<std::pair<int32_t, bool>, const TaskChain*>> by_device;
+  std::map<int32_t, ChainsByStep> by_device;
   for (const TaskChain& chain : chains) {
     if (chain.acts_per_step != micro_batches_) continue;
-    by_device[chain.device][{chain.stage, chain.forward}] = &chain;
+    const StepKind kind = chain.forward  ? StepKind::kForward
+                          : chain.weight ? StepKind::kWeight
+                                         : StepKind::kBackward;
+    by_device[chain.device][{chain.stage, kind}] = &chain;
   }
   for (const auto& [device, mine] : by_device) {
     const std::vector<int32_t>& stages = device_stages_.at(device);
-    if (stages.size() > 1) {
-      OrderInterleaved(device, mine);
+    if (stages.size() > 1 || zero_bubble_) {
+      OrderBySequence(device, mine);
       continue;
     }
-    const auto f = mine.find({stages[0], true});
-    const auto b = mine.find({stages[0], false});
+    const auto f = mine.find({stages[0], StepKind::kForward});
+    const auto b = mine.find({stages[0], StepKind::kBackward});
     if (f == mine.end() || b == mine.end()) continue;
     const int64_t ahead = MicroBatchesInFlight(Sequence(device), 1)[0];
     AddControlRegst(plan_, b->second->tasks.back(), f->second->tasks.front(),
@@ -495,30 +501,31 @@ void Lowerer::OrderOneFOneB(const std::vector<TaskChain>& chains) {
   }
 }
 
-void Lowerer::OrderInterleaved(int32_t device,
-                               const std::map<std::pair<int32_t, bool>, const TaskChain*>& chains) {
+void Lowerer::OrderBySequence(int32_t device, const ChainsByStep& chains) {
   const std::vector<int32_t>& stages = device_stages_.at(device);
   // The schedule's micro-steps whose chains exist (an inference Plan has no backward ones).
   std::vector<const TaskChain*> order;
   for (const MicroStep& step : Sequence(device)) {
-    const auto it = chains.find({stages.at(static_cast<size_t>(step.chunk)), step.forward});
+    const auto it = chains.find({stages.at(static_cast<size_t>(step.chunk)), step.kind});
     if (it != chains.end()) order.push_back(it->second);
   }
   // Each chain that directly follows another somewhere waits, act by act, for as many of the
   // other's acts as the schedule puts before it: the neighbours chain the whole order.
-  std::map<std::pair<const TaskChain*, const TaskChain*>, std::vector<int64_t>> tables;
+  std::set<std::pair<size_t, size_t>> neighbours;  // indices into `order`, first occurrences
+  const auto first = [&](const TaskChain* chain) {
+    return static_cast<size_t>(std::find(order.begin(), order.end(), chain) - order.begin());
+  };
   for (size_t i = 1; i < order.size(); ++i) {
-    if (order[i - 1] != order[i]) tables[{order[i - 1], order[i]}];
+    if (order[i - 1] != order[i]) neighbours.insert({first(order[i - 1]), first(order[i])});
   }
-  for (auto& [pair, table] : tables) {
+  for (const auto& [x, y] : neighbours) {
+    const int64_t regst =
+        AddControlRegst(plan_, order[x]->tasks.back(), order[y]->tasks.front(), /*lag=*/0);
     int64_t before = 0;
     for (const TaskChain* chain : order) {
-      if (chain == pair.first) ++before;
-      if (chain == pair.second) table.push_back(before);
+      if (chain == order[x]) ++before;
+      if (chain == order[y]) plan_.mutable_regsts(regst)->add_order_counts(before);
     }
-    const int64_t regst =
-        AddControlRegst(plan_, pair.first->tasks.back(), pair.second->tasks.front(), /*lag=*/0);
-    for (int64_t count : table) plan_.mutable_regsts(regst)->add_order_counts(count);
   }
 }
 

@@ -35,6 +35,10 @@ struct LowerOptions {
   // keeps at most that many micro-batches' activations.
   int64_t micro_batches = 1;
   bool one_f_one_b = true;
+  // ZB-H1 (with one_f_one_b): the backward's weight gradients are a pass of their own
+  // (PASS_WEIGHT), which each rank runs later, filling the pipeline's drain
+  // (pipeline_schedule.h).
+  bool zero_bubble = false;
   // Collectives float beside their device's chain (task_chains.h), so communication overlaps
   // computation; false keeps them in it (the Plan's serial_collectives), for less memory.
   bool overlap = true;

@@ -84,7 +84,8 @@ class Lowerer {
   std::vector<int64_t> Snapshot(const graph::TensorNode& node, const Layout& layout,
                                 const std::vector<int64_t>& current);
 
-  // Rank `device`'s micro-steps under 1F1B (pipeline_schedule.h); its stages are its chunks.
+  // Rank `device`'s micro-steps under 1F1B, interleaved or ZB-H1 (pipeline_schedule.h); its
+  // stages are its chunks.
   std::vector<MicroStep> Sequence(int32_t device) const;
   // What DecideSlotCounts (slot_counts.h) needs of the lowering: the micro-batches each stage
   // of each device runs ahead, and which registers carry per-micro-batch data.
@@ -100,11 +101,11 @@ class Lowerer {
   // 1F1B beyond slot counts: on each stage's device the forward chain's first task waits for
   // the backward chain's last task (stages - stage) micro-batches back, so at most that many
   // micro-batches are between their forward and their backward there. With several stages per
-  // device (interleaved), order registers put the device's chains in the schedule's exact
-  // order (OrderInterleaved).
+  // device (interleaved) or a weight pass (ZB-H1), order registers put the device's chains in
+  // the schedule's exact order (OrderBySequence).
+  using ChainsByStep = std::map<std::pair<int32_t, StepKind>, const TaskChain*>;
   void OrderOneFOneB(const std::vector<TaskChain>& chains);
-  void OrderInterleaved(int32_t device,
-                        const std::map<std::pair<int32_t, bool>, const TaskChain*>& chains);
+  void OrderBySequence(int32_t device, const ChainsByStep& chains);
 
   // lower_boxing.cc: the tasks of step `index` of the boxing of `node`, from the registers
   // `current` (one per parallel index of step.from) to those it returns (of step.to).
@@ -150,6 +151,7 @@ class Lowerer {
   int64_t next_tag_ = 0;
   int64_t devices_per_rank_ = 0;  // 0: every device on rank 0
   int64_t micro_batches_ = 1;
+  bool zero_bubble_ = false;                               // LowerOptions::zero_bubble
   std::vector<Rate> rates_;                                // by op id
   std::vector<Rate> regst_rate_;                           // by register id
   std::map<int32_t, std::vector<int32_t>> device_stages_;  // device -> its stages, ascending

@@ -15,19 +15,23 @@ MicroStep Nth(int64_t k, int ranks, int chunks, bool forward) {
   const int in_group = static_cast<int>((k % group) / ranks);
   MicroStep step;
   step.chunk = forward ? in_group : chunks - 1 - in_group;
-  step.forward = forward;
+  step.kind = forward ? StepKind::kForward : StepKind::kBackward;
   step.micro_batch = (k / group) * ranks + k % ranks;
   return step;
 }
 
-}  // namespace
-
-std::vector<MicroStep> PipelineSequence(int ranks, int chunks, int64_t micro_batches, int rank) {
+void CheckShape(int ranks, int chunks, int64_t micro_batches, int rank) {
   if (ranks < 1 || chunks < 1 || micro_batches < 1 || rank < 0 || rank >= ranks) {
     throw PlanError("pipeline schedule: bad ranks " + std::to_string(ranks) + ", chunks " +
                     std::to_string(chunks) + ", micro-batches " + std::to_string(micro_batches) +
                     " or rank " + std::to_string(rank));
   }
+}
+
+}  // namespace
+
+std::vector<MicroStep> PipelineSequence(int ranks, int chunks, int64_t micro_batches, int rank) {
+  CheckShape(ranks, chunks, micro_batches, rank);
   if (chunks > 1 && micro_batches % ranks != 0) {
     throw PlanError("the interleaved pipeline schedule runs micro-batches in groups of the " +
                     std::to_string(ranks) + " pipeline ranks, but there are " +
@@ -57,16 +61,35 @@ std::vector<MicroStep> PipelineSequence(int ranks, int chunks, int64_t micro_bat
   return sequence;
 }
 
+std::vector<MicroStep> ZeroBubbleSequence(int ranks, int64_t micro_batches, int rank) {
+  CheckShape(ranks, 1, micro_batches, rank);
+  std::vector<MicroStep> sequence;
+  int64_t forwards = 0, backwards = 0, weights = 0;
+  auto add = [&](StepKind kind, int64_t& count) { sequence.push_back({0, kind, count++}); };
+  // W passes run `rank` micro-batches behind the B passes, and all are done at the end.
+  auto weights_due = [&] {
+    while (weights < backwards - rank) add(StepKind::kWeight, weights);
+  };
+  const int64_t warmup = std::min<int64_t>(micro_batches, ranks - rank - 1);
+  while (forwards < warmup) add(StepKind::kForward, forwards);
+  while (backwards < micro_batches) {
+    if (forwards < micro_batches) add(StepKind::kForward, forwards);
+    add(StepKind::kBackward, backwards);
+    weights_due();
+  }
+  while (weights < micro_batches) add(StepKind::kWeight, weights);
+  return sequence;
+}
+
 std::vector<int64_t> MicroBatchesInFlight(const std::vector<MicroStep>& sequence, int chunks) {
+  bool split = false;  // activations live until the W step where there are W steps
+  for (const MicroStep& step : sequence) split = split || step.kind == StepKind::kWeight;
+  const StepKind last = split ? StepKind::kWeight : StepKind::kBackward;
   std::vector<int64_t> live(static_cast<size_t>(chunks), 0), most(static_cast<size_t>(chunks), 0);
   for (const MicroStep& step : sequence) {
-    int64_t& n = live.at(static_cast<size_t>(step.chunk));
-    if (step.forward) {
-      ++n;
-      most[static_cast<size_t>(step.chunk)] = std::max(most[static_cast<size_t>(step.chunk)], n);
-    } else {
-      --n;
-    }
+    const auto c = static_cast<size_t>(step.chunk);
+    if (step.kind == StepKind::kForward) most.at(c) = std::max(most.at(c), ++live.at(c));
+    if (step.kind == last) --live.at(c);
   }
   return most;
 }

@@ -14,14 +14,27 @@
 //
 // The bubble shrinks from (P - 1) / m of the ideal step to (P - 1) / (V m): the pipeline
 // fills and drains in chunks V times smaller.
+//
+// - ZB-H1 (Qi et al. 2024, "Zero Bubble Pipeline Parallelism"; one chunk per rank): the
+//   backward is split into B (the input gradients the previous rank waits for) and W (the
+//   weight gradients, which nothing downstream waits for). Rank r runs 1F1B's warm-up and
+//   F, B pairs, but its W passes run r micro-batches late, so that in the drain, where 1F1B
+//   waits for the next rank's B, rank r runs its delayed W passes instead. Every rank then keeps
+//   at most P micro-batches' activations (those of 1F1B's first rank), and with F, B and W
+//   times f, b, w (w <= f, w <= b) and m >= P a step takes m (f + b + w) + (P - 1)(f + b - w)
+//   where 1F1B takes (m + P - 1)(f + b + w).
 #include <cstdint>
 #include <vector>
 
 namespace twinflow::compiler {
 
+// kBackward is the whole backward pass, or under ZB-H1 its input gradients (B); kWeight the
+// weight gradients (W).
+enum class StepKind { kForward, kBackward, kWeight };
+
 struct MicroStep {
   int chunk = 0;  // the rank's chunk: virtual stage chunk * ranks + rank
-  bool forward = true;
+  StepKind kind = StepKind::kForward;
   int64_t micro_batch = 0;
 };
 
@@ -29,9 +42,13 @@ struct MicroStep {
 // the numbers are out of range, or chunks > 1 and micro_batches is not a multiple of ranks.
 std::vector<MicroStep> PipelineSequence(int ranks, int chunks, int64_t micro_batches, int rank);
 
+// ZB-H1's order for rank `rank` (one chunk): 3 * micro_batches micro-steps. PlanError for
+// numbers out of range.
+std::vector<MicroStep> ZeroBubbleSequence(int ranks, int64_t micro_batches, int rank);
+
 // Per chunk of `sequence` (for `chunks` chunks): the most micro-batches between the start of
-// their forward and the end of their backward at once, the pieces that chunk's activations
-// must be kept for.
+// their forward and the end of their last backward step (W where there are W steps) at once,
+// the pieces that chunk's activations must be kept for.
 std::vector<int64_t> MicroBatchesInFlight(const std::vector<MicroStep>& sequence, int chunks);
 
 }  // namespace twinflow::compiler

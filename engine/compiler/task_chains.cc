@@ -169,15 +169,20 @@ std::vector<TaskChain> FindTaskChains(const plan::Plan& plan) {
   // the device's forward and backward are one chain, and what the backward reads of the
   // forward (recomputation's checkpoints, the logits) lives over a span of it too.
   const bool one_piece = plan.pieces_per_step() <= 1;
-  std::map<std::tuple<int32_t, int32_t, bool, int64_t, bool>, TaskChain> chains;
+  // A zero-bubble schedule's weight pass is a chain of its own too, run later than the rest of
+  // the backward (compiler/pipeline_schedule.h).
+  std::map<std::tuple<int32_t, int32_t, bool, bool, int64_t, bool>, TaskChain> chains;
   for (int64_t id : order) {
     const plan::Task& t = plan.tasks(static_cast<int>(id));
     if (!IsChained(t.kind())) continue;
     const bool own_chain = forward[id] && !one_piece;
-    TaskChain& chain = chains[{t.device(), t.stage(), own_chain, acts[id], feeds_repeat[id]}];
+    const bool weight = t.pass() == plan::PASS_WEIGHT && !one_piece;
+    TaskChain& chain =
+        chains[{t.device(), t.stage(), own_chain, weight, acts[id], feeds_repeat[id]}];
     chain.device = t.device();
     chain.stage = t.stage();
     chain.forward = own_chain;
+    chain.weight = weight;
     chain.acts_per_step = acts[id];
     chain.tasks.push_back(id);
   }

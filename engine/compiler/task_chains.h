@@ -48,8 +48,9 @@ struct TaskChain {
   int32_t device = 0;
   int32_t stage = 0;  // the pipeline stage (an interleaved pipeline has several per device)
   int64_t acts_per_step = 1;
-  bool forward = false;                // the forward phase alone (only with several micro-batches)
-  std::vector<int64_t> tasks;          // the serial tasks, in execution order
+  bool forward = false;        // the forward phase alone (only with several micro-batches)
+  bool weight = false;         // the backward's weight gradients alone (PASS_WEIGHT, zero-bubble)
+  std::vector<int64_t> tasks;  // the serial tasks, in execution order
   std::vector<FloatingTask> floating;  // in topological order
 };
 

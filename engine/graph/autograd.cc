@@ -57,6 +57,37 @@ void CheckTensor(const LogicalGraph& graph, TensorId t, const std::string& what)
   }
 }
 
+// Forward tensors computed from the data (descendants of the graph's inputs): their gradients
+// are activation gradients, which an earlier pipeline stage waits for.
+std::vector<bool> DependOnData(const GraphBuilder& builder, const std::vector<OpId>& order) {
+  const LogicalGraph& graph = builder.graph();
+  std::vector<TensorId> data;
+  for (OpId id : order) {
+    const OpNode& op = graph.op(id);
+    if (builder.registry().Find(op.type).role != OpRole::kInput) continue;
+    data.insert(data.end(), op.outputs.begin(), op.outputs.end());
+  }
+  return DependOnWrt(graph, order, data);
+}
+
+// Zero-bubble pipelines split the backward pass (Qi et al. 2024): the ops some activation
+// gradient depends on, and the rest, which only weight gradients need (marked here).
+void MarkWeightGradients(LogicalGraph& graph, OpId first,
+                         const std::vector<TensorId>& activation_gradients) {
+  std::vector<bool> needed(graph.tensors().size(), false);
+  for (TensorId t : activation_gradients) needed[t] = true;
+  for (auto id = static_cast<OpId>(graph.ops().size()) - 1; id >= first; --id) {
+    const OpNode& op = graph.op(id);  // ops are appended after their inputs' producers
+    bool activation = false;
+    for (TensorId t : op.outputs) activation = activation || needed[t];
+    if (activation) {
+      for (TensorId t : op.inputs) needed[t] = true;
+    } else {
+      graph.MarkWeightGradient(id);
+    }
+  }
+}
+
 // AddBackward's pass; with recomputation, only the recomputed ops in `keep` (all when null),
 // reporting those emitted in `emitted`.
 std::map<TensorId, TensorId> Backward(GraphBuilder& builder, TensorId loss,
@@ -79,6 +110,8 @@ std::map<TensorId, TensorId> Backward(GraphBuilder& builder, TensorId loss,
   Recomputation recomputation(builder, recompute, order, keep);
   const std::vector<bool> from_wrt = DependOnWrt(graph, order, wrt);
   const std::vector<bool> to_loss = LossDependsOn(graph, order, loss);
+  const std::vector<bool> from_data = DependOnData(builder, order);
+  std::vector<TensorId> activation_gradients;
   const GraphBuilder::Site saved = builder.site();
 
   // contributions[t]: gradient parts of tensor t, summed when t's producer is reached.
@@ -119,7 +152,9 @@ std::map<TensorId, TensorId> Backward(GraphBuilder& builder, TensorId loss,
     }
     for (size_t i = 0; i < dx.size(); ++i) {
       const TensorId t = op.inputs[i];
-      if (dx[i] && from_wrt[t] && to_loss[t]) contributions[t].push_back(*dx[i]);
+      if (!dx[i] || !from_wrt[t] || !to_loss[t]) continue;
+      contributions[t].push_back(*dx[i]);
+      if (from_data[t]) activation_gradients.push_back(*dx[i]);
     }
   }
 
@@ -134,6 +169,7 @@ std::map<TensorId, TensorId> Backward(GraphBuilder& builder, TensorId loss,
     result[t] = grad ? *grad : builder.Add1("zeros_like", {t}, {}, node.name + "/zero_grad");
   }
   builder.SetSite(saved);
+  MarkWeightGradients(builder.graph(), first_backward_op, activation_gradients);
   if (!builder.graph().IsBackward(first_backward_op))
     builder.graph().MarkBackwardFrom(first_backward_op);
   if (emitted) *emitted = recomputation.emitted();

@@ -171,6 +171,11 @@ void LogicalGraph::MarkRecomputed(OpId id) {
   ops_[id].recomputed = true;
 }
 
+void LogicalGraph::MarkWeightGradient(OpId id) {
+  op(id);  // range check
+  ops_[id].weight_gradient = true;
+}
+
 bool TensorPin::IsFree(int axis) const {
   return std::find(free_axes.begin(), free_axes.end(), axis) != free_axes.end();
 }

@@ -74,6 +74,10 @@ struct OpNode {
   // A forward op's recomputation for the backward pass (recompute.cc marks it); the lowering
   // copies it into Task.recomputes, so nothing reads it from the name.
   bool recomputed = false;
+  // A backward op that only weight gradients need, no activation gradient (autograd marks it):
+  // a zero-bubble schedule runs these as a pass of their own (PASS_WEIGHT), after the input
+  // gradients the previous stage waits for.
+  bool weight_gradient = false;
 };
 
 class OpRegistry;
@@ -103,6 +107,7 @@ class LogicalGraph {
   // keeps what the two passes read apart, so that pipeline slots follow each pass's pace.
   void MarkBackwardFrom(OpId first) { backward_begin_ = first; }
   void MarkRecomputed(OpId op);
+  void MarkWeightGradient(OpId op);
   bool IsBackward(OpId op) const { return backward_begin_ >= 0 && op >= backward_begin_; }
 
   // Every op after the producers of its inputs; ties in id order. Throws InvalidArgumentError

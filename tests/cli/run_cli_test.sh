@@ -83,6 +83,8 @@ check "run llama with zero=1 in bf16 matches the reference" 0 "zero=1" out -- \
   run --model llama --devices 4 --strategy dp=2,tp=2,precision=bf16,zero=1 --steps 3 --check
 check "run llama interleaved (pp=2,vp=2) matches the reference" 0 "pp=2,mb=4,vp=2,schedule=1f1b" out -- \
   run --model llama --devices 2 --strategy pp=2,vp=2,mb=4 --steps 5 --check
+check "run llama ZB-H1 (schedule=zb-h1) matches the reference" 0 "schedule=zb-h1" out -- \
+  run --model llama --devices 4 --strategy pp=4,mb=8,schedule=zb-h1 --steps 3 --check
 check "run --strategy vp with mb not a multiple of pp is refused" 2 "mb=3 must be a multiple of it" err -- \
   run --model llama --devices 2 --strategy pp=2,vp=2,mb=3 --steps 1
 check "run --micro-batch-size giving mb not a multiple of pp is refused" 2 "mb=3 must be a multiple" err -- \

@@ -220,11 +220,12 @@ INSTANTIATE_TEST_SUITE_P(Strategies, LlamaTraining,
                                            "dp=2,tp=2,precision=bf16,zero=1"),
                          StrategyTestName);
 
-// Interleaved 1F1B (vp=2): each device holds two or more model chunks and runs them in
-// Megatron's interleaved order; the models have 8 layers so that pp=4,vp=2 has one a stage.
-class InterleavedTraining : public ::testing::TestWithParam<std::string> {};
+// Interleaved 1F1B (vp=2: each device holds two or more model chunks, run in Megatron's
+// interleaved order) and ZB-H1 (the backward split into input and weight gradients, the weight
+// passes run late); the models have 8 layers so that pp=4,vp=2 has one a stage.
+class ScheduledPipelineTraining : public ::testing::TestWithParam<std::string> {};
 
-TEST_P(InterleavedTraining, MlpGptAndLlamaMatchTheReference) {
+TEST_P(ScheduledPipelineTraining, MlpGptAndLlamaMatchTheReference) {
   models::MlpConfig mlp = TestMlp();
   mlp.widths = {12, 24, 16, 16, 16, 16, 16, 16, 5};
   const models::BuildOptions sgd = OnFourDevices(GetParam(), "sgd:lr=0.1,momentum=0.9");
@@ -246,9 +247,12 @@ TEST_P(InterleavedTraining, MlpGptAndLlamaMatchTheReference) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Strategies, InterleavedTraining,
+INSTANTIATE_TEST_SUITE_P(Strategies, ScheduledPipelineTraining,
                          ::testing::Values("pp=2,vp=2,mb=4", "tp=2,pp=2,vp=2,mb=4",
-                                           "dp=2,pp=2,vp=4,mb=4,recompute=full", "pp=4,vp=2,mb=4"),
+                                           "dp=2,pp=2,vp=4,mb=4,recompute=full", "pp=4,vp=2,mb=4",
+                                           "pp=4,mb=8,schedule=zb-h1",
+                                           "dp=2,pp=2,mb=4,schedule=zb-h1",
+                                           "tp=2,pp=2,mb=4,schedule=zb-h1,recompute=full"),
                          StrategyTestName);
 
 // Mixed precision (strategy precision=bf16|fp16): the distributed run repeats bit for bit and

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <set>
 
@@ -280,27 +281,31 @@ TEST(PipelineOrder, OneFOneBKeepsAtMostStagesMinusStageMicroBatchesInFlight) {
   EXPECT_GT(gpipe_most, 2) << "GPipe lets more micro-batches in, so the bound is 1F1B's doing";
 }
 
-// Interleaved 1F1B (vp=2): whatever order messages arrive in, every device starts its chunks'
-// forward and backward micro-steps exactly in Megatron's interleaved order
-// (compiler/pipeline_schedule.h), step after step; the order registers alone enforce it.
-TEST(PipelineOrder, InterleavedDevicesRunTheirChunksInTheScheduleOrder) {
+// Whatever order messages arrive in, every device starts its chains' micro-steps exactly in
+// its schedule's order (compiler/pipeline_schedule.h), step after step: the order registers
+// alone enforce it. `sequence` gives rank r's order; a rank's chunk c is stage c * ranks + r.
+void ExpectTheScheduleOrder(const std::string& strategy, int ranks,
+                            const std::function<std::vector<compiler::MicroStep>(int)>& sequence) {
   models::BuildOptions options;
-  options.strategy = models::ParseStrategy("dp=2,pp=2,vp=2,mb=4");
+  options.strategy = models::ParseStrategy(strategy);
   options.devices = 4;
   options.optimizer = graph::ParseOptimizer("adam:lr=0.01");
   models::GptConfig config = testing::TinyGptConfig();
   config.layers = 4;
   const models::BuiltModel model = models::BuildGpt(Ops(), config, options);
+  const int64_t micro_batches = model.strategy.micro_batches;
   compiler::CompileOptions compile;
   compile.lower = models::StrategyLowerOptions(model.strategy);
   compile.lower.fetches = {model.loss};
   const plan::Plan plan =
       compiler::Compile(model.graph, Ops(), sbp::AlphaBetaCostModel(), compile).plan;
-  std::map<int64_t, std::pair<int32_t, bool>> head;  // first task -> (stage, forward)
+  std::map<int64_t, std::pair<int32_t, compiler::StepKind>> head;  // first task -> step
   for (const compiler::TaskChain& chain : compiler::FindTaskChains(plan)) {
-    if (chain.acts_per_step == 4) head[chain.tasks.front()] = {chain.stage, chain.forward};
+    const compiler::StepKind kind = chain.forward  ? compiler::StepKind::kForward
+                                    : chain.weight ? compiler::StepKind::kWeight
+                                                   : compiler::StepKind::kBackward;
+    if (chain.acts_per_step == micro_batches) head[chain.tasks.front()] = {chain.stage, kind};
   }
-  ASSERT_EQ(head.size(), 16u) << "two chunks, forward and backward, on each of 4 devices";
   const int64_t steps = 2;
   for (uint64_t seed = 0; seed < 10; ++seed) {
     const runtime::TestRunResult r = runtime::RunWithRandomDelivery(plan, steps, seed);
@@ -310,22 +315,32 @@ TEST(PipelineOrder, InterleavedDevicesRunTheirChunksInTheScheduleOrder) {
       const auto it = head.find(launch.task);
       if (it == head.end()) continue;
       const int32_t device = plan.tasks(static_cast<int>(launch.task)).device();
-      // Rank r holds stages r and r + 2: chunk = stage / 2.
-      got[device].push_back({it->second.first / 2, it->second.second, launch.piece % 4});
+      got[device].push_back(
+          {it->second.first / ranks, it->second.second, launch.piece % micro_batches});
     }
-    ASSERT_EQ(got.size(), 4u);
-    for (const auto& [device, sequence] : got) {
-      const int rank = plan.devices(device).index() < 2 ? 0 : 1;
-      const std::vector<compiler::MicroStep> one = compiler::PipelineSequence(2, 2, 4, rank);
-      ASSERT_EQ(sequence.size(), one.size() * steps) << "device " << device;
-      for (size_t i = 0; i < sequence.size(); ++i) {
+    ASSERT_EQ(got.size(), 4u) << strategy;
+    for (const auto& [device, launched] : got) {
+      const int rank = static_cast<int>(plan.devices(device).index() * ranks / 4);
+      const std::vector<compiler::MicroStep> one = sequence(rank);
+      ASSERT_EQ(launched.size(), one.size() * steps) << strategy << " device " << device;
+      for (size_t i = 0; i < launched.size(); ++i) {
         const compiler::MicroStep& want = one[i % one.size()];
-        EXPECT_TRUE(sequence[i].chunk == want.chunk && sequence[i].forward == want.forward &&
-                    sequence[i].micro_batch == want.micro_batch)
-            << "device " << device << " seed " << seed << " micro-step " << i;
+        EXPECT_TRUE(launched[i].chunk == want.chunk && launched[i].kind == want.kind &&
+                    launched[i].micro_batch == want.micro_batch)
+            << strategy << " device " << device << " seed " << seed << " micro-step " << i;
       }
     }
   }
+}
+
+TEST(PipelineOrder, InterleavedDevicesRunTheirChunksInTheScheduleOrder) {
+  ExpectTheScheduleOrder("dp=2,pp=2,vp=2,mb=4", 2,
+                         [](int rank) { return compiler::PipelineSequence(2, 2, 4, rank); });
+}
+
+TEST(PipelineOrder, ZeroBubbleDevicesRunTheirWeightPassesInTheScheduleOrder) {
+  ExpectTheScheduleOrder("pp=4,mb=8,schedule=zb-h1", 4,
+                         [](int rank) { return compiler::ZeroBubbleSequence(4, 8, rank); });
 }
 
 // Full recomputation: a block's internal forward results (read by no later block) are read by

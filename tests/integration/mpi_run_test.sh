@@ -101,6 +101,7 @@ run_case "gpt dp=2,pp=2 mb=4" 4 0 "${gpt[@]}" --devices 4 --strategy dp=2,pp=2,m
 gpt4=(--model gpt --layers 4 --hidden 16 --heads 2 --sequence 8 --vocab 32 --batch 8 --steps 4
       --optimizer adam:lr=0.01)
 run_case "gpt dp=2,pp=2,vp=2 mb=4" 4 0 "${gpt4[@]}" --devices 4 --strategy dp=2,pp=2,vp=2,mb=4
+run_case "gpt pp=4 mb=8 zb-h1" 4 0 "${gpt4[@]}" --devices 4 --strategy pp=4,mb=8,schedule=zb-h1
 run_case "mlp dp=4 with 1.6 MiB gradients (the chain one way)" 4 0 "${big[@]}" --devices 4 \
   --strategy dp=4
 

@@ -145,6 +145,40 @@ TEST(Autograd, RecomputeSegmentsAreChecked) {
             std::string::npos);
 }
 
+// The zero-bubble split: a two-layer MLP's weight gradients (x^T dy, h^T dy) and nothing else
+// are marked weight_gradient, and no activation gradient reads a marked op's result.
+TEST(Autograd, MarksWhatOnlyWeightGradientsNeed) {
+  GraphBuilder builder(BuiltinRegistry(), Cpu0());
+  const TensorId x = builder.Input("x", Shape{2, 3});
+  const TensorId w1 = builder.Variable("w1", Shape{3, 4}, DType::kF32, Normal(1));
+  const TensorId w2 = builder.Variable("w2", Shape{4, 2}, DType::kF32, Normal(2));
+  const TensorId h = builder.Add1("tanh", {builder.Add1("matmul", {x, w1}, {}, "fc1")}, {}, "act");
+  const TensorId y = builder.Add1("matmul", {h, w2}, {}, "fc2");
+  const TensorId loss =
+      builder.Add1("reduce_sum", {y}, Attrs{{"axes", std::vector<int64_t>{0, 1}}});
+  const std::map<TensorId, TensorId> grads = AddBackward(builder, loss, {w1, w2});
+  const LogicalGraph& graph = builder.graph();
+  for (TensorId w : {w1, w2}) {
+    EXPECT_TRUE(graph.op(graph.tensor(grads.at(w)).producer).weight_gradient)
+        << graph.tensor(w).name;
+  }
+  int weight = 0, input = 0;
+  for (const OpNode& op : graph.ops()) {
+    if (!graph.IsBackward(op.id)) {
+      EXPECT_FALSE(op.weight_gradient) << op.name;
+      continue;
+    }
+    (op.weight_gradient ? weight : input) += 1;
+    if (op.weight_gradient) continue;
+    for (TensorId t : op.inputs) {  // an input-gradient op reads nothing of the weight pass
+      const OpId producer = graph.tensor(t).producer;
+      EXPECT_FALSE(graph.op(producer).weight_gradient) << op.name << " reads " << t;
+    }
+  }
+  EXPECT_GT(weight, 0);
+  EXPECT_GT(input, 0) << "dy of fc2 and the tanh's gradient feed fc1's weight gradient";
+}
+
 TEST(Autograd, ErrorsNameTheProblem) {
   GraphBuilder b(BuiltinRegistry(), Cpu0());
   const TensorId w = b.Variable("w", Shape{3}, DType::kF32, Normal(1));

@@ -157,6 +157,18 @@ TEST(StrategyParse, VirtualStagesInterleaveThePipeline) {
   EXPECT_PRED2(Contains, ParseError("pp=2,vp=0"), "'vp' must be an integer");
 }
 
+TEST(StrategyParse, ZeroBubbleSchedule) {
+  const Strategy zb = ParseStrategy("pp=4,mb=8,schedule=zb-h1");
+  EXPECT_EQ(zb.schedule, Schedule::kZeroBubbleH1);
+  EXPECT_STREQ(ScheduleName(zb.schedule), "zb-h1");
+  EXPECT_EQ(ParseStrategy(zb.ToString()).ToString(), zb.ToString());
+  const compiler::LowerOptions lower = StrategyLowerOptions(zb);
+  EXPECT_TRUE(lower.one_f_one_b && lower.zero_bubble);
+  EXPECT_FALSE(StrategyLowerOptions(ParseStrategy("pp=2,mb=2")).zero_bubble);
+  EXPECT_PRED2(Contains, ParseError("pp=2,vp=2,mb=2,schedule=zb-h1"), "schedule=zb-h1");
+  EXPECT_PRED2(Contains, ParseError("schedule=zb"), "must be gpipe, 1f1b or zb-h1, got 'zb'");
+}
+
 TEST(StrategyPlacement, VirtualStagesCycleOverTheRanks) {
   const Strategy s = ParseStrategy("dp=2,pp=2,vp=2,mb=2");
   EXPECT_EQ(s.StagePlacement(0, 4).ToString(), "cpu:0-1 [2,1]");
