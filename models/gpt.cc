@@ -42,10 +42,11 @@ class GptWriter {
                  column ? WeightRole::kColumnBias : WeightRole::kReplicated, "zeros");
       y = b_.Add1("bias_add", {y, bias}, {}, name + "/bias_add");
     }
-    // A row-parallel linear ends whole on the tp group: its partial sum is all-reduced (not
-    // reduce-scattered into a sequence split, which is sequence parallelism's layout). Without
-    // a bias the matmul's own output is partial; the residual add's pin reads it whole.
-    if (!column && c_.bias) PinActivation(b_, s_, y);
+    // A row-parallel linear ends whole on the tp group: its partial sum is all-reduced, and
+    // the bias added once. Under sequence parallelism it ends split on the sequence instead:
+    // the residual add's pin has the search reduce-scatter the sum (bias added to the shard).
+    // Without a bias the matmul's own output is partial, and the add's pin reads it.
+    if (!column && c_.bias && !s_.sequence_parallel) PinActivation(b_, s_, y);
     return y;
   }
 
@@ -197,7 +198,9 @@ BuiltModel BuildGpt(const graph::OpRegistry& registry, const GptConfig& full_con
     const graph::TensorId wpe =
         writer.Weight("wpe", Shape{config.sequence, config.hidden}, WeightRole::kReplicated);
     h = builder.Add1("add", {h, wpe}, {}, "embed");
-    PinActivation(builder, strategy, h);
+    // Under sp the replicated position table cannot meet a sequence split here: the search
+    // decides where the sum enters it (the first block's pins read it split).
+    if (!strategy.sequence_parallel) PinActivation(builder, strategy, h);
   }
   // Without positions to add, the table's vocabulary-split partial sum is left to the search,
   // which all-reduces it for the first block as Megatron does (a pin would bind the lookup).

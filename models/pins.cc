@@ -18,7 +18,19 @@ void PinData(graph::GraphBuilder& builder, const Strategy& strategy, graph::Tens
 }
 
 void PinActivation(graph::GraphBuilder& builder, const Strategy& strategy, graph::TensorId x) {
-  PinData(builder, strategy, x);
+  if (strategy.automatic || !strategy.sequence_parallel) return PinData(builder, strategy, x);
+  // Sequence parallelism splits the tokens over tp as the linear layers' flattened
+  // [batch * sequence] axis holds them, so that a row-parallel sum reduce-scatters straight into
+  // the split: by the replica's batch rows where they divide over tp (whole sequences, a
+  // contiguous block of tokens), else (Megatron's usual micro-batch of one sequence) by the
+  // sequence, which is then contiguous too.
+  const Shape& shape = builder.meta(x).shape;
+  const int64_t rows = shape[0] / std::max<int64_t>(strategy.dp, 1);
+  const int axis = rows % strategy.tp == 0 || shape.rank() < 3 ? 0 : 1;
+  if (shape[axis] % (axis == 0 ? strategy.dp * strategy.tp : strategy.tp) != 0) {
+    return PinData(builder, strategy, x);  // nothing to split evenly: as without sp
+  }
+  builder.Pin(x, NdSbp({Sbp::Split(0), Sbp::Split(axis)}), strategy.SearchedAxes());
 }
 
 void PinClassSplitLogits(graph::GraphBuilder& builder, const Strategy& strategy,

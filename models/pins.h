@@ -30,8 +30,11 @@ sbp::NdSbp WeightLayout(WeightRole role);
 WeightRole ParseWeightRole(const std::string& name);
 
 void PinData(graph::GraphBuilder& builder, const Strategy& strategy, graph::TensorId data);
-// An activation of the residual stream (a block's output, the embedding's, a row-parallel
-// pair's output): (S(0),B), as Megatron keeps it without sequence parallelism.
+// An activation of the residual stream [batch, sequence, hidden] (a block's output, the
+// embedding's): (S(0),B), as Megatron keeps it without sequence parallelism, or under sp its
+// tokens split over tp (the replica's batch rows, (S(0),S(0)), where they divide over tp; else
+// the sequence, (S(0),S(1))); the search then reduce-scatters into it and all-gathers out of it
+// where the tensor-parallel regions end and begin.
 void PinActivation(graph::GraphBuilder& builder, const Strategy& strategy, graph::TensorId x);
 // dp's layout for the whole forward pass: every tensor that carries the batch on its axis 0
 // (from the data, through ops that keep the batch split; not a causal mask made from the

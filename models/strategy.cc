@@ -97,6 +97,11 @@ void ParseField(const std::string& key, const std::string& value, Strategy& stra
     strategy.precision = ParsePrecision(key, value);
   } else if (key == "grad_reduce") {
     strategy.grad_reduce = ParsePrecision(key, value);
+  } else if (key == "sp") {
+    if (value != "true" && value != "false") {
+      throw InvalidArgumentError("strategy field 'sp' must be true or false, got '" + value + "'");
+    }
+    strategy.sequence_parallel = value == "true";
   } else if (key == "zero") {
     if (value == "2" || value == "3") {
       throw InvalidArgumentError("strategy field 'zero': stage " + value +
@@ -110,7 +115,7 @@ void ParseField(const std::string& key, const std::string& value, Strategy& stra
   } else {
     throw InvalidArgumentError("unknown strategy field '" + key +
                                "' (expected dp, tp, pp, mb, vp, schedule, recompute, overlap, "
-                               "precision, grad_reduce or zero)");
+                               "precision, grad_reduce, sp or zero)");
   }
 }
 
@@ -185,7 +190,7 @@ std::string Strategy::ToString() const {
          (recompute == Recompute::kNone ? ""
                                         : std::string(",recompute=") + RecomputeName(recompute)) +
          (overlap ? "" : ",overlap=off") + PrecisionText(precision, grad_reduce) +
-         (zero ? ",zero=" + std::to_string(zero) : "");
+         (sequence_parallel ? ",sp=true" : "") + (zero ? ",zero=" + std::to_string(zero) : "");
 }
 
 std::string Strategy::StagesText() const {

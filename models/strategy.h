@@ -32,6 +32,12 @@
 //             widened while still partial, accumulated and all-reduced in fp32, once a step.
 //             bf16/fp16: the search may sum it in the low type before widening, at half the
 //             bytes, once per micro-batch.
+//   sp        true | false: Megatron's sequence parallelism (Korthikanti et al. 2022,
+//             --sequence-parallel): the residual stream between the tensor-parallel regions
+//             (norms, residual adds, dropout's place) is split on its sequence axis over tp
+//             instead of replicated, so the all-reduce of a row-parallel output becomes a
+//             reduce-scatter and the column-parallel input an all-gather, and those
+//             activations take 1/tp of the memory (models/pins.h, PinActivation)
 //   zero      0 | 1: ZeRO stage 1 (Rajbhandari et al. 2020; Megatron's
 //             --use-distributed-optimizer): optimizer state (momentum, Adam moments) split over
 //             dp, so each dp rank updates its shard of every parameter: the gradient is
@@ -85,6 +91,7 @@ struct Strategy {
   DType precision = DType::kF32;  // kF32, kBF16 or kF16 (see the header comment)
   DType grad_reduce = DType::kF32;  // kF32 or `precision`
   int zero = 0;                     // ZeRO stage: 0 or 1 (see the header comment)
+  bool sequence_parallel = false;   // sp (see the header comment)
   Shape hierarchy;                  // automatic only; empty: 1-D over all devices
 
   int64_t devices() const { return dp * tp * pp; }

@@ -68,6 +68,41 @@ bool FitsShapes(const OpDef& def, const OpContext& ctx, const std::vector<sbp::N
   return true;
 }
 
+// The chains of local_signatures from mesh axis `axis` on, each axis's splits dividing the
+// shapes the next one sees (only where they divide evenly), appended to `result` when new.
+struct NestedSearch {
+  const OpDef& def;
+  const Shape& hierarchy;
+  size_t num_inputs;
+  std::vector<NdSbpSignature>& result;
+  std::set<std::pair<std::vector<sbp::NdSbp>, std::vector<sbp::NdSbp>>>& seen;
+
+  void From(int axis, const std::vector<Shape>& shapes, std::vector<sbp::NdSbp>& nd) {
+    if (axis == hierarchy.rank()) {
+      std::vector<sbp::NdSbp> inputs(nd.begin(), nd.begin() + static_cast<long>(num_inputs));
+      std::vector<sbp::NdSbp> outputs(nd.begin() + static_cast<long>(num_inputs), nd.end());
+      if (seen.emplace(inputs, outputs).second) result.push_back({inputs, outputs});
+      return;
+    }
+    const std::vector<Shape> in(shapes.begin(), shapes.begin() + static_cast<long>(num_inputs));
+    const std::vector<Shape> out(shapes.begin() + static_cast<long>(num_inputs), shapes.end());
+    for (const SbpSignature& sig : def.local_signatures(in, out, hierarchy[axis])) {
+      std::vector<Shape> next = shapes;
+      bool even = true;
+      for (size_t t = 0; t < shapes.size(); ++t) {
+        const sbp::Sbp& s = t < num_inputs ? sig.inputs[t] : sig.outputs[t - num_inputs];
+        nd[t][axis] = s;
+        if (!s.is_split()) continue;
+        std::vector<int64_t> dims = next[t].dims();
+        even = even && dims[s.axis] % hierarchy[axis] == 0;
+        dims[s.axis] /= hierarchy[axis];
+        next[t] = Shape(dims);
+      }
+      if (even) From(axis + 1, next, nd);
+    }
+  }
+};
+
 }  // namespace
 
 std::string SbpSignature::ToString() const { return Arrow(Join(inputs), Join(outputs)); }
@@ -128,6 +163,12 @@ std::vector<NdSbpSignature> NdSignatures(const OpDef& def, const OpContext& ctx,
     int a = rank - 1;
     while (a >= 0 && ++pick[a] == per_axis[a].size()) pick[a--] = 0;
     if (a < 0) break;
+  }
+  if (def.local_signatures && rank > 1 && def.infer) {
+    std::vector<Shape> shapes;
+    for (const TensorMeta* m : metas) shapes.push_back(m->shape);
+    std::vector<sbp::NdSbp> nd(metas.size(), sbp::NdSbp(std::vector<sbp::Sbp>(rank)));
+    NestedSearch{def, hierarchy, num_inputs, result, seen}.From(0, shapes, nd);
   }
   return result;
 }

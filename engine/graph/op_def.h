@@ -88,6 +88,14 @@ struct OpDef {
   // first, then outputs) must be a whole multiple of: a head's columns for ops that must not cut
   // a head. NdSignatures drops N-D signatures whose nested splits would; 1 means any.
   std::function<int64_t(const OpContext&, int tensor, int axis)> split_granule;
+  // For ops whose 1-D rules depend on the shapes (reshape): the signatures of one mesh axis of
+  // `parts` devices for the given physical input and output shapes. NdSignatures then also
+  // chains them axis by axis, each on the shapes the splits before it leave (a nested split
+  // of a merged axis that one logical rule cannot see, e.g. [batch * seq] split over dp and
+  // then tp is [batch, seq] split on batch and then seq when each dp part is one sequence).
+  std::function<std::vector<SbpSignature>(const std::vector<Shape>& inputs,
+                                          const std::vector<Shape>& outputs, int64_t parts)>
+      local_signatures;
   // How a Megatron user names the op's parallelism on one mesh axis, given its 1-D signature
   // there: "column", "row", "vocabulary"... Empty: the generic name from its first output
   // (ParallelismName).
@@ -104,7 +112,8 @@ std::string ParallelismName(const OpDef& def, const OpContext& ctx, const SbpSig
 
 // The N-D signatures of an op on a mesh: products of 1-D signatures, axis by axis, dropping
 // those that split a tensor axis into more parts than it has elements or off its
-// split_granule. Stable order.
+// split_granule, then (for ops with local_signatures) the nested chains the products miss.
+// Stable order.
 std::vector<NdSbpSignature> NdSignatures(const OpDef& def, const OpContext& ctx,
                                          const Shape& hierarchy);
 

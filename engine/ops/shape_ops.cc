@@ -124,9 +124,7 @@ int64_t ReshapeGranule(const OpContext& ctx, int tensor, int axis) {
   return tensor == 0 ? ReshapeGranuleOf(in, axis, out) : ReshapeGranuleOf(out, axis, in);
 }
 
-std::vector<SbpSignature> ReshapeSignatures(const OpContext& ctx, int64_t parts) {
-  const Shape& in = ctx.inputs[0].shape;
-  const Shape out = ReshapeTarget(ctx);
+std::vector<SbpSignature> ReshapeSignaturesOf(const Shape& in, const Shape& out, int64_t parts) {
   std::vector<SbpSignature> sigs;
   for (int a = 0; a < in.rank(); ++a) {
     for (int b = 0; b < out.rank(); ++b) {
@@ -138,6 +136,17 @@ std::vector<SbpSignature> ReshapeSignatures(const OpContext& ctx, int64_t parts)
   }
   AddPassThrough(sigs, 1);
   return sigs;
+}
+
+std::vector<SbpSignature> ReshapeSignatures(const OpContext& ctx, int64_t parts) {
+  return ReshapeSignaturesOf(ctx.inputs[0].shape, ReshapeTarget(ctx), parts);
+}
+
+// Nested splits: the same rule on the physical shapes the earlier mesh axes leave.
+std::vector<SbpSignature> ReshapeLocalSignatures(const std::vector<Shape>& inputs,
+                                                 const std::vector<Shape>& outputs,
+                                                 int64_t parts) {
+  return ReshapeSignaturesOf(inputs.at(0), outputs.at(0), parts);
 }
 
 Grads ReshapeGradient(GraphBuilder& b, const OpNode& op, const Grads& dy) {
@@ -332,6 +341,7 @@ void RegisterShapeOps(graph::OpRegistry& registry) {
   OpDef reshape{"reshape",      1, 1, 1, InferReshape, ReshapeSignatures, copy_cost(InferReshape),
                 ReshapeGradient};
   reshape.split_granule = ReshapeGranule;
+  reshape.local_signatures = ReshapeLocalSignatures;
   registry.Register(std::move(reshape));
   registry.Register(OpDef{"transpose", 1, 1, 1, InferTranspose, TransposeSignatures,
                           copy_cost(InferTranspose), TransposeGradient});
