@@ -85,6 +85,10 @@ check "run llama interleaved (pp=2,vp=2) matches the reference" 0 "pp=2,mb=4,vp=
   run --model llama --devices 2 --strategy pp=2,vp=2,mb=4 --steps 5 --check
 check "run llama ZB-H1 (schedule=zb-h1) matches the reference" 0 "schedule=zb-h1" out -- \
   run --model llama --devices 4 --strategy pp=4,mb=8,schedule=zb-h1 --steps 3 --check
+check "run llama with sequence parallelism matches the reference" 0 "sp=true" out -- \
+  run --model llama --devices 4 --strategy dp=2,tp=2,sp=true --steps 3 --check
+check "run --strategy sp=yes is refused" 2 "'sp' must be true or false, got 'yes'" err -- \
+  run --model llama --devices 4 --strategy tp=4,sp=yes --steps 1
 check "run --strategy vp with mb not a multiple of pp is refused" 2 "mb=3 must be a multiple of it" err -- \
   run --model llama --devices 2 --strategy pp=2,vp=2,mb=3 --steps 1
 check "run --micro-batch-size giving mb not a multiple of pp is refused" 2 "mb=3 must be a multiple" err -- \

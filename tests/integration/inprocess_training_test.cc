@@ -180,16 +180,15 @@ TEST_P(GptTraining, TinyGptMatchesTheReference) {
                    "gpt " + GetParam());
 }
 
-INSTANTIATE_TEST_SUITE_P(Strategies, GptTraining,
-                         ::testing::Values("dp=2,tp=2", "dp=2,tp=2,zero=1", "dp=4,zero=1",
-                                           "dp=2,pp=2,mb=4,schedule=1f1b,zero=1",
-                                           "dp=2,pp=2,mb=4,schedule=gpipe",
-                                           "dp=2,pp=2,mb=4,schedule=1f1b",
-                                           "dp=2,tp=2,recompute=full",
-                                           "dp=2,tp=2,recompute=selective",
-                                           "dp=2,pp=2,mb=4,schedule=gpipe,recompute=full",
-                                           "dp=2,pp=2,mb=4,schedule=1f1b,recompute=full"),
-                         StrategyTestName);
+INSTANTIATE_TEST_SUITE_P(
+    Strategies, GptTraining,
+    ::testing::Values("dp=2,tp=2", "dp=2,tp=2,zero=1", "dp=4,zero=1",
+                      "dp=2,pp=2,mb=4,schedule=1f1b,zero=1", "dp=2,pp=2,mb=4,schedule=gpipe",
+                      "dp=2,pp=2,mb=4,schedule=1f1b", "dp=2,tp=2,recompute=full",
+                      "dp=2,tp=2,recompute=selective", "dp=2,tp=2,sp=true",
+                      "tp=2,pp=2,mb=4,sp=true", "dp=2,pp=2,mb=4,schedule=gpipe,recompute=full",
+                      "dp=2,pp=2,mb=4,schedule=1f1b,recompute=full"),
+    StrategyTestName);
 
 // The tiny Llama (RMSNorm, rotary positions, grouped-query attention, SwiGLU), unfused and
 // fused attention, against its one-device reference.
@@ -216,6 +215,7 @@ TEST_P(LlamaTraining, TinyLlamaMatchesTheReference) {
 
 INSTANTIATE_TEST_SUITE_P(Strategies, LlamaTraining,
                          ::testing::Values("dp=2,tp=2", "dp=2,pp=2,mb=4,schedule=1f1b",
+                                           "tp=4,sp=true", "dp=2,tp=2,precision=bf16,sp=true",
                                            "dp=2,tp=2,precision=bf16",
                                            "dp=2,tp=2,precision=bf16,zero=1"),
                          StrategyTestName);
@@ -254,6 +254,33 @@ INSTANTIATE_TEST_SUITE_P(Strategies, ScheduledPipelineTraining,
                                            "dp=2,pp=2,mb=4,schedule=zb-h1",
                                            "tp=2,pp=2,mb=4,schedule=zb-h1,recompute=full"),
                          StrategyTestName);
+
+// Sequence parallelism with one sequence per data-parallel replica (Megatron's usual
+// micro-batch): the residual stream splits on the sequence, and the flattened [tokens, hidden]
+// the linear layers read splits alike (nested reshape signatures), with no all-to-all.
+TEST(SequenceParallel, OneSequenceAReplicaSplitsTheSequence) {
+  models::GptConfig config = testing::TinyLlamaConfig();
+  config.batch = 2;
+  const models::BuildOptions options = OnFourDevices("dp=2,tp=2,sp=true", "adam:lr=0.01");
+  const models::BuiltModel model = models::BuildGpt(Ops(), config, options);
+  const runtime::FeedFn feeds = [&](int64_t step) { return GptBatch(config, step); };
+  ExpectSameLosses(DistributedLosses(model, 5, feeds),
+                   ReferenceLosses(models::BuildGpt(Ops(), config, WholeBatch(options)), 5, feeds),
+                   "llama dp=2,tp=2,sp=true, batch 2");
+  compiler::CompileOptions compile;
+  compile.lower.fetches = {model.loss};
+  const compiler::Compiled compiled =
+      compiler::Compile(model.graph, Ops(), sbp::AlphaBetaCostModel(), compile);
+  const graph::TensorId residual = *model.graph.FindTensor("block0/residual1");
+  EXPECT_EQ(
+      compiled.assignment.signatures[model.graph.tensor(residual).producer].outputs[0].ToString(),
+      "(S(0),S(1))");
+  for (const compiler::BoxingEdge& edge : compiled.assignment.boxings) {
+    for (const sbp::BoxingStep& step : edge.plan.steps) {
+      EXPECT_NE(step.kind, sbp::BoxingStepKind::kAllToAll) << model.graph.op(edge.consumer).name;
+    }
+  }
+}
 
 // Mixed precision (strategy precision=bf16|fp16): the distributed run repeats bit for bit and
 // matches the low-precision reference graph to the rounding of its partial sums (each device

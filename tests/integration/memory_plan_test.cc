@@ -13,6 +13,7 @@
 #include "engine/compiler/pipeline_schedule.h"
 #include "engine/compiler/plan_memory.h"
 #include "engine/compiler/task_chains.h"
+#include "engine/ops/attention.h"
 #include "engine/ops/builtin_ops.h"
 #include "engine/runtime/test_executor.h"
 #include "engine/sbp/alpha_beta_cost_model.h"
@@ -232,6 +233,44 @@ TEST(MemoryPlan, ZeroOneHalvesTheOptimizerStateOverTwoReplicas) {
       EXPECT_EQ(after[d][weights], before[d][weights]) << base << " device " << d;
     }
   }
+}
+
+// Sequence parallelism (sp=true) splits the residual stream over tp: each block keeps its two
+// norms' inputs [batch, seq, hidden] as a 1/tp slice instead of whole, and nothing else
+// changes size, so the planned activations shrink by 2 layers (1 - 1/tp) of such a tensor, or
+// one fewer where the search keeps the embedding sum (the first block's norm input) whole
+// beside the replicated position table and slices it there (as the accelerator cost model
+// does).
+TEST(MemoryPlan, SequenceParallelismSlicesTheResidualStream) {
+  models::GptConfig config;
+  config.layers = 4;
+  config.hidden = 512;
+  config.heads = 8;
+  config.sequence = 256;
+  config.vocab = 512;
+  config.batch = 8;
+  config.attention = ops::AttentionKind::kFused;
+  const auto activations = [&](const std::string& strategy) {
+    models::BuildOptions options;
+    options.strategy = models::ParseStrategy(strategy);
+    options.devices = 4;
+    const models::BuiltModel model = models::BuildGpt(Ops(), config, options);
+    compiler::CompileOptions compile;
+    compile.lower = models::StrategyLowerOptions(model.strategy);
+    compile.lower.fetches = {model.loss};
+    const plan::Plan plan =
+        compiler::Compile(model.graph, Ops(), sbp::AlphaBetaCostModel(), compile).plan;
+    return compiler::PlannedPeaks(
+        plan)[0][static_cast<int>(compiler::MemoryCategory::kActivations)];
+  };
+  const int64_t residual = 4 * (config.batch / 2) * config.sequence * config.hidden;  // f32
+  const int64_t slice_saves = residual / 2;                                           // tp=2
+  const int64_t got = activations("dp=2,tp=2") - activations("dp=2,tp=2,sp=true");
+  RecordProperty("saved", std::to_string(got) + " bytes, " + std::to_string(slice_saves) +
+                              " per residual-stream tensor");
+  EXPECT_EQ(got % slice_saves, 0) << got;
+  EXPECT_GE(got / slice_saves, 2 * config.layers - 1);
+  EXPECT_LE(got / slice_saves, 2 * config.layers);
 }
 
 // Per device: the most micro-batches whose forward chain has started while their backward

@@ -114,6 +114,38 @@ TEST(ShapeOps, ReshapeSignaturesFollowContiguousBlocks) {
   EXPECT_FALSE(Contains(Sigs("reshape", flat, {F32({4, 3})}, 2), "S(1) -> S(0)"));
 }
 
+// [2 * 8, 4] -> [2, 8, 4] on a [2, 2] mesh: splitting the tokens over both axes is splitting
+// the batch over the first and, each part then one sequence, the sequence over the second. No
+// one logical rule sees it (the token axis split in 4 is not the batch split in 4); the nested
+// signatures check each axis on the shapes the one before leaves, and the result is exact.
+TEST(ShapeOps, NestedReshapeSplitsFollowThePhysicalShapes) {
+  const kernels::KernelRegistry kernels = MyKernels();
+  const testing::OpRunner runner{Ops(), kernels};
+  testing::OpInstance instance;
+  instance.type = "reshape";
+  instance.attrs = Attrs{{"shape", std::vector<int64_t>{2, 8, 4}}};
+  instance.inputs = {F32({16, 4})};
+  const Shape mesh{2, 2};
+  const auto all = graph::NdSignatures(
+      Ops().Find("reshape"), OpContext{instance.type, instance.attrs, instance.inputs}, mesh);
+  const auto nested = std::find_if(all.begin(), all.end(), [](const graph::NdSbpSignature& sig) {
+    return sig.ToString() == "(S(0),S(0)) -> (S(0),S(1))";
+  });
+  ASSERT_NE(nested, all.end());
+  Rng rng(7);
+  const std::vector<Tensor> inputs = {Tensor::Random(Shape{16, 4}, DType::kF32, rng)};
+  const sbp::Placement placement(DeviceType::kCpu, {0, 1, 2, 3}, mesh);
+  const std::vector<Tensor> got = runner.RunDistributed(instance, inputs, *nested, placement, rng);
+  EXPECT_EQ(testing::CompareOutputs(got, runner.RunSingle(instance, inputs), 4), "");
+  // Two sequences a replica: the token split over tp is no sequence split.
+  instance.attrs = Attrs{{"shape", std::vector<int64_t>{4, 4, 4}}};
+  for (const graph::NdSbpSignature& sig :
+       graph::NdSignatures(Ops().Find("reshape"),
+                           OpContext{instance.type, instance.attrs, instance.inputs}, mesh)) {
+    EXPECT_NE(sig.ToString(), "(S(0),S(0)) -> (S(0),S(1))");
+  }
+}
+
 TEST(ShapeOps, TransposeKernelAndSignatures) {
   const Attrs attrs{{"perm", std::vector<int64_t>{1, 0}}};
   EXPECT_EQ(Values(RunOp("transpose", attrs, {Iota({2, 3})})),

@@ -169,6 +169,16 @@ TEST(StrategyParse, ZeroBubbleSchedule) {
   EXPECT_PRED2(Contains, ParseError("schedule=zb"), "must be gpipe, 1f1b or zb-h1, got 'zb'");
 }
 
+TEST(StrategyParse, SequenceParallel) {
+  EXPECT_FALSE(ParseStrategy("tp=2").sequence_parallel);
+  const Strategy sp = ParseStrategy("tp=2,sp=true");
+  EXPECT_TRUE(sp.sequence_parallel);
+  EXPECT_EQ(sp.ToString(), "dp=1,tp=2,pp=1,mb=1,schedule=1f1b,sp=true");
+  EXPECT_EQ(ParseStrategy(sp.ToString()).ToString(), sp.ToString());
+  EXPECT_FALSE(ParseStrategy("tp=2,sp=false").sequence_parallel);
+  EXPECT_PRED2(Contains, ParseError("tp=2,sp=on"), "'sp' must be true or false, got 'on'");
+}
+
 TEST(StrategyPlacement, VirtualStagesCycleOverTheRanks) {
   const Strategy s = ParseStrategy("dp=2,pp=2,vp=2,mb=2");
   EXPECT_EQ(s.StagePlacement(0, 4).ToString(), "cpu:0-1 [2,1]");
