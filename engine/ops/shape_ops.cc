@@ -144,8 +144,7 @@ std::vector<SbpSignature> ReshapeSignatures(const OpContext& ctx, int64_t parts)
 
 // Nested splits: the same rule on the physical shapes the earlier mesh axes leave.
 std::vector<SbpSignature> ReshapeLocalSignatures(const std::vector<Shape>& inputs,
-                                                 const std::vector<Shape>& outputs,
-                                                 int64_t parts) {
+                                                 const std::vector<Shape>& outputs, int64_t parts) {
   return ReshapeSignaturesOf(inputs.at(0), outputs.at(0), parts);
 }
 
