@@ -88,6 +88,17 @@ void MarkWeightGradients(LogicalGraph& graph, OpId first,
   }
 }
 
+void CheckLoss(const LogicalGraph& graph, TensorId loss, const std::vector<TensorId>& wrt) {
+  CheckTensor(graph, loss, "loss");
+  for (TensorId t : wrt) CheckTensor(graph, t, "wrt");
+  const TensorNode& node = graph.tensor(loss);
+  if (node.meta.shape.rank() != 0 || !IsFloating(node.meta.dtype)) {
+    throw InvalidArgumentError("autograd: loss '" + node.name +
+                               "' must be a floating scalar (shape []), got " +
+                               node.meta.ToString());
+  }
+}
+
 // AddBackward's pass; with recomputation, only the recomputed ops in `keep` (all when null),
 // reporting those emitted in `emitted`.
 std::map<TensorId, TensorId> Backward(GraphBuilder& builder, TensorId loss,
@@ -96,14 +107,8 @@ std::map<TensorId, TensorId> Backward(GraphBuilder& builder, TensorId loss,
                                       const std::set<std::string>* keep,
                                       std::vector<OpId>* emitted) {
   const LogicalGraph& graph = builder.graph();
-  CheckTensor(graph, loss, "loss");
-  for (TensorId t : wrt) CheckTensor(graph, t, "wrt");
+  CheckLoss(graph, loss, wrt);
   const TensorNode& loss_node = graph.tensor(loss);
-  if (loss_node.meta.shape.rank() != 0 || !IsFloating(loss_node.meta.dtype)) {
-    throw InvalidArgumentError("autograd: loss '" + loss_node.name +
-                               "' must be a floating scalar (shape []), got " +
-                               loss_node.meta.ToString());
-  }
 
   const auto first_backward_op = static_cast<OpId>(graph.ops().size());
   const std::vector<OpId> order = graph.TopologicalOrder();  // forward ops only

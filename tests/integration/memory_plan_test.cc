@@ -29,21 +29,25 @@ const graph::OpRegistry& Ops() {
   return registry;
 }
 
-models::BuiltModel BuildGpt(const std::string& strategy) {
+models::BuiltModel BuildGpt(const std::string& strategy,
+                            const models::GptConfig& config = testing::TinyGptConfig(),
+                            int64_t devices = 4) {
   models::BuildOptions options;
   options.strategy = models::ParseStrategy(strategy);
-  options.devices = 4;
+  options.devices = devices;
   options.optimizer = graph::ParseOptimizer("adam:lr=0.01");
-  return models::BuildGpt(Ops(), testing::TinyGptConfig(), options);
+  return models::BuildGpt(Ops(), config, options);
 }
 
-plan::Plan CompileGpt(const std::string& strategy) {
-  const models::BuiltModel model = BuildGpt(strategy);
+// The model's Plan as its strategy asks, fetching the loss.
+plan::Plan CompileModel(const models::BuiltModel& model) {
   compiler::CompileOptions compile;
   compile.lower = models::StrategyLowerOptions(model.strategy);
   compile.lower.fetches = {model.loss};
   return compiler::Compile(model.graph, Ops(), sbp::AlphaBetaCostModel(), compile).plan;
 }
+
+plan::Plan CompileGpt(const std::string& strategy) { return CompileModel(BuildGpt(strategy)); }
 
 // Two steps of the tiny GPT's Plan under `strategy` on `cluster`.
 sim::SimResult SimulateGpt(const std::string& strategy, const sim::Topology& cluster) {
@@ -251,15 +255,7 @@ TEST(MemoryPlan, SequenceParallelismSlicesTheResidualStream) {
   config.batch = 8;
   config.attention = ops::AttentionKind::kFused;
   const auto activations = [&](const std::string& strategy) {
-    models::BuildOptions options;
-    options.strategy = models::ParseStrategy(strategy);
-    options.devices = 4;
-    const models::BuiltModel model = models::BuildGpt(Ops(), config, options);
-    compiler::CompileOptions compile;
-    compile.lower = models::StrategyLowerOptions(model.strategy);
-    compile.lower.fetches = {model.loss};
-    const plan::Plan plan =
-        compiler::Compile(model.graph, Ops(), sbp::AlphaBetaCostModel(), compile).plan;
+    const plan::Plan plan = CompileModel(BuildGpt(strategy, config));
     return compiler::PlannedPeaks(
         plan)[0][static_cast<int>(compiler::MemoryCategory::kActivations)];
   };
@@ -325,19 +321,11 @@ TEST(PipelineOrder, OneFOneBKeepsAtMostStagesMinusStageMicroBatchesInFlight) {
 // alone enforce it. `sequence` gives rank r's order; a rank's chunk c is stage c * ranks + r.
 void ExpectTheScheduleOrder(const std::string& strategy, int ranks,
                             const std::function<std::vector<compiler::MicroStep>(int)>& sequence) {
-  models::BuildOptions options;
-  options.strategy = models::ParseStrategy(strategy);
-  options.devices = 4;
-  options.optimizer = graph::ParseOptimizer("adam:lr=0.01");
   models::GptConfig config = testing::TinyGptConfig();
   config.layers = 4;
-  const models::BuiltModel model = models::BuildGpt(Ops(), config, options);
+  const models::BuiltModel model = BuildGpt(strategy, config);
   const int64_t micro_batches = model.strategy.micro_batches;
-  compiler::CompileOptions compile;
-  compile.lower = models::StrategyLowerOptions(model.strategy);
-  compile.lower.fetches = {model.loss};
-  const plan::Plan plan =
-      compiler::Compile(model.graph, Ops(), sbp::AlphaBetaCostModel(), compile).plan;
+  const plan::Plan plan = CompileModel(model);
   std::map<int64_t, std::pair<int32_t, compiler::StepKind>> head;  // first task -> step
   for (const compiler::TaskChain& chain : compiler::FindTaskChains(plan)) {
     const compiler::StepKind kind = chain.forward  ? compiler::StepKind::kForward
@@ -450,14 +438,7 @@ TEST(Recompute, SelectiveRecomputesTheAttentionCoreOnly) {
   const auto compile = [](const std::string& strategy) {
     models::GptConfig config = testing::TinyGptConfig();
     config.sequence = 64;
-    models::BuildOptions options;
-    options.strategy = models::ParseStrategy(strategy);
-    options.devices = 2;
-    const models::BuiltModel model = models::BuildGpt(Ops(), config, options);
-    compiler::CompileOptions compile;
-    compile.lower = models::StrategyLowerOptions(model.strategy);
-    compile.lower.fetches = {model.loss};
-    return compiler::Compile(model.graph, Ops(), sbp::AlphaBetaCostModel(), compile).plan;
+    return CompileModel(BuildGpt(strategy, config, 2));
   };
   const auto recomputed_flops = [](const plan::Plan& plan) {
     double flops = 0;
