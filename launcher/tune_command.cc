@@ -14,6 +14,7 @@
 #include "launcher/cluster_args.h"
 #include "launcher/model_args.h"
 #include "launcher/replica_args.h"
+#include "models/strategy.h"
 #include "simulator/hardware/search_cost.h"
 #include "simulator/sim_executor.h"
 
@@ -22,12 +23,16 @@ namespace {
 
 struct Candidate {
   int64_t dp = 1, tp = 1, pp = 1, mb = 1;
-  std::string schedule = "1f1b";
+  models::Schedule schedule = models::Schedule::kOneFOneB;
+  int64_t vp = 1;   // model chunks per pipeline rank (interleaved 1F1B)
+  bool sp = false;  // sequence parallelism
   bool recompute = false;
   std::string Text() const {
     std::string s = "dp=" + std::to_string(dp) + ",tp=" + std::to_string(tp) +
                     ",pp=" + std::to_string(pp) + ",mb=" + std::to_string(mb);
-    if (pp > 1) s += ",schedule=" + schedule;
+    if (pp > 1) s += std::string(",schedule=") + models::ScheduleName(schedule);
+    if (vp > 1) s += ",vp=" + std::to_string(vp);
+    if (sp) s += ",sp=true";
     return recompute ? s + ",recompute=full" : s;
   }
 };
@@ -41,8 +46,20 @@ struct Outcome {
   std::string parallelism;  // ParallelismTable of what the strategy really ran
 };
 
-// Every (dp, tp, pp) whose product is the device count, tensor parallelism inside a node,
-// with micro-batches 1..max_mb (powers of two, at least pp when pipelined) and both schedules.
+// The pipeline schedules of `pp` ranks over `mb` micro-batches: 1F1B, GPipe, ZB-H1 and
+// interleaved 1F1B with two chunks a rank (mb a multiple of pp); plain 1F1B without a pipeline.
+std::vector<std::pair<models::Schedule, int64_t>> Schedules(int64_t pp, int64_t mb) {
+  using models::Schedule;
+  if (pp == 1) return {{Schedule::kOneFOneB, 1}};
+  std::vector<std::pair<Schedule, int64_t>> out = {
+      {Schedule::kOneFOneB, 1}, {Schedule::kGPipe, 1}, {Schedule::kZeroBubbleH1, 1}};
+  if (mb % pp == 0) out.push_back({Schedule::kOneFOneB, 2});
+  return out;
+}
+
+// Every (dp, tp, pp) whose product is the device count, tensor parallelism inside a node
+// (with and without sequence parallelism), with micro-batches 1..max_mb (powers of two, at
+// least pp when pipelined) and every schedule.
 std::vector<Candidate> Enumerate(int64_t devices, int64_t per_node, int64_t max_mb) {
   std::vector<Candidate> out;
   for (int64_t tp = 1; tp <= std::min(devices, per_node); tp *= 2) {
@@ -51,9 +68,11 @@ std::vector<Candidate> Enumerate(int64_t devices, int64_t per_node, int64_t max_
       const int64_t dp = devices / (tp * pp);
       for (int64_t mb = 1; mb <= max_mb; mb *= 2) {
         if (pp > 1 && mb < pp) continue;
-        for (const char* schedule : {"1f1b", "gpipe"}) {
-          if (pp == 1 && std::string(schedule) == "gpipe") continue;
-          out.push_back(Candidate{dp, tp, pp, mb, schedule});
+        for (const auto& [schedule, vp] : Schedules(pp, mb)) {
+          for (const bool sp : {false, true}) {
+            if (sp && tp == 1) continue;
+            out.push_back(Candidate{dp, tp, pp, mb, schedule, vp, sp});
+          }
         }
       }
     }
@@ -64,10 +83,11 @@ std::vector<Candidate> Enumerate(int64_t devices, int64_t per_node, int64_t max_
 // The flags of `twinflow tune`, declared once for parsing, the usage text and for re-parsing
 // each candidate's own flags.
 ArgParser TuneParser() {
-  ArgParser parser("twinflow tune",
-                   "Enumerate the (dp, tp, pp, micro-batches, schedule) strategies that fit a "
-                   "cluster, simulate each (again with recompute=full when it runs out of "
-                   "memory), drop those that still do, and rank the rest.");
+  ArgParser parser(
+      "twinflow tune",
+      "Enumerate the (dp, tp, pp, micro-batches, schedule, vp, sp) strategies that fit a "
+      "cluster, simulate each (again with recompute=full when it runs out of "
+      "memory), drop those that still do, and rank the rest.");
   AddModelFlags(parser);
   AddClusterFlags(parser);
   parser.Optional("max-micro-batches", "N", "the most micro-batches per step to try", "8")
