@@ -25,13 +25,63 @@ int64_t ActTiming::RegstBytes(int64_t regst) const {
 }
 
 double ActTiming::MemorySeconds(double bytes, double contention) const {
+  return MemorySeconds(bytes, contention, topology_.spec().device().memory_efficiency());
+}
+
+double ActTiming::MemorySeconds(double bytes, double contention, double efficiency) const {
   const DeviceModel& d = topology_.spec().device();
   if (d.contended_memory_bandwidth() <= 0 || contention == 0) {
-    return bytes / (d.memory_bandwidth() * d.memory_efficiency());
+    return bytes / (d.memory_bandwidth() * efficiency);
   }
   return bytes *
          ((1 - contention) / d.memory_bandwidth() + contention / d.contended_memory_bandwidth()) /
-         d.memory_efficiency();
+         efficiency;
+}
+
+namespace {
+
+// `value` when set (> 0), else `fallback`: a class the spec leaves at 0 takes the device's
+// general efficiency.
+double Or(double value, double fallback) { return value > 0 ? value : fallback; }
+
+// The flops a GEMM costs, as a share of its useful flops: output tiles padded up to whole
+// tiles, and each tile's fixed cost counted as gemm_k_overhead more steps of its K loop.
+double GemmWorkFactor(const plan::GemmShape& g, const DeviceModel& d) {
+  if (g.m() <= 0 || g.n() <= 0 || g.k() <= 0) return 1.0;
+  double factor = (static_cast<double>(g.k()) + d.gemm_k_overhead()) / static_cast<double>(g.k());
+  if (d.gemm_tile() > 0) {
+    const int64_t tile = d.gemm_tile();
+    auto padded = [tile](int64_t x) { return static_cast<double>((x + tile - 1) / tile * tile); };
+    factor *=
+        padded(g.m()) / static_cast<double>(g.m()) * padded(g.n()) / static_cast<double>(g.n());
+  }
+  return factor;
+}
+
+}  // namespace
+
+double ActTiming::KernelSeconds(const plan::Task& t, double contention) const {
+  const DeviceModel& d = topology_.spec().device();
+  const double bytes = static_cast<double>(t.bytes_moved());
+  double compute = t.flops() / (d.peak_flops() * d.flops_efficiency());
+  double memory_efficiency = d.memory_efficiency();
+  switch (t.kernel_class()) {
+    case plan::KERNEL_GEMM:
+      compute *= GemmWorkFactor(t.gemm(), d);
+      break;
+    case plan::KERNEL_ATTENTION:
+      compute = t.flops() / (d.peak_flops() * Or(d.attention_efficiency(), d.flops_efficiency()));
+      break;
+    case plan::KERNEL_ROWWISE:
+      memory_efficiency = Or(d.rowwise_memory_efficiency(), memory_efficiency);
+      break;
+    case plan::KERNEL_ACTIVATION:
+      memory_efficiency = Or(d.activation_memory_efficiency(), memory_efficiency);
+      break;
+    default:  // streaming, or a Plan without classes
+      break;
+  }
+  return std::max(compute, MemorySeconds(bytes, contention, memory_efficiency));
 }
 
 double ActTiming::ActSeconds(const plan::Task& t, double contention) {
@@ -42,10 +92,7 @@ double ActTiming::ActSeconds(const plan::Task& t, double contention) {
   switch (t.kind()) {
     case plan::COMPUTE: {
       const auto measured = kernel_seconds_.find(plan::KernelKey(t));
-      if (measured == kernel_seconds_.end()) {
-        return seconds + std::max(t.flops() / (d.peak_flops() * d.flops_efficiency()),
-                                  MemorySeconds(static_cast<double>(t.bytes_moved()), contention));
-      }
+      if (measured == kernel_seconds_.end()) return seconds + KernelSeconds(t, contention);
       const auto [alone, contended] = measured->second;
       return seconds + (contended > 0 ? alone + contention * (contended - alone) : alone);
     }

@@ -2,9 +2,9 @@
 // ActTiming: how long one act of a compute-stream task (COMPUTE, COPY, ACC, REPEAT, ASSIGN,
 // SOURCE, ...) takes on the simulated device: a launch overhead, then the kernel's calibrated
 // time where the cluster's kernel table has its key (engine/plan/kernel_key.h), else the
-// roofline of its flops and bytes; copies over their link or through memory. On a CPU host
-// `contention` (0..1, CoreSharing::Contention) blends the quiet-machine figures with those
-// measured while every core is busy.
+// roofline of its flops and bytes at its kernel class's efficiencies; copies over their link or
+// through memory. On a CPU host `contention` (0..1, CoreSharing::Contention) blends the
+// quiet-machine figures with those measured while every core is busy.
 #include <cstdint>
 #include <map>
 #include <string>
@@ -25,6 +25,7 @@ class ActTiming {
 
   // Seconds to move `bytes` through a device's memory (read + write).
   double MemorySeconds(double bytes, double contention) const;
+  double MemorySeconds(double bytes, double contention, double efficiency) const;
   // Seconds one act of `t` takes. A COPY's bytes are counted on the links they cross.
   double ActSeconds(const plan::Task& t, double contention);
 
@@ -33,6 +34,9 @@ class ActTiming {
   double inter_bytes(int device) const { return inter_bytes_[device]; }
 
  private:
+  // A COMPUTE task's kernel without a measured time: the roofline of its flops and bytes at
+  // its kernel class's efficiencies (a GEMM's flops weighted by its shape).
+  double KernelSeconds(const plan::Task& t, double contention) const;
   double CopySeconds(const plan::Task& t, double contention);
   int64_t RegstBytes(int64_t regst) const;
 

@@ -89,8 +89,25 @@ graph::OpCost PhysicalCost(const graph::OpDef& def, const graph::OpNode& op,
     cost.flops *= share;
     cost.bytes_read = static_cast<int64_t>(static_cast<double>(cost.bytes_read) * share);
     cost.bytes_written = static_cast<int64_t>(static_cast<double>(cost.bytes_written) * share);
+    cost.gemm = {};  // the logical problem's shape is not this device's
     return cost;
   }
+}
+
+plan::KernelClass ToProto(graph::KernelClass kind) {
+  switch (kind) {
+    case graph::KernelClass::kStreaming:
+      return plan::KERNEL_STREAMING;
+    case graph::KernelClass::kActivation:
+      return plan::KERNEL_ACTIVATION;
+    case graph::KernelClass::kRowwise:
+      return plan::KERNEL_ROWWISE;
+    case graph::KernelClass::kGemm:
+      return plan::KERNEL_GEMM;
+    case graph::KernelClass::kAttention:
+      return plan::KERNEL_ATTENTION;
+  }
+  throw PlanError("unknown kernel class");
 }
 
 // Cost hints for the simulator: the op's work on the physical inputs of `task`.
@@ -104,6 +121,14 @@ void SetCostHints(plan::Task& task, const graph::OpNode& op, const graph::OpDef&
   const graph::OpCost cost = PhysicalCost(def, op, graph, physical);
   task.set_flops(cost.flops);
   task.set_bytes_moved(cost.bytes_read + cost.bytes_written);
+  task.set_kernel_class(ToProto(def.kernel_class));
+  if (cost.gemm.batch > 0) {
+    plan::GemmShape& gemm = *task.mutable_gemm();
+    gemm.set_batch(cost.gemm.batch);
+    gemm.set_m(cost.gemm.m);
+    gemm.set_n(cost.gemm.n);
+    gemm.set_k(cost.gemm.k);
+  }
 }
 
 }  // namespace

@@ -38,11 +38,28 @@ struct NdSbpSignature {
   bool operator==(const NdSbpSignature& other) const = default;
 };
 
+// The kind of kernel an op runs, for the simulator's per-class efficiencies (a softmax
+// reaches a smaller fraction of memory bandwidth than a copy; a GEMM's shape sets its share of
+// peak). docs/simulator.md#the-gpu-model gives each class's figures and their sources.
+enum class KernelClass {
+  kStreaming,   // loads and stores with simple arithmetic: adds, scales, casts, copies, gathers
+  kActivation,  // pointwise transcendental math: gelu, silu, tanh and their gradients
+  kRowwise,     // rows reduced and rescaled: softmax, norms, reductions, cross entropy
+  kGemm,        // matmul, batch_matmul (OpCost::gemm gives the shape)
+  kAttention,   // fused attention: tiled matmuls with the softmax on chip
+};
+
+// A GEMM's problem: `batch` products of [m, k] x [k, n]. All 0 for other ops.
+struct GemmShape {
+  int64_t batch = 0, m = 0, n = 0, k = 0;
+};
+
 // Work of one execution, on the shapes given (logical or physical).
 struct OpCost {
   double flops = 0;
   int64_t bytes_read = 0;
   int64_t bytes_written = 0;
+  GemmShape gemm;
 };
 
 // Builds the gradients of an op's inputs from the gradients of its outputs (nullopt where an
@@ -101,6 +118,7 @@ struct OpDef {
   // (ParallelismName).
   std::function<std::string(const OpContext&, const SbpSignature&)> parallelism;
   OpRole role = OpRole::kCompute;
+  KernelClass kernel_class = KernelClass::kStreaming;
 
   // Input and variable ops: no kernel inputs, values from outside.
   bool is_source() const { return role == OpRole::kInput || role == OpRole::kVariable; }

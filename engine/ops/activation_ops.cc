@@ -35,6 +35,7 @@ OpDef Activation(const std::string& type, bool monotone,
                  std::function<TensorId(GraphBuilder&, const OpNode&, TensorId)> grad) {
   OpDef def;
   def.type = type;
+  def.kernel_class = graph::KernelClass::kActivation;
   def.infer = InferUnary;
   def.signatures = [monotone](const OpContext& ctx, int64_t) {
     const Shape& shape = ctx.inputs[0].shape;
@@ -68,6 +69,7 @@ std::vector<TensorMeta> InferGrad(const OpContext& ctx) {
 OpDef GradHelper(const std::string& type, graph::GradientFn gradient) {
   OpDef def;
   def.type = type;
+  def.kernel_class = graph::KernelClass::kActivation;
   def.min_inputs = 2;
   def.max_inputs = 2;
   def.infer = InferGrad;

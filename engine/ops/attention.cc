@@ -36,15 +36,16 @@ struct Heads {
   int64_t batch, seq, hidden, heads, kv_heads, group, head_dim;
 };
 
-// scores [..., S, S] (any leading axes) -> softmax(scores / sqrt(d) + causal mask).
+// scores [..., S, S] (any leading axes) -> softmax(scores / sqrt(d) + causal mask), as one
+// fused softmax (Megatron's masked-softmax fusion): one pass over the scores each way instead
+// of a scale, a mask add and a softmax.
 TensorId MaskedProbabilities(GraphBuilder& b, TensorId scores, const Heads& h,
                              const std::string& name) {
-  const TensorId scaled =
-      b.Add1("scalar_mul", {scores},
-             Attrs{{"value", 1.0 / std::sqrt(static_cast<double>(h.head_dim))}}, name + "/scale");
-  const TensorId mask = b.Add1("causal_mask", {scaled}, {}, name + "/mask");
-  const TensorId masked = b.Add1("add", {scaled, mask}, {}, name + "/masked");
-  return b.Add1("softmax", {masked}, Attrs{{"axis", int64_t{-1}}}, name + "/probs");
+  return b.Add1("softmax", {scores},
+                Attrs{{"axis", int64_t{-1}},
+                      {"scale", 1.0 / std::sqrt(static_cast<double>(h.head_dim))},
+                      {"causal", true}},
+                name + "/probs");
 }
 
 // One key-value head per query head: [batch, heads, seq, d] products.

@@ -1,7 +1,7 @@
 #pragma once
 // Causal scaled-dot-product self-attention, in one of two forms: composed from registered ops
-// only (reshape, transpose, batch_matmul, scalar_mul, causal_mask, add, softmax), so it inherits
-// their SBP rules, costs and gradients, or as the one fused_attention op
+// only (reshape, transpose, batch_matmul, softmax with its scale and causal mask fused), so it
+// inherits their SBP rules, costs and gradients, or as the one fused_attention op
 // (fused_attention_ops.cc), which never holds the [seq, seq] scores.
 #include <cstdint>
 #include <string>

@@ -108,6 +108,7 @@ std::string AttentionParallelism(const OpContext&, const SbpSignature& sig) {
 OpDef MakeFusedAttention() {
   OpDef def;
   def.type = "fused_attention";
+  def.kernel_class = graph::KernelClass::kAttention;
   def.min_inputs = def.max_inputs = 3;
   def.num_outputs = 2;
   def.infer = [](const OpContext& ctx) {
@@ -146,6 +147,7 @@ OpDef MakeFusedAttention() {
 OpDef MakeFusedAttentionGrad() {
   OpDef def;
   def.type = "fused_attention_grad";
+  def.kernel_class = graph::KernelClass::kAttention;
   def.min_inputs = 6;
   def.max_inputs = 7;
   def.num_outputs = 3;

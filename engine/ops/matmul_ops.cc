@@ -87,6 +87,7 @@ graph::OpCost Cost(const OpContext& ctx, bool batched) {
                static_cast<double>(d.n) * static_cast<double>(d.k);
   cost.bytes_read = InputBytes(ctx);
   cost.bytes_written = batch * d.m * d.n * DTypeSize(ctx.inputs[0].dtype);
+  cost.gemm = {batch, d.m, d.n, d.k};
   return cost;
 }
 
@@ -131,6 +132,7 @@ graph::OpDef MakeDef(const std::string& type, bool batched) {
   def.infer = [batched](const OpContext& ctx) { return Infer(ctx, batched); };
   def.signatures = [batched](const OpContext& ctx, int64_t) { return Signatures(ctx, batched); };
   def.cost = [batched](const OpContext& ctx) { return Cost(ctx, batched); };
+  def.kernel_class = graph::KernelClass::kGemm;
   def.gradient = Gradient;
   def.parallelism = Parallelism;
   return def;

@@ -32,6 +32,7 @@ void CheckLayerNorm(const OpContext& ctx, std::vector<int> vectors) {
 OpDef MakeLayerNorm() {
   OpDef def;
   def.type = "layer_norm";
+  def.kernel_class = graph::KernelClass::kRowwise;
   def.min_inputs = def.max_inputs = 3;
   def.infer = [](const OpContext& ctx) {
     CheckInputCount(ctx, 3);
@@ -81,6 +82,7 @@ std::vector<SbpSignature> NormGradSignatures(const OpContext& ctx, int vectors) 
 OpDef MakeLayerNormGrad() {
   OpDef def;
   def.type = "layer_norm_grad";
+  def.kernel_class = graph::KernelClass::kRowwise;
   def.min_inputs = def.max_inputs = 3;
   def.num_outputs = 3;
   def.infer = [](const OpContext& ctx) {
@@ -100,6 +102,7 @@ OpDef MakeLayerNormGrad() {
 OpDef MakeRmsNorm() {
   OpDef def;
   def.type = "rms_norm";
+  def.kernel_class = graph::KernelClass::kRowwise;
   def.min_inputs = def.max_inputs = 2;
   def.infer = [](const OpContext& ctx) {
     CheckInputCount(ctx, 2);
@@ -132,6 +135,7 @@ OpDef MakeRmsNorm() {
 OpDef MakeRmsNormGrad() {
   OpDef def;
   def.type = "rms_norm_grad";
+  def.kernel_class = graph::KernelClass::kRowwise;
   def.min_inputs = def.max_inputs = 3;
   def.num_outputs = 2;
   def.infer = [](const OpContext& ctx) {

@@ -66,6 +66,7 @@ Attrs ReduceAttrs(const Attrs& attrs) {
 OpDef MakeReduce(const std::string& type, ReduceOp op) {
   OpDef def;
   def.type = type;
+  def.kernel_class = graph::KernelClass::kRowwise;
   def.infer = [op](const OpContext& ctx) {
     CheckInputCount(ctx, 1);
     CheckFloat(ctx, 0, "input");
@@ -148,6 +149,7 @@ OpDef MakeBroadcastReducedLike() {
 OpDef MakeReduceMaxGrad() {
   OpDef def;
   def.type = "reduce_max_grad";
+  def.kernel_class = graph::KernelClass::kRowwise;
   def.min_inputs = def.max_inputs = 3;
   def.infer = [](const OpContext& ctx) {
     CheckInputCount(ctx, 3);

@@ -17,22 +17,43 @@ int SoftmaxAxis(const OpContext& ctx) {
   return NormalizeAxis(ctx, ctx.attrs.GetInt("axis", -1), ctx.inputs[0].shape.rank(), "axis");
 }
 
+// softmax's fused form (Megatron's masked-softmax fusion): attr "scale" multiplies the input
+// and attr "causal" masks each [..., S, S] matrix's keys after its query, in the one kernel.
+// Checked for softmax only; log_softmax has neither.
+void CheckFusedSoftmax(const OpContext& ctx, bool fusable) {
+  const bool causal = ctx.attrs.GetBool("causal", false);
+  if (!fusable && (causal || ctx.attrs.Has("scale"))) {
+    ThrowInvalid(ctx, "attributes 'scale' and 'causal' belong to softmax only");
+  }
+  if (!causal) return;
+  const Shape& s = ctx.inputs[0].shape;
+  if (SoftmaxAxis(ctx) != s.rank() - 1 || s.rank() < 2 || s[s.rank() - 1] != s[s.rank() - 2]) {
+    ThrowShape(
+        ctx, "causal softmax needs axis -1 of an input ending in [..., S, S], got " + s.ToString());
+  }
+}
+
 // softmax / log_softmax(x) -> y.
 OpDef MakeSoftmax(const std::string& type, const std::string& grad_type) {
   OpDef def;
   def.type = type;
-  def.infer = [](const OpContext& ctx) {
+  def.kernel_class = graph::KernelClass::kRowwise;
+  const bool fusable = type == "softmax";
+  def.infer = [fusable](const OpContext& ctx) {
     CheckInputCount(ctx, 1);
     CheckFloat(ctx, 0, "input");
     CheckMinRank(ctx, 0, 1, "input");
     SoftmaxAxis(ctx);
+    CheckFusedSoftmax(ctx, fusable);
     return std::vector<TensorMeta>{ctx.inputs[0]};
   };
   def.signatures = [](const OpContext& ctx, int64_t) {
     const int axis = SoftmaxAxis(ctx);
+    // A causal mask depends on a row's place in its matrix: the query axis stays whole too.
+    const int query = ctx.attrs.GetBool("causal", false) ? axis - 1 : axis;
     std::vector<SbpSignature> sigs;
     for (int k = 0; k < ctx.inputs[0].shape.rank(); ++k) {
-      if (k != axis) sigs.push_back(Sig({S(k)}, {S(k)}));
+      if (k != axis && k != query) sigs.push_back(Sig({S(k)}, {S(k)}));
     }
     sigs.push_back(Sig({B()}, {B()}));
     return sigs;
@@ -42,24 +63,31 @@ OpDef MakeSoftmax(const std::string& type, const std::string& grad_type) {
     if (!dy[0]) return {std::nullopt};
     Attrs attrs;
     attrs.Set("axis", op.attrs.GetInt("axis", -1));
+    // Masked entries have y = 0 and so no gradient; the scale's is folded into the kernel.
+    if (op.attrs.Has("scale")) attrs.Set("scale", op.attrs.GetDouble("scale"));
     return {b.Add1(grad_type, {op.outputs[0], *dy[0]}, attrs)};
   };
   return def;
 }
 
-// softmax_grad(y, dy) = y * (dy - sum(dy * y)); log_softmax_grad(y, dy) = dy - exp(y) * sum(dy).
-// Both are linear in dy, hence B, P -> P.
+// softmax_grad(y, dy) = scale * y * (dy - sum(dy * y)) (attr "scale", default 1: the fused
+// softmax's); log_softmax_grad(y, dy) = dy - exp(y) * sum(dy). Both are linear in dy, hence
+// B, P -> P.
 OpDef MakeSoftmaxGrad(const std::string& type) {
   OpDef def;
   def.type = type;
+  def.kernel_class = graph::KernelClass::kRowwise;
   def.min_inputs = def.max_inputs = 2;
-  def.infer = [](const OpContext& ctx) {
+  const bool scalable = type == "softmax_grad";
+  def.infer = [scalable](const OpContext& ctx) {
     CheckInputCount(ctx, 2);
     CheckFloat(ctx, 0, "y");
     CheckMinRank(ctx, 0, 1, "y");
     CheckSameDType(ctx, 0, 1);
     CheckShapeEq(ctx, 1, ctx.inputs[0].shape, "dy");
     SoftmaxAxis(ctx);
+    if (!scalable && ctx.attrs.Has("scale"))
+      ThrowInvalid(ctx, "attribute 'scale' is softmax_grad's");
     return std::vector<TensorMeta>{ctx.inputs[0]};
   };
   def.signatures = [](const OpContext& ctx, int64_t) {
@@ -88,6 +116,7 @@ void CheckLogitsLabels(const OpContext& ctx) {
 OpDef MakeSparseXent() {
   OpDef def;
   def.type = "sparse_softmax_cross_entropy";
+  def.kernel_class = graph::KernelClass::kRowwise;
   def.min_inputs = def.max_inputs = 2;
   def.infer = [](const OpContext& ctx) {
     CheckInputCount(ctx, 2);
@@ -117,6 +146,7 @@ OpDef MakeSparseXent() {
 OpDef MakeSparseXentGrad() {
   OpDef def;
   def.type = "sparse_softmax_cross_entropy_grad";
+  def.kernel_class = graph::KernelClass::kRowwise;
   def.min_inputs = def.max_inputs = 3;
   def.infer = [](const OpContext& ctx) {
     CheckInputCount(ctx, 3);

@@ -92,6 +92,7 @@ OpDef MakePickLabelLogitGrad() {
 OpDef MakeClassSplitExp() {
   OpDef def;
   def.type = "sparse_xent_class_split_exp";
+  def.kernel_class = graph::KernelClass::kActivation;
   def.min_inputs = def.max_inputs = 2;
   def.infer = [](const OpContext& ctx) {
     CheckInputCount(ctx, 2);
@@ -122,6 +123,7 @@ OpDef MakeClassSplitExp() {
 OpDef MakeClassSplitExpGrad() {
   OpDef def;
   def.type = "sparse_xent_class_split_exp_grad";
+  def.kernel_class = graph::KernelClass::kActivation;
   def.min_inputs = def.max_inputs = 2;
   def.num_outputs = 2;
   def.infer = [](const OpContext& ctx) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <map>
 #include <string>
 
 #include "engine/core/error.h"
@@ -107,6 +108,19 @@ LinkClass AlphaBetaCostModel::SlowestRingClass(const std::vector<DeviceId>& grou
   return slowest;
 }
 
+int64_t AlphaBetaCostModel::RingRails(const std::vector<DeviceId>& group) const {
+  std::map<int64_t, int64_t> members;  // node -> devices of the group on it
+  for (const DeviceId& d : group) {
+    if (d.type != group.front().type) return 1;
+    ++members[d.index / config_.devices_per_node];
+  }
+  const int64_t k = members.begin()->second;
+  for (const auto& [node, count] : members) {
+    if (count != k) return 1;
+  }
+  return members.size() > 1 ? k : 1;
+}
+
 double AlphaBetaCostModel::CollectiveTime(CollectiveKind kind, const std::vector<DeviceId>& group,
                                           int64_t bytes) const {
   const int64_t p = static_cast<int64_t>(group.size());
@@ -114,7 +128,14 @@ double AlphaBetaCostModel::CollectiveTime(CollectiveKind kind, const std::vector
   const LinkClass link = SlowestRingClass(group);
   if (link == LinkClass::kSameDevice) return 0.0;
   const LinkParams& params = Link(link);
-  const double alpha = params.latency, s_over_b = static_cast<double>(bytes) / params.bandwidth;
+  const double alpha = params.latency;
+  double s_over_b = static_cast<double>(bytes) / params.bandwidth;
+  const int64_t rails = link == LinkClass::kInterNode ? RingRails(group) : 1;
+  if (rails > 1) {  // each NIC carries 1/k of the ring, each fabric port the other (k-1)/k
+    const double k = static_cast<double>(rails);
+    s_over_b = std::max(s_over_b / k, static_cast<double>(bytes) * (k - 1) / k /
+                                          Link(LinkClass::kIntraNode).bandwidth);
+  }
   const double ring = static_cast<double>(p - 1) * alpha +
                       static_cast<double>(p - 1) / static_cast<double>(p) * s_over_b;
   switch (kind) {

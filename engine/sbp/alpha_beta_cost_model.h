@@ -51,6 +51,10 @@ class AlphaBetaCostModel : public CostModel {
   const LinkParams& Link(LinkClass link) const;
   // The slowest class on the ring group[0] -> group[1] -> ... -> group[0].
   LinkClass SlowestRingClass(const std::vector<DeviceId>& group) const;
+  // The NICs a ring over `group` leaves each node through: k when the group is k > 1 devices
+  // on each of two or more nodes (NCCL's channels, one per rail: simulator/collectives/
+  // algorithms.h), else 1.
+  int64_t RingRails(const std::vector<DeviceId>& group) const;
 
   LinkClass Classify(const DeviceId& a, const DeviceId& b) const override;
   double CollectiveTime(CollectiveKind kind, const std::vector<DeviceId>& group,

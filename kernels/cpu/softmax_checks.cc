@@ -16,6 +16,21 @@ AxisView AxisOf(const KernelContext& ctx, const char* op) {
 
 }  // namespace
 
+SoftmaxFusion FusionOf(const KernelContext& ctx, const AxisView& v, const char* op) {
+  SoftmaxFusion f;
+  f.scale = ctx.attrs.GetDouble("scale", 1.0);
+  f.causal = ctx.attrs.GetBool("causal", false);
+  if (!f.causal) return f;
+  const Shape& shape = ctx.inputs[0]->shape();
+  const int rank = shape.rank();
+  if (v.inner != 1 || rank < 2 || shape[rank - 1] != shape[rank - 2]) {
+    throw ShapeError(std::string(op) + ": causal softmax needs axis -1 of [..., S, S], got " +
+                     shape.ToString());
+  }
+  f.query_rows = shape[rank - 2];
+  return f;
+}
+
 AxisView CheckSoftmax(const KernelContext& ctx, const char* op) {
   CheckArity(ctx, 1, 1, op);
   const Tensor& x = *ctx.inputs[0];

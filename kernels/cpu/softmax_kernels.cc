@@ -13,21 +13,26 @@ namespace {
 template <typename T>
 void SoftmaxKernel(const KernelContext& ctx, bool log, const char* op) {
   const AxisView v = CheckSoftmax(ctx, op);
+  const SoftmaxFusion f = FusionOf(ctx, v, op);
   const Tensor& x = *ctx.inputs[0];
   Tensor& y = *ctx.outputs[0];
   const T* in = x.data<T>();
   T* out = y.data<T>();
   for (int64_t o = 0; o < v.outer; ++o) {
+    // Keys [0, kept) take part; a causal row's later keys get exactly 0.
+    const int64_t kept = f.causal ? o % f.query_rows + 1 : v.n;
     for (int64_t i = 0; i < v.inner; ++i) {
       const int64_t base = o * v.n * v.inner + i;
+      auto z = [&](int64_t j) { return f.scale * static_cast<double>(in[base + j * v.inner]); };
       double max = -INFINITY;
-      for (int64_t j = 0; j < v.n; ++j) max = std::fmax(max, in[base + j * v.inner]);
+      for (int64_t j = 0; j < kept; ++j) max = std::fmax(max, z(j));
       double sum = 0;
-      for (int64_t j = 0; j < v.n; ++j) sum += std::exp(in[base + j * v.inner] - max);
+      for (int64_t j = 0; j < kept; ++j) sum += std::exp(z(j) - max);
       const double log_sum = std::log(sum);
       for (int64_t j = 0; j < v.n; ++j) {
-        const double z = in[base + j * v.inner] - max;
-        out[base + j * v.inner] = static_cast<T>(log ? z - log_sum : std::exp(z) / sum);
+        const double d = z(j) - max;
+        const double value = j >= kept ? 0.0 : log ? d - log_sum : std::exp(d) / sum;
+        out[base + j * v.inner] = static_cast<T>(value);
       }
     }
   }
@@ -36,6 +41,7 @@ void SoftmaxKernel(const KernelContext& ctx, bool log, const char* op) {
 template <typename T>
 void SoftmaxGradKernel(const KernelContext& ctx, bool log, const char* op) {
   const AxisView v = CheckSoftmaxGrad(ctx, op);
+  const double scale = FusionOf(ctx, v, op).scale;
   const Tensor& y = *ctx.inputs[0];
   const Tensor& dy = *ctx.inputs[1];
   Tensor& dx = *ctx.outputs[0];
@@ -53,7 +59,7 @@ void SoftmaxGradKernel(const KernelContext& ctx, bool log, const char* op) {
       for (int64_t j = 0; j < v.n; ++j) {
         const int64_t k = base + j * v.inner;
         out[k] = static_cast<T>(log ? dys[k] - std::exp(static_cast<double>(ys[k])) * acc
-                                    : ys[k] * (dys[k] - acc));
+                                    : scale * ys[k] * (dys[k] - acc));
       }
     }
   }

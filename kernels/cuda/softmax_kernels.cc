@@ -12,18 +12,22 @@ namespace {
 RowView RowsOf(const AxisView& v) { return RowView{v.outer, v.n, v.inner}; }
 
 void Softmax(const KernelContext& ctx, bool log, const char* op) {
-  const RowView rows = RowsOf(CheckSoftmax(ctx, op));
+  const AxisView view = CheckSoftmax(ctx, op);
+  const SoftmaxFusion f = FusionOf(ctx, view, op);
   const Tensor& x = *ctx.inputs[0];
   Tensor& y = *ctx.outputs[0];
-  LaunchSoftmax(log, x.dtype(), x.raw(), y.raw(), rows, Env(ctx, op).stream);
+  LaunchSoftmax(log, x.dtype(), x.raw(), y.raw(), RowsOf(view),
+                SoftmaxFusionArgs{f.scale, f.causal ? f.query_rows : 0}, Env(ctx, op).stream);
 }
 
 void SoftmaxGrad(const KernelContext& ctx, bool log, const char* op) {
-  const RowView rows = RowsOf(CheckSoftmaxGrad(ctx, op));
+  const AxisView view = CheckSoftmaxGrad(ctx, op);
+  const double scale = FusionOf(ctx, view, op).scale;
   const Tensor& y = *ctx.inputs[0];
   const Tensor& dy = *ctx.inputs[1];
   Tensor& dx = *ctx.outputs[0];
-  LaunchSoftmaxGrad(log, y.dtype(), y.raw(), dy.raw(), dx.raw(), rows, Env(ctx, op).stream);
+  LaunchSoftmaxGrad(log, y.dtype(), y.raw(), dy.raw(), dx.raw(), RowsOf(view), scale,
+                    Env(ctx, op).stream);
 }
 
 void SparseXent(const KernelContext& ctx, bool grad) {

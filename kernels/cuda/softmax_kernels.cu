@@ -33,25 +33,36 @@ __device__ Acc<T> RowExpSum(const T* x, int64_t base, int64_t n, int64_t stride,
   return BlockReduce(s, SumOp{}, A(0));
 }
 
+// With the fusion's scale and causal mask: row r's keys at or after `kept` get exactly 0.
 template <typename T>
-__global__ void SoftmaxKernel(bool log_out, const T* x, T* y, RowView v) {
+__global__ void SoftmaxKernel(bool log_out, const T* x, T* y, RowView v, SoftmaxFusionArgs f) {
   using A = Acc<T>;
+  const A scale = static_cast<A>(f.scale);
   TF_ROW_LOOP(r, v.outer * v.inner) {
     const int64_t base = (r / v.inner) * v.n * v.inner + r % v.inner;
-    const A max = RowMax(x, base, v.n, v.inner);
-    const A sum = RowExpSum(x, base, v.n, v.inner, max);
+    const int64_t kept = f.query_rows > 0 ? r % f.query_rows + 1 : v.n;
+    A m = -static_cast<A>(INFINITY);
+    for (int64_t j = threadIdx.x; j < kept; j += blockDim.x)
+      m = fmax(m, scale * LoadAs<A>(x, base + j * v.inner));
+    const A max = BlockReduce(m, FmaxOp{}, -static_cast<A>(INFINITY));
+    A s = 0;
+    for (int64_t j = threadIdx.x; j < kept; j += blockDim.x)
+      s += exp(scale * LoadAs<A>(x, base + j * v.inner) - max);
+    const A sum = BlockReduce(s, SumOp{}, A(0));
     const A log_sum = log(sum);
     for (int64_t j = threadIdx.x; j < v.n; j += blockDim.x) {
       const int64_t k = base + j * v.inner;
-      const A z = LoadAs<A>(x, k) - max;
-      StoreAs(y, k, log_out ? z - log_sum : exp(z) / sum);
+      const A z = scale * LoadAs<A>(x, k) - max;
+      StoreAs(y, k, j >= kept ? A(0) : log_out ? z - log_sum : exp(z) / sum);
     }
   }
 }
 
 template <typename T>
-__global__ void SoftmaxGradKernel(bool log_out, const T* y, const T* dy, T* dx, RowView v) {
+__global__ void SoftmaxGradKernel(bool log_out, const T* y, const T* dy, T* dx, RowView v,
+                                  double scale_arg) {
   using A = Acc<T>;
+  const A scale = static_cast<A>(scale_arg);
   TF_ROW_LOOP(r, v.outer * v.inner) {
     const int64_t base = (r / v.inner) * v.n * v.inner + r % v.inner;
     A acc = 0;  // softmax: sum(dy * y); log_softmax: sum(dy)
@@ -63,7 +74,7 @@ __global__ void SoftmaxGradKernel(bool log_out, const T* y, const T* dy, T* dx, 
     for (int64_t j = threadIdx.x; j < v.n; j += blockDim.x) {
       const int64_t k = base + j * v.inner;
       const A yk = LoadAs<A>(y, k), g = LoadAs<A>(dy, k);
-      StoreAs(dx, k, log_out ? g - exp(yk) * acc : yk * (g - acc));
+      StoreAs(dx, k, log_out ? g - exp(yk) * acc : scale * yk * (g - acc));
     }
   }
 }
@@ -108,29 +119,29 @@ const T* In(const void* p) {
 }  // namespace
 
 void LaunchSoftmax(bool log, DType dtype, const void* x, void* y, const RowView& v,
-                   cudaStream_t stream) {
+                   const SoftmaxFusionArgs& fusion, cudaStream_t stream) {
   const int64_t rows = v.outer * v.inner;
   if (rows == 0 || v.n == 0) return;
   if (dtype == DType::kF32) {
     SoftmaxKernel<<<RowBlocks(rows), kThreads, 0, stream>>>(log, In<float>(x),
-                                                            static_cast<float*>(y), v);
+                                                            static_cast<float*>(y), v, fusion);
   } else {
     SoftmaxKernel<<<RowBlocks(rows), kThreads, 0, stream>>>(log, In<bf16>(x), static_cast<bf16*>(y),
-                                                            v);
+                                                            v, fusion);
   }
   TF_CUDA_CHECK_LAUNCH("SoftmaxKernel");
 }
 
 void LaunchSoftmaxGrad(bool log, DType dtype, const void* y, const void* dy, void* dx,
-                       const RowView& v, cudaStream_t stream) {
+                       const RowView& v, double scale, cudaStream_t stream) {
   const int64_t rows = v.outer * v.inner;
   if (rows == 0 || v.n == 0) return;
   if (dtype == DType::kF32) {
     SoftmaxGradKernel<<<RowBlocks(rows), kThreads, 0, stream>>>(log, In<float>(y), In<float>(dy),
-                                                                static_cast<float*>(dx), v);
+                                                                static_cast<float*>(dx), v, scale);
   } else {
     SoftmaxGradKernel<<<RowBlocks(rows), kThreads, 0, stream>>>(log, In<bf16>(y), In<bf16>(dy),
-                                                                static_cast<bf16*>(dx), v);
+                                                                static_cast<bf16*>(dx), v, scale);
   }
   TF_CUDA_CHECK_LAUNCH("SoftmaxGradKernel");
 }

@@ -18,10 +18,18 @@ struct RowView {
   int64_t inner = 1;
 };
 
+// softmax's fusion (kernels/cpu/softmax_checks.h SoftmaxFusion): the input's scale, and for a
+// causal mask the rows of each matrix (0: no mask).
+struct SoftmaxFusionArgs {
+  double scale = 1;
+  int64_t query_rows = 0;
+};
+
 void LaunchSoftmax(bool log, DType dtype, const void* x, void* y, const RowView& v,
-                   cudaStream_t stream);
+                   const SoftmaxFusionArgs& fusion, cudaStream_t stream);
+// softmax_grad's dx carries the fused softmax's `scale` (1 for log_softmax_grad).
 void LaunchSoftmaxGrad(bool log, DType dtype, const void* y, const void* dy, void* dx,
-                       const RowView& v, cudaStream_t stream);
+                       const RowView& v, double scale, cudaStream_t stream);
 
 // Loss per row (dloss null) or its gradient [rows, classes] (dloss per row). A row whose label
 // is out of range gets NaN (the fault itself is raised by LaunchCheckIndices).

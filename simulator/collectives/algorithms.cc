@@ -31,6 +31,44 @@ CollectivePhase RingPhase(const Topology& topology, const std::vector<int>& ring
   return phase;
 }
 
+// The rings NCCL runs a ring collective on (its channels): one when the ring stays in a node,
+// or when its nodes hold unequal numbers of members; else one per member of a node, channel c
+// visiting each node's members rotated by c, so that it leaves every node through a different
+// device and NIC (DGX nodes have a NIC per GPU on its own rail) and the inter-node hops of the
+// collective spread over all of them instead of one NIC per node.
+std::vector<std::vector<int>> Channels(const Topology& topology, const std::vector<int>& ring) {
+  std::vector<std::vector<int>> nodes;  // ring is sorted: each node's members are contiguous
+  for (size_t i = 0; i < ring.size(); ++i) {
+    if (i == 0 || topology.NodeOf(ring[i]) != topology.NodeOf(ring[i - 1])) nodes.emplace_back();
+    nodes.back().push_back(ring[i]);
+  }
+  const size_t k = nodes.front().size();
+  const bool whole = std::all_of(nodes.begin(), nodes.end(),
+                                 [k](const std::vector<int>& m) { return m.size() == k; });
+  if (nodes.size() < 2 || k < 2 || !whole) return {ring};
+  std::vector<std::vector<int>> channels(k);
+  for (size_t c = 0; c < k; ++c) {
+    for (const std::vector<int>& node : nodes) {
+      for (size_t i = 0; i < k; ++i) channels[c].push_back(node[(i + c) % k]);
+    }
+  }
+  return channels;
+}
+
+// `bytes` along `ring` as RingPhase does, split evenly over its channels (Channels).
+CollectivePhase ChannelPhase(const Topology& topology, const std::vector<int>& ring, double bytes,
+                             bool closed, int steps) {
+  const std::vector<std::vector<int>> channels = Channels(topology, ring);
+  CollectivePhase phase;
+  for (const std::vector<int>& channel : channels) {
+    CollectivePhase one =
+        RingPhase(topology, channel, bytes / static_cast<double>(channels.size()), closed, steps);
+    phase.flows.insert(phase.flows.end(), one.flows.begin(), one.flows.end());
+    phase.latency_s = std::max(phase.latency_s, one.latency_s);
+  }
+  return phase;
+}
+
 // Appends `phase`'s flows to `into` (phases of independent rails or nodes run together).
 void Merge(CollectivePhase& into, CollectivePhase phase) {
   into.flows.insert(into.flows.end(), std::make_move_iterator(phase.flows.begin()),
@@ -73,13 +111,14 @@ CollectivePlan RingPlan(CollectiveKind kind, const std::vector<int>& ring, doubl
   const double share = static_cast<double>(p - 1) / p;
   switch (kind) {
     case CollectiveKind::kAllReduce:
-      return Finish("ring", {RingPhase(topology, ring, 2.0 * (p - 1) / p * s, true, 2 * (p - 1))},
+      return Finish("ring",
+                    {ChannelPhase(topology, ring, 2.0 * (p - 1) / p * s, true, 2 * (p - 1))},
                     topology);
     case CollectiveKind::kReduceScatter:
     case CollectiveKind::kAllGather:
-      return Finish("ring", {RingPhase(topology, ring, share * s, true, p - 1)}, topology);
+      return Finish("ring", {ChannelPhase(topology, ring, share * s, true, p - 1)}, topology);
     case CollectiveKind::kBroadcast:
-      return Finish("ring", {RingPhase(topology, ring, s, false, p - 1)}, topology);
+      return Finish("ring", {ChannelPhase(topology, ring, s, false, p - 1)}, topology);
     case CollectiveKind::kAllToAll:
       break;
   }

@@ -10,7 +10,10 @@
 //                 2(p-1)/p S per link and 2(p-1) steps; reduce_scatter, all_gather (p-1)/p S,
 //                 p-1 steps; broadcast an open chain, S per link, p-1 steps. Across nodes the
 //                 hops between nodes go through NICs, the others through the node's fabric,
-//                 and the latency per step is the inter-node one.
+//                 and the latency per step is the inter-node one. Over whole nodes of k > 1
+//                 members the bytes are split over k rings (NCCL's channels), channel c
+//                 visiting each node's members rotated by c, so each leaves a node through a
+//                 different NIC: every rail carries 1/k of the inter-node bytes.
 //   all_to_all    each device sends (k-1)/p S to the k-1 peers on its node through its fabric
 //                 port and (p-k)/p S to the others through its NIC (one flow per port), p-1
 //                 steps.

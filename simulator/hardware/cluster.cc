@@ -26,21 +26,27 @@ const std::map<std::string, std::string>& PresetTexts() {
         name: "dgx-a100" devices_per_node: 8
         device { name: "A100-SXM4-80GB" peak_flops: 312e12 memory_bandwidth: 2.039e12
                  memory_bytes: 85899345920 launch_overhead_s: 4e-6
-                 flops_efficiency: 0.75 memory_efficiency: 0.85 }
+                 flops_efficiency: 0.81 memory_efficiency: 0.9
+                 activation_memory_efficiency: 0.42 rowwise_memory_efficiency: 0.37
+                 attention_efficiency: 0.6 gemm_tile: 128 gemm_k_overhead: 256 }
         intra_node { bandwidth: 300e9 latency_s: 3e-6 efficiency: 0.8 }
         inter_node { bandwidth: 25e9 latency_s: 6e-6 efficiency: 0.9 })"},
       {"dgx-h100", R"(
         name: "dgx-h100" devices_per_node: 8
         device { name: "H100-SXM5-80GB" peak_flops: 989e12 memory_bandwidth: 3.35e12
                  memory_bytes: 85899345920 launch_overhead_s: 4e-6
-                 flops_efficiency: 0.7 memory_efficiency: 0.85 }
+                 flops_efficiency: 0.81 memory_efficiency: 0.9
+                 activation_memory_efficiency: 0.42 rowwise_memory_efficiency: 0.37
+                 attention_efficiency: 0.35 gemm_tile: 128 gemm_k_overhead: 256 }
         intra_node { bandwidth: 450e9 latency_s: 2.5e-6 efficiency: 0.8 }
         inter_node { bandwidth: 50e9 latency_s: 5e-6 efficiency: 0.9 })"},
       {"hgx-h200", R"(
         name: "hgx-h200" devices_per_node: 8
         device { name: "H200-SXM-141GB" peak_flops: 989e12 memory_bandwidth: 4.8e12
                  memory_bytes: 141000000000 launch_overhead_s: 4e-6
-                 flops_efficiency: 0.7 memory_efficiency: 0.85 }
+                 flops_efficiency: 0.81 memory_efficiency: 0.9
+                 activation_memory_efficiency: 0.42 rowwise_memory_efficiency: 0.37
+                 attention_efficiency: 0.35 gemm_tile: 128 gemm_k_overhead: 256 }
         intra_node { bandwidth: 450e9 latency_s: 2.5e-6 efficiency: 0.8 }
         inter_node { bandwidth: 50e9 latency_s: 5e-6 efficiency: 0.9 })"},
   };
@@ -110,6 +116,17 @@ void ValidateClusterSpec(const ClusterSpec& spec) {
     throw InvalidArgumentError(
         "cluster spec: device needs peak_flops, memory_bandwidth, memory_bytes > 0, "
         "launch_overhead_s >= 0 and efficiencies in (0, 1]");
+  }
+  for (const double e : {d.activation_memory_efficiency(), d.rowwise_memory_efficiency(),
+                         d.attention_efficiency()}) {
+    if (!(e >= 0) || e > 1) {
+      throw InvalidArgumentError(
+          "cluster spec: device's activation, rowwise and attention efficiencies must be in "
+          "[0, 1] (0: the device's general efficiency)");
+    }
+  }
+  if (d.gemm_tile() < 0 || !(d.gemm_k_overhead() >= 0)) {
+    throw InvalidArgumentError("cluster spec: device's gemm_tile and gemm_k_overhead must be >= 0");
   }
   CheckLink(spec.intra_node(), "intra_node");
   CheckLink(spec.inter_node(), "inter_node");

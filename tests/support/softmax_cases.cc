@@ -22,13 +22,30 @@ XentDraw DrawXent(Rng& rng) {
   return d;
 }
 
+// softmax's fused form (a scale, and a causal mask over [..., S, S]) or softmax_grad's scale.
+Shape DrawFused(Rng& rng, const std::string& type, Attrs& attrs) {
+  std::vector<int64_t> dims = RandomDims(rng, 0, 2);
+  const int64_t s = rng.UniformInt(1, 6);
+  dims.insert(dims.end(), {s, s});
+  attrs.Set("axis", int64_t{-1});
+  attrs.Set("scale", rng.Uniform(0.1, 2.0));
+  if (type == "softmax") attrs.Set("causal", rng.UniformInt(0, 1) == 1);
+  return Shape(dims);
+}
+
 OpCase SoftmaxCase(const std::string& type, int inputs, bool check_gradient) {
   return {type,
           [type, inputs](Rng& rng) {
-            const Shape shape = RandomShape(rng, static_cast<int>(rng.UniformInt(1, 3)));
             Attrs attrs;
-            if (rng.UniformInt(0, 2) > 0) {
-              attrs.Set("axis", rng.UniformInt(-shape.rank(), shape.rank() - 1));
+            const bool fusable = type == "softmax" || type == "softmax_grad";
+            Shape shape;
+            if (fusable && rng.UniformInt(0, 2) == 0) {
+              shape = DrawFused(rng, type, attrs);
+            } else {
+              shape = RandomShape(rng, static_cast<int>(rng.UniformInt(1, 3)));
+              if (rng.UniformInt(0, 2) > 0) {
+                attrs.Set("axis", rng.UniformInt(-shape.rank(), shape.rank() - 1));
+              }
             }
             OpInstance instance{type, attrs, {}, {}, {}};
             for (int i = 0; i < inputs; ++i) instance.inputs.push_back(F32(shape));

@@ -68,8 +68,16 @@ TEST(CostModel, MixedGroupUsesTheSlowestLink) {
   const std::vector<DeviceId> group = {Cpu(2), Cpu(3), Cpu(4), Cpu(5)};
   EXPECT_EQ(model.SlowestRingClass(group), LinkClass::kInterNode);
   const int64_t s = 1'000'000;
+  // Two devices on each of two nodes: the ring runs on two channels, one per NIC, so each NIC
+  // carries half of it (the fabric ports the other half, at 10x the bandwidth).
+  EXPECT_EQ(model.RingRails(group), 2);
   EXPECT_DOUBLE_EQ(model.CollectiveTime(CollectiveKind::kAllGather, group, s),
-                   3 * 10e-6 + 0.75 * s / 10e9);
+                   3 * 10e-6 + 0.75 * s / 10e9 / 2);
+  // One device on one node and two on the other: one ring, all through one NIC.
+  const std::vector<DeviceId> uneven = {Cpu(3), Cpu(4), Cpu(5)};
+  EXPECT_EQ(model.RingRails(uneven), 1);
+  EXPECT_DOUBLE_EQ(model.CollectiveTime(CollectiveKind::kAllGather, uneven, s),
+                   2 * 10e-6 + 2.0 / 3.0 * s / 10e9);
   EXPECT_EQ(model.SlowestRingClass({Cuda(0), Cpu(1)}), LinkClass::kHostDevice);
   EXPECT_EQ(model.SlowestRingClass({Cpu(0), Cpu(1)}), LinkClass::kIntraNode);
   EXPECT_EQ(model.SlowestRingClass({Cpu(0)}), LinkClass::kSameDevice);

@@ -7,12 +7,15 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "simulator/collectives/algorithms.h"
 #include "simulator/collectives/tree.h"
 #include "simulator/des/event_queue.h"
+#include "simulator/network/ports.h"
 #include "simulator/sim_executor.h"
 #include "tests/unit/hand_built_plan.h"
 
@@ -189,6 +192,28 @@ TEST(Simulator, DoubleBinaryTreeAllReduceMatchesItsFormula) {
   double most = 0;
   for (const DeviceReport& d : r.devices) most = std::max(most, d.inter_bytes);
   EXPECT_DOUBLE_EQ(most, 2 * s);  // the busiest rank: inner in one tree, a leaf in the other
+}
+
+// A reduce-scatter over 2 nodes of 4 devices runs on 4 channels, each leaving a node through a
+// different NIC: every NIC carries a quarter of the ring's inter-node bytes, and the time is
+// that of one NIC moving S (p-1)/p / 4, not all of it through one NIC per node.
+TEST(Collectives, RingChannelsSpreadTheInterNodeHopsOverEveryNic) {
+  const Topology topology = Cluster(2, 4, 400e9, 25e9);
+  const std::vector<int> devices = {0, 1, 2, 3, 4, 5, 6, 7};
+  const int64_t bytes = int64_t{1} << 30;
+  const CollectivePlan plan =
+      PlanCollective(CollectiveKind::kReduceScatter, devices, bytes, topology);
+  ASSERT_EQ(plan.phases.size(), 1u);
+  std::map<int, double> load;
+  for (const FlowSpec& f : plan.phases[0].flows) {
+    for (int l : f.links) load[l] += f.bytes;
+  }
+  const double ring = 7.0 / 8.0 * static_cast<double>(bytes);  // (p-1)/p S per ring link
+  for (int d : devices) {
+    EXPECT_DOUBLE_EQ(load[LinkId(d, Port::kNicOut)], ring / 4) << "device " << d;
+    EXPECT_DOUBLE_EQ(load[LinkId(d, Port::kIntraOut)], ring * 3 / 4) << "device " << d;
+  }
+  EXPECT_NEAR(plan.idle_s, 7 * 5e-6 + ring / 4 / 25e9, 1e-9);
 }
 
 // Two all-reduces over the same 4 devices at once share every ring link: each takes twice the

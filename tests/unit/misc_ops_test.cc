@@ -23,6 +23,8 @@ const graph::OpRegistry& Ops() {
   static const graph::OpRegistry registry = [] {
     graph::OpRegistry r;
     RegisterMiscOps(r);
+    RegisterElementwiseOps(r);  // the fused softmax's unfused composition
+    RegisterSoftmaxOps(r);
     return r;
   }();
   return registry;
@@ -32,6 +34,8 @@ const kernels::KernelRegistry& Kernels() {
   static const kernels::KernelRegistry registry = [] {
     kernels::KernelRegistry r;
     kernels::RegisterMiscKernels(r);
+    kernels::RegisterElementwiseKernels(r);
+    kernels::RegisterSoftmaxKernels(r);
     return r;
   }();
   return registry;
@@ -111,6 +115,31 @@ TEST(MiscOps, FillLikeAndCausalMask) {
   EXPECT_EQ(mask.GetDouble(3), 0.0);   // [1,0]
   EXPECT_EQ(mask.GetDouble(8), 0.0);   // [2,2]
   EXPECT_THROW(Infer("causal_mask", {}, {F32({2, 3})}), ShapeError);
+}
+
+// softmax's fused form is the composition the unfused attention used to build: scale, add
+// the causal mask, softmax; its gradient is softmax_grad's times the scale.
+TEST(MiscOps, FusedCausalSoftmaxMatchesScaleMaskSoftmax) {
+  Rng rng(11);
+  const Tensor x = Tensor::Random(Shape{2, 3, 4, 4}, DType::kF32, rng);
+  const double scale = 0.35;
+  const Tensor scaled = RunOp("scalar_mul", {{"value", scale}}, {x});
+  const Tensor masked = RunOp("add", {}, {scaled, RunOp("causal_mask", {}, {scaled})});
+  const Tensor unfused = RunOp("softmax", {}, {masked});
+  const Attrs fused_attrs{{"axis", int64_t{-1}}, {"scale", scale}, {"causal", true}};
+  const Tensor fused = RunOp("softmax", fused_attrs, {x});
+  for (int64_t i = 0; i < x.numel(); ++i) {
+    EXPECT_NEAR(fused.GetDouble(i), unfused.GetDouble(i), 1e-6) << i;
+    if (i % 4 > i / 4 % 4) EXPECT_EQ(fused.GetDouble(i), 0.0) << i;  // a later key
+  }
+  const Tensor dy = Tensor::Random(x.shape(), DType::kF32, rng);
+  const Tensor plain = RunOp("softmax_grad", {}, {fused, dy});
+  const Tensor scaled_grad = RunOp("softmax_grad", {{"scale", scale}}, {fused, dy});
+  for (int64_t i = 0; i < x.numel(); ++i) {
+    EXPECT_NEAR(scaled_grad.GetDouble(i), scale * plain.GetDouble(i), 1e-6) << i;
+  }
+  EXPECT_THROW(Infer("softmax", {{"causal", true}}, {F32({2, 3})}), ShapeError);
+  EXPECT_THROW(Infer("log_softmax", {{"scale", 2.0}}, {F32({2, 2})}), InvalidArgumentError);
 }
 
 TEST(MiscOps, DropoutKeepsAndScalesBySeed) {
