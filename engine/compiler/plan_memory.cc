@@ -94,13 +94,55 @@ std::vector<Span> SpansOf(const plan::Plan& plan, const TaskChain& chain) {
 
 // First fit, largest first: each register goes to the lowest offset where it overlaps no
 // placed register whose span meets its own. Returns the pool size.
-int64_t PlaceSpans(std::vector<Span>& spans) {
+// The order PlaceSpans places `spans` in: largest first, ties by register id.
+std::vector<size_t> PlacementOrder(const std::vector<Span>& spans) {
   std::vector<size_t> order(spans.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
   std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
     if (spans[a].bytes != spans[b].bytes) return spans[a].bytes > spans[b].bytes;
     return spans[a].regst < spans[b].regst;
   });
+  return order;
+}
+
+// PlaceSpans for many devices: the devices of a symmetric strategy have chains of the same
+// shape (the same bytes and spans in the same placement order), so their pools are laid out
+// once per shape and the offsets reused: the first-fit below is quadratic in a chain's
+// registers, and a 128-device Plan would otherwise lay out the same pool 128 times.
+// Lifetime: a local of PlanMemory.
+class SpanPlacer {
+ public:
+  int64_t Place(std::vector<Span>& spans);
+
+ private:
+  struct Layout {
+    std::vector<int64_t> offsets;  // in placement order
+    int64_t pool = 0;
+  };
+  std::map<std::vector<int64_t>, Layout> layouts_;  // (bytes, first, last) in placement order
+};
+
+int64_t PlaceSpans(std::vector<Span>& spans, const std::vector<size_t>& order);
+
+int64_t SpanPlacer::Place(std::vector<Span>& spans) {
+  const std::vector<size_t> order = PlacementOrder(spans);
+  std::vector<int64_t> shape;
+  shape.reserve(3 * order.size());
+  for (size_t i : order) shape.insert(shape.end(), {spans[i].bytes, spans[i].first, spans[i].last});
+  const auto known = layouts_.find(shape);
+  if (known != layouts_.end()) {
+    for (size_t k = 0; k < order.size(); ++k) spans[order[k]].offset = known->second.offsets[k];
+    return known->second.pool;
+  }
+  Layout layout;
+  layout.pool = PlaceSpans(spans, order);
+  for (size_t i : order) layout.offsets.push_back(spans[i].offset);
+  const int64_t pool = layout.pool;
+  layouts_.emplace(std::move(shape), std::move(layout));
+  return pool;
+}
+
+int64_t PlaceSpans(std::vector<Span>& spans, const std::vector<size_t>& order) {
   std::vector<size_t> placed;
   int64_t pool = 0;
   for (size_t i : order) {
@@ -286,8 +328,9 @@ void PlanMemory(plan::Plan& plan, const std::vector<TaskChain>& chains) {
       next[device] += Aligned(regst.bytes_per_slot());
     }
   }
+  SpanPlacer placer;
   for (auto& [device, spans] : pools) {
-    const int64_t pool = PlaceSpans(spans);
+    const int64_t pool = placer.Place(spans);
     for (const Span& s : spans) {
       place(device, s.regst, 0, next[device] + s.offset, s.bytes);
       if (s.alias >= 0) place(device, s.alias, 0, next[device] + s.offset, s.bytes);
