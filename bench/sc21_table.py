@@ -7,6 +7,10 @@ virtual-pipeline degree. Prints, per row, the predicted step and TFLOP/s per GPU
 published ones, counted as the paper counts: 96 B s l h^2 (1 + s/6h + V/16lh) flops per step.
 
     /usr/bin/python3 bench/sc21_table.py [--rows 1.7B,3.6B] [--twinflow build/bin/twinflow]
+        [--check 0.10]
+
+With --check F it exits 1 unless every row's |error| is at most F and its prediction fits in
+memory, as the real run did (the slow test slow.sc21_table).
 
 docs/simulator.md#published-runs-megatron-lm-sc21 holds the last run's table.
 """
@@ -79,6 +83,7 @@ def main():
     parser.add_argument("--rows", default=",".join(ROWS), help="comma-separated row names")
     parser.add_argument("--twinflow", default="build/bin/twinflow")
     parser.add_argument("--json", help="also write the results here")
+    parser.add_argument("--check", type=float, help="fail unless every |error| <= this and fits")
     args = parser.parse_args()
     names = args.rows.split(",")
     unknown = [n for n in names if n not in ROWS]
@@ -99,6 +104,11 @@ def main():
     print(f"mean |error| {sum(errors) / len(errors) * 100:.1f}%, worst {max(errors) * 100:.1f}%")
     if args.json:
         json.dump(results, open(args.json, "w"), indent=1)
+    if args.check is not None:
+        bad = [r["row"] for r in results if abs(r["error"]) > args.check or not r["fits"]]
+        if bad:
+            sys.exit(f"FAIL: rows {bad} are off by more than {args.check:.0%} or out of memory")
+        print(f"every row within {args.check:.0%} and in memory")
 
 
 if __name__ == "__main__":

@@ -165,9 +165,10 @@ PortTraffic CommSystem::Traffic(int device) const {
   const int c = cluster_device_[device];
   PortTraffic traffic;
   traffic.intra_bytes = network_.BytesCarried(LinkId(c, Port::kIntraOut));
-  traffic.inter_bytes = network_.BytesCarried(LinkId(c, Port::kNicOut));
+  const int nic = NicLink(topology_, c, Port::kNicOut);  // shared with its NIC's other devices
+  traffic.inter_bytes = network_.BytesCarried(nic);
   traffic.intra_busy = network_.BusyTime(LinkId(c, Port::kIntraOut));
-  traffic.inter_busy = network_.BusyTime(LinkId(c, Port::kNicOut));
+  traffic.inter_busy = network_.BusyTime(nic);
   return traffic;
 }
 

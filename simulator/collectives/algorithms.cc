@@ -98,7 +98,8 @@ CollectivePlan AllToAllPlan(const std::vector<int>& ring, double s, const Topolo
     if (intra > 0)
       phase.flows.push_back({{LinkId(d, Port::kIntraOut), LinkId(d, Port::kIntraIn)}, intra});
     if (inter > 0)
-      phase.flows.push_back({{LinkId(d, Port::kNicOut), LinkId(d, Port::kNicIn)}, inter});
+      phase.flows.push_back(
+          {{NicLink(topology, d, Port::kNicOut), NicLink(topology, d, Port::kNicIn)}, inter});
   }
   phase.latency_s = (p - 1) * Latency(topology, spans);
   return Finish("ring", {std::move(phase)}, topology);
@@ -204,7 +205,8 @@ CollectivePlan PlanCollective(CollectiveKind kind, const std::vector<int>& devic
 CollectivePlan ReplicaAllReducePlan(int device, int replicas, int64_t bytes,
                                     const Topology& topology) {
   if (replicas <= 1 || bytes <= 0) return {};
-  const std::vector<int> nic = {LinkId(device, Port::kNicOut), LinkId(device, Port::kNicIn)};
+  const std::vector<int> nic = {NicLink(topology, device, Port::kNicOut),
+                                NicLink(topology, device, Port::kNicIn)};
   const double s = static_cast<double>(bytes);
   const double a = topology.spec().inter_node().latency_s();
   CollectivePlan best = Finish(

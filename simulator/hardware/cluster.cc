@@ -128,6 +128,12 @@ void ValidateClusterSpec(const ClusterSpec& spec) {
   if (d.gemm_tile() < 0 || !(d.gemm_k_overhead() >= 0)) {
     throw InvalidArgumentError("cluster spec: device's gemm_tile and gemm_k_overhead must be >= 0");
   }
+  const int nics = spec.nics_per_node();
+  if (nics < 0 || nics > spec.devices_per_node() || (nics > 0 && spec.devices_per_node() % nics)) {
+    throw InvalidArgumentError("cluster spec: nics_per_node must divide devices_per_node (" +
+                               std::to_string(spec.devices_per_node()) + "), got " +
+                               std::to_string(nics));
+  }
   CheckLink(spec.intra_node(), "intra_node");
   CheckLink(spec.inter_node(), "inter_node");
 }

@@ -28,6 +28,13 @@ class Topology {
   const ClusterSpec& spec() const { return spec_; }
   int devices() const { return spec_.nodes() * spec_.devices_per_node(); }
   int NodeOf(int device) const { return device / spec_.devices_per_node(); }
+  // The device whose NIC ports `device` sends and receives through between nodes: itself, or
+  // with nics_per_node < devices_per_node the first of the devices sharing its NIC.
+  int NicOwner(int device) const {
+    const int nics = spec_.nics_per_node() > 0 ? spec_.nics_per_node() : spec_.devices_per_node();
+    const int sharing = spec_.devices_per_node() / nics;
+    return device / sharing * sharing;
+  }
   // The link two devices talk over; null for the same device (memory).
   const Link* LinkBetween(int a, int b) const;
 

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/core/error.h"
 #include "simulator/collectives/algorithms.h"
 #include "simulator/collectives/tree.h"
 #include "simulator/des/event_queue.h"
@@ -214,6 +215,23 @@ TEST(Collectives, RingChannelsSpreadTheInterNodeHopsOverEveryNic) {
     EXPECT_DOUBLE_EQ(load[LinkId(d, Port::kIntraOut)], ring * 3 / 4) << "device " << d;
   }
   EXPECT_NEAR(plan.idle_s, 7 * 5e-6 + ring / 4 / 25e9, 1e-9);
+
+  // Two NICs per node, each shared by two devices: the same channels, two through each NIC.
+  ClusterSpec shared = topology.spec();
+  shared.set_nics_per_node(2);
+  const Topology two_nics(shared);
+  const CollectivePlan fewer =
+      PlanCollective(CollectiveKind::kReduceScatter, devices, bytes, two_nics);
+  std::map<int, double> nic_load;
+  for (const FlowSpec& f : fewer.phases[0].flows) {
+    for (int l : f.links) nic_load[l] += IsNicLink(l) ? f.bytes : 0;
+  }
+  for (int d : devices) {
+    EXPECT_DOUBLE_EQ(nic_load[LinkId(d, Port::kNicOut)], d % 2 == 0 ? ring / 2 : 0) << d;
+  }
+  EXPECT_NEAR(fewer.idle_s, 7 * 5e-6 + ring / 2 / 25e9, 1e-9);
+  shared.set_nics_per_node(3);
+  EXPECT_THROW(ValidateClusterSpec(shared), InvalidArgumentError);
 }
 
 // Two all-reduces over the same 4 devices at once share every ring link: each takes twice the
