@@ -44,7 +44,7 @@ int RunCompileCommand(const std::vector<std::string>& args, std::ostream& out) {
                FormatBytes(m.arena_bytes()), FormatBytes(m.peak_bytes())});
   }
   table.Print(out);
-  out << "content hash " << plan::ContentHash(compiled.plan) << "\n";
+  out << "content hash " << compiled.plan.content_hash() << "\n";  // stamped by Compile
   return 0;
 }
 

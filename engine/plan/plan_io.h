@@ -16,9 +16,10 @@ constexpr uint32_t kPlanVersion = 2;
 // it before they start.
 std::string ContentHash(const Plan& plan);
 
-// Stamps version and content hash, then writes `path` atomically (a temporary file renamed
-// over it), so a reader never sees half a Plan. Throws PlanError on I/O failure.
-void SavePlan(Plan plan, const std::string& path);
+// Stamps version and content hash (unless the Plan carries this version and its own hash
+// already), then writes `path` atomically (a temporary file renamed over it), so a reader
+// never sees half a Plan. Throws PlanError on I/O failure.
+void SavePlan(const Plan& plan, const std::string& path);
 
 // Reads and parses `path`, checks version and hash, and validates. `origin` names the bytes in
 // messages (a file name).

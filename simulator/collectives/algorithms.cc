@@ -31,21 +31,30 @@ CollectivePhase RingPhase(const Topology& topology, const std::vector<int>& ring
   return phase;
 }
 
+// The members of sorted `ring` by node when it spans two or more nodes with equally many
+// members on each, else nothing: the groups rails and hierarchical algorithms work over.
+std::vector<std::vector<int>> WholeNodes(const Topology& topology, const std::vector<int>& ring) {
+  std::vector<std::vector<int>> nodes;  // ring is sorted: each node's members are contiguous
+  for (size_t i = 0; i < ring.size(); ++i) {
+    if (i == 0 || topology.NodeOf(ring[i]) != topology.NodeOf(ring[i - 1])) nodes.emplace_back();
+    nodes.back().push_back(ring[i]);
+  }
+  const size_t k = nodes.empty() ? 0 : nodes.front().size();
+  const bool whole = std::all_of(nodes.begin(), nodes.end(),
+                                 [k](const std::vector<int>& m) { return m.size() == k; });
+  if (nodes.size() < 2 || !whole) return {};
+  return nodes;
+}
+
 // The rings NCCL runs a ring collective on (its channels): one when the ring stays in a node,
 // or when its nodes hold unequal numbers of members; else one per member of a node, channel c
 // visiting each node's members rotated by c, so that it leaves every node through a different
 // device and NIC (DGX nodes have a NIC per GPU on its own rail) and the inter-node hops of the
 // collective spread over all of them instead of one NIC per node.
 std::vector<std::vector<int>> Channels(const Topology& topology, const std::vector<int>& ring) {
-  std::vector<std::vector<int>> nodes;  // ring is sorted: each node's members are contiguous
-  for (size_t i = 0; i < ring.size(); ++i) {
-    if (i == 0 || topology.NodeOf(ring[i]) != topology.NodeOf(ring[i - 1])) nodes.emplace_back();
-    nodes.back().push_back(ring[i]);
-  }
-  const size_t k = nodes.front().size();
-  const bool whole = std::all_of(nodes.begin(), nodes.end(),
-                                 [k](const std::vector<int>& m) { return m.size() == k; });
-  if (nodes.size() < 2 || k < 2 || !whole) return {ring};
+  const std::vector<std::vector<int>> nodes = WholeNodes(topology, ring);
+  const size_t k = nodes.empty() ? 0 : nodes.front().size();
+  if (k < 2) return {ring};
   std::vector<std::vector<int>> channels(k);
   for (size_t c = 0; c < k; ++c) {
     for (const std::vector<int>& node : nodes) {
@@ -186,14 +195,9 @@ CollectivePlan PlanCollective(CollectiveKind kind, const std::vector<int>& devic
   const double s = static_cast<double>(bytes);
   CollectivePlan best = RingPlan(kind, ring, s, topology);
   if (kind != CollectiveKind::kAllReduce) return best;
-  std::map<int, std::vector<int>> by_node;
-  for (int d : ring) by_node[topology.NodeOf(d)].push_back(d);
-  std::vector<std::vector<int>> nodes;
-  for (auto& [node, members] : by_node) nodes.push_back(std::move(members));
+  const std::vector<std::vector<int>> nodes = WholeNodes(topology, ring);
+  if (nodes.empty()) return best;
   const size_t k = nodes.front().size();
-  const bool whole = std::all_of(nodes.begin(), nodes.end(),
-                                 [k](const std::vector<int>& m) { return m.size() == k; });
-  if (nodes.size() < 2 || !whole) return best;
   for (const bool tree : {false, true}) {
     if (!tree && k == 1) continue;  // the plain ring already
     CollectivePlan candidate = HierarchicalPlan(nodes, s, tree, topology);
