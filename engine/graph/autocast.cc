@@ -47,7 +47,15 @@ TensorId GraphBuilder::AutocastTo(TensorId tensor, DType dtype) {
 }
 
 TensorId GraphBuilder::CastKeepingPin(TensorId tensor, DType dtype, std::string name) {
-  const std::optional<TensorPin> pin = graph_.tensor(tensor).pin;  // Add1 may move the node
+  std::optional<TensorPin> pin = graph_.tensor(tensor).pin;  // Add1 may move the node
+  if (pin && graph_.tensor(tensor).producer >= 0 &&
+      registry_.Find(graph_.op(graph_.tensor(tensor).producer).type).role == OpRole::kVariable) {
+    // A variable's pin binds its readers implicitly (compiler/sbp_search.cc ReadPin); its low
+    // copy must bind them explicitly, or a tensor-parallel GEMM reads the copy whole and the
+    // search gathers the weight (as FSDP would) instead of splitting the GEMM.
+    pin->binds_consumers = true;
+    pin->update_reads_shards = false;
+  }
   const TensorId cast =
       Add1("cast", {tensor}, Attrs{{"dtype", std::string(DTypeName(dtype))}}, std::move(name));
   if (pin) Pin(cast, *pin);
