@@ -27,11 +27,24 @@ int64_t MicroBatch(int64_t batch, const Strategy& strategy) {
 std::vector<graph::OpId> LayerOps(const graph::GraphBuilder& builder, graph::OpId first,
                                   graph::OpId end) {
   std::vector<graph::OpId> ops;
-  const auto& all = builder.graph().ops();
-  if (end < 0) end = static_cast<graph::OpId>(all.size());
-  for (auto id = std::max<graph::OpId>(first, 0); id < std::min<graph::OpId>(end, all.size());
-       ++id) {
-    if (!builder.registry().Find(all[id].type).is_source()) ops.push_back(id);
+  const graph::LogicalGraph& graph = builder.graph();
+  const auto& all = graph.ops();
+  end = end < 0 ? static_cast<graph::OpId>(all.size())
+                : std::min<graph::OpId>(end, static_cast<graph::OpId>(all.size()));
+  // Ops computed from the weights alone (a weight's low-precision copy) hold no activation:
+  // recomputing them would only keep the fp32 weights alive into the backward pass.
+  std::vector<bool> from_state(graph.tensors().size(), false);
+  for (graph::OpId id = 0; id < end; ++id) {
+    const graph::OpNode& op = all[id];
+    const graph::OpRole role = builder.registry().Find(op.type).role;
+    bool state = role == graph::OpRole::kVariable;
+    if (role == graph::OpRole::kCompute && !op.inputs.empty()) {
+      state = std::all_of(op.inputs.begin(), op.inputs.end(),
+                          [&](graph::TensorId t) { return from_state[t]; });
+    }
+    for (graph::TensorId t : op.outputs) from_state[t] = state;
+    const bool source = builder.registry().Find(op.type).is_source();
+    if (id >= first && !source && !state) ops.push_back(id);
   }
   return ops;
 }

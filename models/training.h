@@ -26,7 +26,8 @@ BuiltModel FinishModel(graph::GraphBuilder& builder, graph::TensorId losses,
                        const graph::OptimizerConfig& default_optimizer = {});
 
 // The ops of `builder` with ids in [first, end) (end -1: to the last), source ops (the layer's
-// weights) left out: one layer for activation recomputation.
+// weights) and ops computed from weights alone (their low-precision copies) left out: one layer
+// for activation recomputation.
 std::vector<graph::OpId> LayerOps(const graph::GraphBuilder& builder, graph::OpId first,
                                   graph::OpId end = -1);
 
