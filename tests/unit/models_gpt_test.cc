@@ -34,6 +34,21 @@ TEST(GptModel, BuildsAValidTrainingGraph) {
   EXPECT_GE(CountOps(model, "assign"), static_cast<int>(model.parameters.size()));
 }
 
+// Full recomputation recomputes activations, not a weight's low-precision copy: recomputing
+// the cast would keep the fp32 weight alive into the backward pass.
+TEST(GptModel, FullRecomputationLeavesTheWeightCopiesOut) {
+  const BuiltModel model =
+      BuildGpt(Registry(), SmallGpt(), Options("dp=1,precision=bf16,recompute=full", 1));
+  int recomputed = 0;
+  for (const graph::OpNode& op : model.graph.ops()) {
+    if (!op.name.ends_with("/recompute")) continue;
+    ++recomputed;
+    EXPECT_EQ(op.name.find("/weight/bf16"), std::string::npos) << op.name;
+    EXPECT_EQ(op.name.find("/gamma/bf16"), std::string::npos) << op.name;
+  }
+  EXPECT_GT(recomputed, 0);
+}
+
 TEST(GptModel, ParameterCountMatchesTheFormula) {
   for (int64_t layers : {1, 2, 3}) {
     GptConfig config = SmallGpt();
