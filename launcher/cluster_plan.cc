@@ -14,6 +14,18 @@ void AddRanksFlag(ArgParser& parser) {
                   "1");
 }
 
+void AddFoldFlag(ArgParser& parser) {
+  parser.Switch("no-fold",
+                "lower every device, not one data-parallel copy of them standing in for the "
+                "others (the same figures, slower)");
+}
+
+plan::DeviceFold SimulatorFold(const ParsedArgs& parsed, const models::Strategy& strategy,
+                               const sim::ClusterSpec& spec) {
+  if (parsed.Given("no-fold") || spec.cores_per_node() > 0) return {};
+  return models::DataParallelFold(strategy, spec.devices_per_node());
+}
+
 ClusterPlan CompileForCluster(const ArgParser& parser, const std::vector<std::string>& args,
                               const graph::OpRegistry& registry) {
   ParsedArgs parsed = parser.Parse(args);
@@ -28,8 +40,10 @@ ClusterPlan CompileForCluster(const ArgParser& parser, const std::vector<std::st
     throw InvalidArgumentError("--ranks: " + std::to_string(devices) +
                                " devices do not split over " + std::to_string(ranks) + " ranks");
   }
+  const plan::DeviceFold fold =
+      ranks > 1 ? plan::DeviceFold{} : SimulatorFold(parsed, model.strategy, topology.spec());
   compiler::Compiled compiled =
-      CompileFromArgs(model, parsed, registry, ranks > 1 ? devices / ranks : 0, &cost);
+      CompileFromArgs(model, parsed, registry, ranks > 1 ? devices / ranks : 0, &cost, fold);
   return ClusterPlan{std::move(parsed), std::move(topology), std::move(model), std::move(compiled)};
 }
 

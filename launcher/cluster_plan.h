@@ -24,9 +24,17 @@ struct ClusterPlan {
 
 // Adds --ranks (the model and cluster flags are added by their own functions).
 void AddRanksFlag(ArgParser& parser);
+// Adds --no-fold.
+void AddFoldFlag(ArgParser& parser);
 
-// Parses `args` with `parser` (model, cluster and --ranks flags) and compiles the Plan;
-// InvalidArgumentError names the flag at fault.
+// The fold a simulated Plan of `strategy` on `spec` is lowered with (plan_fold.h): its
+// data-parallel copies (models::DataParallelFold), unless --no-fold is given or the cluster is
+// a CPU host (whose cores the copies would share).
+plan::DeviceFold SimulatorFold(const ParsedArgs& parsed, const models::Strategy& strategy,
+                               const sim::ClusterSpec& spec);
+
+// Parses `args` with `parser` (model, cluster, --ranks and --no-fold flags) and compiles the
+// Plan, folded (SimulatorFold) on one rank; InvalidArgumentError names the flag at fault.
 ClusterPlan CompileForCluster(const ArgParser& parser, const std::vector<std::string>& args,
                               const graph::OpRegistry& registry);
 

@@ -6,6 +6,7 @@
 #include "engine/core/text_format.h"
 #include "engine/ops/builtin_ops.h"
 #include "engine/plan/plan_enums.h"
+#include "engine/plan/plan_fold.h"
 #include "launcher/cluster_args.h"
 #include "launcher/cluster_plan.h"
 #include "launcher/model_args.h"
@@ -47,10 +48,15 @@ int Report(const ArgParser& parser, const std::vector<std::string>& args, int64_
   const sim::ClusterSpec& spec = compiled.topology.spec();
   const std::vector<models::DeviceMemory> devices =
       models::DeviceMemories(plan, compiled.model.strategy);
+  const int copies = plan::DeviceFold::Of(plan).copies;  // the other copies' devices alike
   out << "memory of " << compiled.parsed.Get("model") << ", strategy "
       << compiled.model.strategy.ToString() << ", optimizer "
       << models::OptimizerLabel(compiled.model) << ", on " << spec.name() << " x " << spec.nodes()
-      << " nodes (" << plan.devices_size() << " devices)\n";
+      << " nodes (" << plan.devices_size() * copies << " devices)\n";
+  if (copies > 1) {
+    out << "folded: the devices of one data-parallel copy stand in for " << copies
+        << " identical ones (--no-fold lowers them all)\n";
+  }
   if (replicas > 1) out << "one of " << replicas << " data-parallel replicas, as `sim --replica`\n";
   std::vector<std::string> header = {"stage", "devices",     "fullest",
                                      "arena", "of capacity", "planned peak"};
@@ -61,7 +67,7 @@ int Report(const ArgParser& parser, const std::vector<std::string>& args, int64_
     const models::DeviceMemory& f = s.fullest;
     std::vector<std::string> row = {
         std::to_string(s.stage),
-        std::to_string(s.devices.size()),
+        std::to_string(s.devices.size() * copies),
         DeviceName(plan, f.device),
         FormatBytes(f.arena_bytes),
         FormatFixed(100.0 * static_cast<double>(f.arena_bytes) /
@@ -91,6 +97,7 @@ int RunMemoryCommand(const std::vector<std::string>& args, std::ostream& out) {
   AddModelFlags(parser);
   AddClusterFlags(parser);
   AddRanksFlag(parser);
+  AddFoldFlag(parser);
   parser.Optional("json", "FILE", "write every device's figures as JSON")
       .Switch("replica", "one data-parallel replica, as `sim --replica` compiles it")
       .Epilog(

@@ -226,7 +226,8 @@ sbp::AlphaBetaConfig CostConfigFromArgs(const ParsedArgs& args, const std::strin
 
 compiler::Compiled CompileFromArgs(const models::BuiltModel& model, const ParsedArgs& args,
                                    const graph::OpRegistry& registry, int64_t devices_per_rank,
-                                   const sbp::AlphaBetaConfig* cluster_cost) {
+                                   const sbp::AlphaBetaConfig* cluster_cost,
+                                   plan::DeviceFold fold) {
   const sbp::AlphaBetaCostModel cost(cluster_cost && !args.Given("cost-model")
                                          ? *cluster_cost
                                          : CostConfigFromArgs(args, "cpu-host"));
@@ -234,6 +235,7 @@ compiler::Compiled CompileFromArgs(const models::BuiltModel& model, const Parsed
   options.lower = models::StrategyLowerOptions(model.strategy);
   options.lower.fetches = {model.loss};
   options.lower.devices_per_rank = devices_per_rank;
+  options.lower.fold = fold;
   return compiler::Compile(model.graph, registry, cost, options);
 }
 

@@ -42,10 +42,12 @@ sbp::AlphaBetaConfig CostConfigFromArgs(const ParsedArgs& args, const std::strin
 // Compiles `model` to a Plan under the flags' cost model (--cost-model; else `cluster_cost`
 // when given, the simulated cluster's; else cpu-host: what runs here), fetching its loss every
 // step, with its strategy's micro-batches and schedule; devices go to ranks by
-// `devices_per_rank` (0: all on one rank).
+// `devices_per_rank` (0: all on one rank); lowered folded by `fold` (for the simulator) where
+// the graph has that symmetry.
 compiler::Compiled CompileFromArgs(const models::BuiltModel& model, const ParsedArgs& args,
                                    const graph::OpRegistry& registry, int64_t devices_per_rank = 0,
-                                   const sbp::AlphaBetaConfig* cluster_cost = nullptr);
+                                   const sbp::AlphaBetaConfig* cluster_cost = nullptr,
+                                   plan::DeviceFold fold = {});
 
 // Loads the Plan file at `path` (PlanError when it is corrupt or invalid) and checks that it
 // was compiled for `model`: the same feeds with the same shapes, the same micro-batches and

@@ -79,11 +79,18 @@ void PrintSimSummary(std::ostream& out, const ClusterPlan& cluster_plan,
   const plan::Plan& plan = cluster_plan.compiled.plan;
   const sim::Topology& topology = cluster_plan.topology;
   const sim::ClusterSpec& spec = topology.spec();
+  const plan::DeviceFold fold = plan::DeviceFold::Of(plan);
   out << "simulated " << cluster_plan.parsed.Get("model") << ", strategy "
       << model.strategy.ToString() << ", on " << spec.name() << " x " << spec.nodes() << " nodes ("
-      << plan.devices_size() << " of " << topology.devices() << " " << spec.device().name()
-      << " devices), " << steps << " step" << (steps == 1 ? "" : "s") << ", optimizer "
-      << models::OptimizerLabel(model) << "\n";
+      << plan.devices_size() * fold.copies << " of " << topology.devices() << " "
+      << spec.device().name() << " devices), " << steps << " step" << (steps == 1 ? "" : "s")
+      << ", optimizer " << models::OptimizerLabel(model) << "\n";
+  if (fold.folded()) {
+    out << "folded: " << plan.devices_size() << " devices simulated, standing in for "
+        << fold.copies << " identical data-parallel copies (--no-fold lowers them all)\n";
+  } else if (!cluster_plan.compiled.fold_refused.empty()) {
+    out << "not folded, " << cluster_plan.compiled.fold_refused << "\n";
+  }
   out << "parallelism of the forward ops, by mesh axis"
       << (model.strategy.automatic ? "" : " (0: dp, 1: tp)") << ":\n"
       << compiler::ParallelismTable(compiler::ParallelismByFamily(
@@ -188,6 +195,7 @@ int RunSimCommand(const std::vector<std::string>& args, std::ostream& out) {
   AddModelFlags(parser);
   AddClusterFlags(parser);
   AddRanksFlag(parser);
+  AddFoldFlag(parser);
   parser.Optional("steps", "N", "training steps to simulate", "1")
       .Optional("trace", "FILE", "write a Chrome trace (opens in Perfetto)")
       .Optional("json", "FILE", "write the summary as JSON")

@@ -12,6 +12,7 @@
 #include "engine/core/text_format.h"
 #include "engine/ops/builtin_ops.h"
 #include "launcher/cluster_args.h"
+#include "launcher/cluster_plan.h"
 #include "launcher/model_args.h"
 #include "launcher/replica_args.h"
 #include "models/strategy.h"
@@ -90,6 +91,7 @@ ArgParser TuneParser() {
       "memory), drop those that still do, and rank the rest.");
   AddModelFlags(parser);
   AddClusterFlags(parser);
+  AddFoldFlag(parser);
   parser.Optional("max-micro-batches", "N", "the most micro-batches per step to try", "8")
       .Optional("top", "N", "rows of the ranked table", "20")
       .Switch("replica",
@@ -133,7 +135,8 @@ Outcome Evaluate(const TuneSetting& setting, const Candidate& candidate) {
     const sim::Topology cluster(ClusterFromArgs(one));  // a replica's nodes with --replica
     const models::BuiltModel model = BuildModelFromArgs(one, setting.registry);
     const compiler::Compiled compiled =
-        CompileFromArgs(model, one, setting.registry, 0, &setting.cost);
+        CompileFromArgs(model, one, setting.registry, 0, &setting.cost,
+                        SimulatorFold(one, model.strategy, cluster.spec()));
     const plan::Plan& plan = compiled.plan;
     o.parallelism = compiler::ParallelismTable(
         compiler::ParallelismByFamily(model.graph, setting.registry, compiled.assignment));

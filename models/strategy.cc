@@ -1,6 +1,7 @@
 #include "models/strategy.h"
 
 #include <charconv>
+#include <numeric>
 #include <set>
 
 #include "engine/core/error.h"
@@ -155,6 +156,14 @@ compiler::LowerOptions StrategyLowerOptions(const Strategy& strategy) {
   options.zero_bubble = strategy.schedule == Schedule::kZeroBubbleH1;
   options.overlap = strategy.overlap;
   return options;
+}
+
+plan::DeviceFold DataParallelFold(const Strategy& strategy, int64_t devices_per_node) {
+  if (strategy.automatic || devices_per_node < 1) return {};
+  const int64_t block = strategy.dp * strategy.tp;
+  const int64_t stride = std::lcm(strategy.tp, devices_per_node);
+  if (block % stride != 0 || block / stride < 2) return {};
+  return {static_cast<int>(block / stride), stride, block};
 }
 
 const char* RecomputeName(Recompute recompute) {

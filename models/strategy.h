@@ -138,4 +138,10 @@ void CheckInterleaving(const Strategy& strategy);
 // and ranks are the caller's).
 compiler::LowerOptions StrategyLowerOptions(const Strategy& strategy);
 
+// The data-parallel symmetry a simulator Plan of the strategy may be folded by (plan_fold.h) on
+// nodes of `devices_per_node` devices: each stage's block of dp x tp devices as copies of
+// stride lcm(tp, devices_per_node), so that every copy starts a node. Not folded (copies 1)
+// for a searched strategy or when fewer than two copies fit.
+plan::DeviceFold DataParallelFold(const Strategy& strategy, int64_t devices_per_node);
+
 }  // namespace twinflow::models

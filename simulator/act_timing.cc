@@ -1,10 +1,13 @@
 #include "simulator/act_timing.h"
 
 #include <algorithm>
+#include <map>
+#include <utility>
 
 #include "engine/core/dtype.h"
 #include "engine/plan/kernel_key.h"
 #include "engine/plan/plan_enums.h"
+#include "engine/plan/plan_fold.h"
 
 namespace twinflow::sim {
 
@@ -114,17 +117,23 @@ double ActTiming::ActSeconds(const plan::Task& t, double contention) {
 }
 
 double ActTiming::CopySeconds(const plan::Task& t, double contention) {
-  std::map<int, int64_t> by_source;  // source plan device -> bytes
+  std::map<std::pair<int, int>, int64_t> by_source;  // (source plan device, copy) -> bytes
   for (const plan::Transfer& tr : t.transfers()) {
     int64_t elements = 1;
     for (const plan::Range& r : tr.region().ranges()) elements *= r.end() - r.begin();
     const plan::Regst& src = plan_.regsts(static_cast<int>(tr.src_regst()));
     const int source = plan_.tasks(static_cast<int>(src.producer())).device();
-    by_source[source] += elements * DTypeSize(plan::FromProto(src.tensor().dtype(), t.name()));
+    by_source[{source, tr.src_copy()}] +=
+        elements * DTypeSize(plan::FromProto(src.tensor().dtype(), t.name()));
   }
   double seconds = 0;
-  for (const auto& [source, bytes] : by_source) {
-    const Link* link = topology_.LinkBetween(cluster_device_[source], cluster_device_[t.device()]);
+  const plan::DeviceFold fold = plan::DeviceFold::Of(plan_);
+  for (const auto& [from, bytes] : by_source) {
+    // The source's image in copy `from.second` sends (plan_fold.h); what it sends is counted
+    // for its copy-0 device, whose own image does alike.
+    const int source = from.first;
+    const int sender = static_cast<int>(fold.Image(cluster_device_[source], from.second));
+    const Link* link = topology_.LinkBetween(sender, cluster_device_[t.device()]);
     if (!link) {
       seconds += MemorySeconds(2.0 * static_cast<double>(bytes), contention);
       continue;

@@ -7,6 +7,7 @@
 
 #include "engine/core/error.h"
 #include "engine/plan/plan_enums.h"
+#include "engine/plan/plan_fold.h"
 #include "engine/plan/plan_rates.h"
 
 namespace twinflow::sim {
@@ -42,11 +43,18 @@ double UncoveredSeconds(std::vector<std::pair<Nanos, Nanos>> spans,
 
 // The cluster device of each plan device.
 std::vector<int> ClusterDevices(const plan::Plan& plan, const Topology& topology) {
+  const plan::DeviceFold fold = plan::DeviceFold::Of(plan);
+  if (fold.folded() && topology.spec().cores_per_node() > 0) {
+    throw InvalidArgumentError(
+        "a folded Plan is simulated on accelerators only, not on a CPU "
+        "host's shared cores");
+  }
   std::vector<int> cluster_device;
   for (const plan::Device& d : plan.devices()) {
-    if (d.index() >= topology.devices()) {
+    const int64_t last = fold.Image(d.index(), fold.copies - 1);  // the device itself unfolded
+    if (last >= topology.devices()) {
       throw InvalidArgumentError("the Plan uses device " + plan::EnumName(d.type()) + ":" +
-                                 std::to_string(d.index()) + " but the cluster has " +
+                                 std::to_string(last) + " but the cluster has " +
                                  std::to_string(topology.devices()) + " devices");
     }
     cluster_device.push_back(static_cast<int>(d.index()));
@@ -253,6 +261,24 @@ SimResult ActorDriver::Report() const {
   for (int d = 0; d < plan_.devices_size(); ++d) {
     result.devices.push_back(ReportDevice(d, result.total_s));
     flops += result.devices.back().flops;
+  }
+  // A folded Plan's other copies did what copy 0 did (plan_fold.h): their devices report alike.
+  const plan::DeviceFold fold = plan::DeviceFold::Of(plan_);
+  for (int c = 1; c < fold.copies; ++c) {
+    for (int d = 0; d < plan_.devices_size(); ++d) {
+      DeviceReport image = result.devices[d];
+      image.cluster_device = static_cast<int>(fold.Image(image.cluster_device, c));
+      image.name = plan::EnumName(plan_.devices(d).type()) + ":" +
+                   std::to_string(fold.Image(plan_.devices(d).index(), c));
+      result.devices.push_back(std::move(image));
+      flops += result.devices.back().flops;
+    }
+  }
+  if (fold.folded()) {
+    std::stable_sort(result.devices.begin(), result.devices.end(),
+                     [](const DeviceReport& a, const DeviceReport& b) {
+                       return a.cluster_device < b.cluster_device;
+                     });
   }
   result.flops_per_step = flops / static_cast<double>(std::max<int64_t>(1, options_.steps)) *
                           std::max(1, options_.data_parallel_replicas);

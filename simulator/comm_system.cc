@@ -4,6 +4,7 @@
 
 #include "engine/core/collective_kind.h"
 #include "engine/plan/plan_enums.h"
+#include "engine/plan/plan_fold.h"
 #include "simulator/network/ports.h"
 
 namespace twinflow::sim {
@@ -70,7 +71,12 @@ void CommSystem::Meet(const plan::Task& t, int64_t piece) {
   const plan::CommGroup& group = plan_.groups(static_cast<int>(t.collective().group()));
   if (static_cast<int>(arrived.size()) < group.devices_size()) return;
   std::vector<int> devices;
-  for (int32_t d : group.devices()) devices.push_back(cluster_device_[d]);
+  const plan::DeviceFold fold = plan::DeviceFold::Of(plan_);
+  for (int c = 0; c < (group.spans_copies() ? fold.copies : 1); ++c) {
+    for (int32_t d : group.devices()) {
+      devices.push_back(static_cast<int>(fold.Image(cluster_device_[d], c)));
+    }
+  }
   int64_t bytes = 0;
   for (int64_t r : t.consumed_regsts()) bytes = std::max(bytes, RegstBytes(r));
   // The simulator's one reading of the kind (validated with the Plan).
@@ -80,6 +86,8 @@ void CommSystem::Meet(const plan::Task& t, int64_t piece) {
   }
   std::vector<int> members;
   for (int64_t member : arrived) members.push_back(plan_.tasks(static_cast<int>(member)).device());
+  // A group spanning a folded Plan's copies runs every copy's flows on their own links: by the
+  // symmetry the other copies' members arrive when copy 0's do (sim_executor.h).
   const PlanPtr collective = runner_.Collective(t.collective().group(), kind, devices, bytes);
   // the MPI transport packs all but all_reduce
   const bool staged = kind != CollectiveKind::kAllReduce;

@@ -2,6 +2,7 @@
 // The compiler's front door: a LogicalGraph (with autograd and optimizer already appended)
 // through the SBP search and lowering to an actor Plan, with the results of each pass kept
 // for `explain`.
+#include <string>
 #include <vector>
 
 #include "engine/compiler/lower.h"
@@ -17,6 +18,8 @@ struct CompileOptions {
 struct Compiled {
   SbpAssignment assignment;
   plan::Plan plan;
+  // Why the Plan is not folded although LowerOptions::fold asked for it (FoldError's message).
+  std::string fold_refused;
 };
 
 Compiled Compile(const graph::LogicalGraph& graph, const graph::OpRegistry& registry,

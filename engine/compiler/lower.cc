@@ -139,6 +139,16 @@ plan::Plan Lowerer::Run(const LowerOptions& options) {
   devices_per_rank_ = options.devices_per_rank;
   if (devices_per_rank_ < 0) throw PlanError("devices_per_rank must not be negative");
   if (micro_batches_ < 1) throw PlanError("micro_batches must be positive");
+  fold_ = options.fold;
+  if (fold_.folded()) {
+    if (fold_.stride <= 0 || fold_.block != fold_.stride * fold_.copies) {
+      throw PlanError("a fold needs block = stride x copies, stride > 0");
+    }
+    if (devices_per_rank_ > 0) throw PlanError("a folded Plan runs on one rank");
+    plan_.mutable_fold()->set_copies(fold_.copies);
+    plan_.mutable_fold()->set_stride(fold_.stride);
+    plan_.mutable_fold()->set_block(fold_.block);
+  }
   plan_.set_pieces_per_step(micro_batches_);
   rates_ = OpRates(graph_, registry_);
   AssignStages();
@@ -171,7 +181,9 @@ void Lowerer::AssignStages() {
   for (const graph::OpId id : graph_.TopologicalOrder()) {
     const graph::OpNode& op = graph_.op(id);
     used.insert(op.stage);
+    if (fold_.folded()) LastImages(op.placement);  // every placement holds every copy
     for (int64_t d = 0; d < op.placement.size(); ++d) {
+      if (!Stored(op.placement, d)) continue;
       std::vector<int32_t>& stages = device_stages_[DeviceOf(op.placement.device(d))];
       if (std::find(stages.begin(), stages.end(), op.stage) == stages.end()) {
         stages.insert(std::upper_bound(stages.begin(), stages.end(), op.stage), op.stage);
@@ -215,6 +227,7 @@ bool Lowerer::Holds(int32_t device, int32_t stage) const {
 int32_t Lowerer::DeviceOf(const sbp::DeviceId& id) {
   const auto it = devices_.find(id);
   if (it != devices_.end()) return it->second;
+  if (!fold_.Stored(id.index)) throw PlanError(id.ToString() + " is not in a folded Plan's copy 0");
   plan::Device* device = plan_.add_devices();
   device->set_id(plan_.devices_size() - 1);
   device->set_type(plan::ToProto(id.type));
@@ -274,6 +287,10 @@ void Lowerer::LowerOp(const graph::OpNode& op) {
   }
   current_rate_ = rates_[op.id];
   for (int64_t d = 0; d < op.placement.size(); ++d) {
+    if (!Stored(op.placement, d)) {  // folded: an image of copy 0's task
+      for (TensorId out : op.outputs) produced_[out].push_back(-1);
+      continue;
+    }
     const std::vector<int64_t> consumed = InputsReadOnce(op, inputs, d);
     plan::Task& task = NewTask(kind, DeviceOf(op.placement.device(d)),
                                op.name + "@" + std::to_string(op.placement.device(d).index));
@@ -297,6 +314,7 @@ void Lowerer::LowerOp(const graph::OpNode& op) {
     for (size_t o = 0; o < op.outputs.size(); ++o) {
       const graph::TensorMeta& meta = graph_.tensor(op.outputs[o]).meta;
       const Region region = sbp::PhysicalRegion(meta.shape, {op.placement, sig.outputs[o]}, d);
+      CheckSymmetricShard(meta.shape, {op.placement, sig.outputs[o]}, d);
       *desc->add_outputs() = Desc(region.shape(), meta.dtype);
       *desc->add_output_regions() = Desc(region);
       *desc->add_output_logical() = Desc(meta.shape, meta.dtype);
@@ -389,6 +407,10 @@ std::vector<int64_t> Lowerer::RateChange(const graph::TensorNode& node, const La
                              : for_backward    ? "/repeat_backward@"
                                                : "/repeat@";
   for (int64_t d = 0; d < layout.placement.size(); ++d) {
+    if (current[d] < 0) {  // folded: not in copy 0
+      next.push_back(-1);
+      continue;
+    }
     plan::Task& task =
         NewTask(kind, DeviceOf(layout.placement.device(d)),
                 node.name + suffix + std::to_string(layout.placement.device(d).index));
@@ -404,10 +426,14 @@ std::vector<int64_t> Lowerer::Snapshot(const graph::TensorNode& node, const Layo
                                        const std::vector<int64_t>& current) {
   bool variable = true;
   for (int64_t r : current)
-    variable &= plan_.tasks(plan_.regsts(r).producer()).kind() == plan::VARIABLE;
+    variable &= r < 0 || plan_.tasks(plan_.regsts(r).producer()).kind() == plan::VARIABLE;
   if (!variable) return current;
   std::vector<int64_t> next;
   for (int64_t d = 0; d < layout.placement.size(); ++d) {
+    if (current[d] < 0) {  // folded: not in copy 0
+      next.push_back(-1);
+      continue;
+    }
     plan::Task& task =
         NewTask(plan::COPY, DeviceOf(layout.placement.device(d)),
                 node.name + "/snapshot@" + std::to_string(layout.placement.device(d).index));
@@ -464,6 +490,7 @@ void Lowerer::AddBinding(plan::Binding& binding, TensorId tensor, std::optional<
   binding.set_reduce(plan::ToProto(reduce));
   const Shape& hierarchy = layout.placement.hierarchy();
   for (int64_t d = 0; d < layout.placement.size(); ++d) {
+    if (produced_.at(tensor)[d] < 0) continue;  // folded: not in copy 0
     plan::BindingPart* part = binding.add_parts();
     part->set_regst(produced_.at(tensor)[d]);
     *part->mutable_region() = Desc(sbp::PhysicalRegion(node.meta.shape, layout, d));

@@ -17,13 +17,20 @@
 //
 // Ranks: devices belong to ranks by LowerOptions::devices_per_rank; a copy from a device of
 // another rank becomes a SEND there and a RECV here (lower_ranks.cc).
+//
+// Folding: with LowerOptions::fold only copy 0 of a data-parallel symmetry is lowered
+// (plan_fold.h); collectives over groups spanning the copies keep copy 0's members. Anything
+// that breaks the symmetry (a placement or shard shape that differs between copies, a copy
+// between them) is a FoldError, and the caller lowers every device instead.
 #include <string>
 #include <vector>
 
 #include "engine/compiler/sbp_search.h"
+#include "engine/core/error.h"
 #include "engine/graph/logical_graph.h"
 #include "engine/graph/op_registry.h"
 #include "engine/plan/plan.pb.h"
+#include "engine/plan/plan_fold.h"
 #include "engine/sbp/cost_model.h"
 
 namespace twinflow::compiler {
@@ -45,6 +52,15 @@ struct LowerOptions {
   // Devices per MPI rank: device cpu:i belongs to rank i / devices_per_rank. 0 puts every
   // device on rank 0 (one process).
   int64_t devices_per_rank = 0;
+  // Lower copy 0 of this data-parallel symmetry only (not folded by default): a Plan for the
+  // simulator, whose cost no longer grows with the copies.
+  plan::DeviceFold fold;
+};
+
+// The graph lacks the symmetry LowerOptions::fold names; the message says where.
+class FoldError : public PlanError {
+ public:
+  explicit FoldError(const std::string& message) : PlanError("cannot fold: " + message) {}
 };
 
 // Throws SbpError/PlanError naming the op when the assignment does not fit the graph.

@@ -19,6 +19,7 @@ std::vector<int64_t> Lowerer::LowerStep(const graph::TensorNode& node, const sbp
       node.name + "/boxing" + std::to_string(index) + "_" + sbp::BoxingStepKindName(step.kind);
   std::vector<int64_t> next(step.to.placement.size(), -1);
   const StepOutput output = [&](plan::Task& task, int64_t j) {
+    CheckSymmetricShard(node.meta.shape, step.to, j);
     next[j] = NewRegst(task, sbp::PhysicalShape(node.meta.shape, step.to, j), node.meta.dtype);
   };
   switch (step.kind) {
@@ -42,8 +43,10 @@ std::vector<int64_t> Lowerer::LowerStep(const graph::TensorNode& node, const sbp
 void Lowerer::LowerCollectiveStep(const sbp::BoxingStep& step, const std::vector<int64_t>& current,
                                   const std::string& name, const StepOutput& output) {
   const Placement& to = step.to.placement;
-  for (const std::vector<int64_t>& members : step.groups) {
-    const int64_t group = GroupOf(step.from.placement, members);
+  for (const std::vector<int64_t>& all : step.groups) {
+    const std::vector<int64_t> members = StoredMembers(step.from.placement, all);
+    if (members.empty()) continue;  // folded: an image of a group of copy 0
+    const int64_t group = GroupOf(step.from.placement, members, members.size() < all.size());
     const int64_t order = next_issue_order_++;
     for (size_t m = 0; m < members.size(); ++m) {
       const int64_t j = members[m];
@@ -74,6 +77,7 @@ void Lowerer::LowerLocalSliceStep(const graph::TensorNode& node, const sbp::Boxi
   const sbp::Sbp& x = step.from.nd_sbp[a];
   const sbp::Sbp& y = step.to.nd_sbp[a];
   for (int64_t j = 0; j < to.size(); ++j) {
+    if (!Stored(to, j)) continue;  // folded: an image of copy 0's
     plan::Task& task = NewTask(plan::COPY, DeviceOf(to.device(j)),
                                name + "@" + std::to_string(to.device(j).index));
     Consume(task, current[j]);
@@ -101,45 +105,62 @@ void Lowerer::LowerCopyStep(const graph::TensorNode& node, const sbp::BoxingStep
     for (const sbp::RegionTransfer& t : step.transfers) by_destination[t.dst_index].push_back(t);
   }
   for (int64_t j = 0; j < to.size(); ++j) {
+    if (!Stored(to, j)) continue;  // folded: an image of copy 0's
     plan::Task& task = NewTask(plan::COPY, DeviceOf(to.device(j)),
                                name + "@" + std::to_string(to.device(j).index));
     const Region rd = sbp::PhysicalRegion(shape, step.to, j);
+    // Folded, a source in another copy is read as its image in copy 0 (Transfer.src_copy).
+    const auto source = [&](int64_t src_index) {
+      return InCopyZero(step.from.placement, src_index);
+    };
     std::vector<int64_t> sources;
     for (const sbp::RegionTransfer& t : by_destination[j]) {
-      if (std::find(sources.begin(), sources.end(), current[t.src_index]) == sources.end()) {
-        sources.push_back(current[t.src_index]);
+      const int64_t regst = current[source(t.src_index).first];
+      if (std::find(sources.begin(), sources.end(), regst) == sources.end()) {
+        sources.push_back(regst);
       }
     }
     // A destination that receives nothing (an empty slice) still waits for the piece.
-    if (sources.empty()) sources.push_back(current[std::min<int64_t>(j, current.size() - 1)]);
+    if (sources.empty()) {
+      sources.push_back(current[source(std::min<int64_t>(j, current.size() - 1)).first]);
+    }
     for (int64_t regst : sources) Consume(task, regst);
     for (const sbp::RegionTransfer& t : by_destination[j]) {
-      AddTransfer(task, current[t.src_index], sbp::PhysicalRegion(shape, step.from, t.src_index),
-                  rd, t.region, node.meta.dtype);
+      const auto [src, copy] = source(t.src_index);
+      AddTransfer(task, current[src], sbp::PhysicalRegion(shape, step.from, t.src_index), rd,
+                  t.region, node.meta.dtype, copy);
     }
     output(task, j);
   }
 }
 
 void Lowerer::AddTransfer(plan::Task& task, int64_t src_regst, const Region& src_region,
-                          const Region& dst_region, const Region& region, DType dtype) {
+                          const Region& dst_region, const Region& region, DType dtype,
+                          int32_t src_copy) {
   if (region.empty()) return;
   plan::Transfer* t = task.add_transfers();
   t->set_src_regst(src_regst);
+  t->set_src_copy(src_copy);
   *t->mutable_src_region() = Desc(src_region);
   *t->mutable_dst_region() = Desc(dst_region);
   *t->mutable_region() = Desc(region);
   task.set_bytes_moved(task.bytes_moved() + region.numel() * DTypeSize(dtype));
 }
 
-int64_t Lowerer::GroupOf(const Placement& placement, const std::vector<int64_t>& members) {
+int64_t Lowerer::GroupOf(const Placement& placement, const std::vector<int64_t>& members,
+                         bool spans_copies) {
   std::vector<int32_t> devices;
   for (int64_t m : members) devices.push_back(DeviceOf(placement.device(m)));
+  // A group of copy 0 alone and one spanning the copies never share an id.
+  if (spans_copies) devices.push_back(-1);
   const auto it = groups_.find(devices);
   if (it != groups_.end()) return it->second;
   plan::CommGroup* group = plan_.add_groups();
   group->set_id(plan_.groups_size() - 1);
-  for (int32_t d : devices) group->add_devices(d);
+  for (int32_t d : devices) {
+    if (d >= 0) group->add_devices(d);
+  }
+  group->set_spans_copies(spans_copies);
   return groups_[devices] = group->id();
 }
 

@@ -8,6 +8,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "engine/compiler/lower.h"
@@ -117,8 +118,29 @@ class Lowerer {
   int32_t RankOf(int32_t device) const;
 
   void AddTransfer(plan::Task& task, int64_t src_regst, const Region& src_region,
-                   const Region& dst_region, const Region& region, DType dtype);
-  int64_t GroupOf(const Placement& placement, const std::vector<int64_t>& members);
+                   const Region& dst_region, const Region& region, DType dtype,
+                   int32_t src_copy = 0);
+  int64_t GroupOf(const Placement& placement, const std::vector<int64_t>& members,
+                  bool spans_copies = false);
+
+  // lower_fold.cc (LowerOptions::fold). Parallel index `j` of `placement` is in copy 0.
+  bool Stored(const Placement& placement, int64_t j) const {
+    return fold_.Stored(placement.device_ids()[j]);
+  }
+  // For each parallel index of `placement` in copy 0, the parallel index of its image in the
+  // last copy (-1 for the others); FoldError unless every copy's images are in `placement`.
+  const std::vector<int64_t>& LastImages(const Placement& placement);
+  // FoldError unless parallel index `j` (copy 0) of `layout` holds a shard of `shape` as large
+  // as its images do.
+  void CheckSymmetricShard(const Shape& shape, const Layout& layout, int64_t j);
+  // Parallel index `j` of `placement`, or in a folded Plan that of its device in copy 0 (the
+  // copy of j's device besides); FoldError when `placement` lacks it.
+  std::pair<int64_t, int32_t> InCopyZero(const Placement& placement, int64_t j);
+  // The members of a collective step's group in copy 0: all of them (an ordinary group), some
+  // (the group spans the copies: FoldError unless it is exactly their images) or none (an
+  // image of a group of copy 0, lowered there).
+  std::vector<int64_t> StoredMembers(const Placement& placement,
+                                     const std::vector<int64_t>& members);
 
   // LowerOp's registers for device `d` of the op (`inputs` [input][parallel index]), one per
   // input, a COPY made for each repeated read.
@@ -149,7 +171,10 @@ class Lowerer {
   std::map<int64_t, int64_t> assigns_;  // variable regst -> assign task
   int64_t next_issue_order_ = 0;
   int64_t next_tag_ = 0;
-  int64_t devices_per_rank_ = 0;  // 0: every device on rank 0
+  int64_t devices_per_rank_ = 0;                                      // 0: every device on rank 0
+  plan::DeviceFold fold_;                                             // LowerOptions::fold
+  std::map<std::vector<int64_t>, std::vector<int64_t>> last_images_;  // by placement devices
+  std::map<std::vector<int64_t>, std::map<int64_t, int64_t>> parallel_index_;  // device id -> j
   int64_t micro_batches_ = 1;
   bool zero_bubble_ = false;                               // LowerOptions::zero_bubble
   std::vector<Rate> rates_;                                // by op id

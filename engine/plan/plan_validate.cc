@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "engine/plan/plan_enums.h"
+#include "engine/plan/plan_fold.h"
 #include "engine/plan/plan_io.h"
 #include "engine/plan/plan_rates.h"
 #include "engine/plan/plan_validate_internal.h"
@@ -46,6 +47,13 @@ void Validator::CheckHeader() const {
 }
 
 void Validator::CheckDevicesAndGroups() const {
+  const PlanFold& f = plan_.fold();
+  if (f.copies() > 1 && (f.stride() <= 0 || f.block() != f.stride() * f.copies())) {
+    Fail("the fold's " + Str(f.copies()) + " copies, stride " + Str(f.stride()) + " and block " +
+         Str(f.block()) + " do not fit (block = stride x copies, stride > 0)");
+  }
+  if (f.copies() > 1 && plan_.cluster().ranks() > 1) Fail("a folded Plan runs on one rank");
+  const DeviceFold fold = DeviceFold::Of(plan_);
   std::set<std::pair<int, int64_t>> seen;
   for (int64_t d = 0; d < NumDevices(); ++d) {
     const Device& device = plan_.devices(d);
@@ -60,11 +68,14 @@ void Validator::CheckDevicesAndGroups() const {
            Str(plan_.cluster().ranks()) + " ranks");
     }
     if (!seen.insert({device.type(), device.index()}).second) Fail(what + " appears twice");
+    if (!fold.Stored(device.index())) Fail(what + " is not in the folded Plan's copy 0");
   }
   for (int64_t g = 0; g < plan_.groups_size(); ++g) {
     const CommGroup& group = plan_.groups(g);
     if (group.id() != g) Fail("comm group " + Str(g) + " has id " + Str(group.id()));
     if (group.devices_size() == 0) Fail("comm group " + Str(g) + " has no devices");
+    if (group.spans_copies() && !fold.folded())
+      Fail("comm group " + Str(g) + " spans the copies of a Plan that is not folded");
     std::set<int32_t> members;
     for (int32_t d : group.devices()) {
       if (d < 0 || d >= NumDevices())

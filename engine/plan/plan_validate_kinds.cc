@@ -1,5 +1,6 @@
 // What each task kind takes: data inputs and outputs, COMPUTE ops, COPY/SEND/RECV transfers,
 // and COLLECTIVE groups, members and issue orders.
+#include <algorithm>
 #include <map>
 #include <optional>
 #include <set>
@@ -164,6 +165,9 @@ void Validator::CheckTransfers(int64_t t, const std::vector<int64_t>& out) const
       Fail(what + " reads regst " + Str(tr.src_regst()) +
            ", which is not a data input of the task");
     }
+    const int copies = std::max(1, plan_.fold().copies());
+    if (tr.src_copy() < 0 || tr.src_copy() >= copies || (tr.src_copy() > 0 && task.kind() != COPY))
+      Fail(what + " reads copy " + Str(tr.src_copy()) + " of a Plan of " + Str(copies));
     const TensorDesc& src = plan_.regsts(tr.src_regst()).tensor();
     CheckRegion(tr.src_region(), nullptr, src, what + " source region");
     if (!out.empty()) {

@@ -9,6 +9,7 @@
 
 #include "engine/core/error.h"
 #include "engine/plan/plan_enums.h"
+#include "engine/plan/plan_fold.h"
 #include "engine/plan/plan_rates.h"
 #include "engine/plan/plan_validate.h"
 #include "engine/runtime/arena.h"
@@ -120,6 +121,18 @@ void CheckRunEnd(const RunContext& ctx, RunEnd end, double watchdog_seconds) {
     if (actor && !actor->finished())
       throw PlanError("the run ended with unfinished actors:" + DescribeStall(ctx));
   }
+}
+
+// A valid Plan of every device: a folded one (plan_fold.h) leaves out the data-parallel copies
+// but the first, which only the simulator stands in for.
+const plan::Plan& Runnable(const plan::Plan& plan) {
+  plan::ValidatePlan(plan);
+  if (plan::DeviceFold::Of(plan).folded()) {
+    throw PlanError("this Plan is folded for the simulator (it holds copy 0 of " +
+                    std::to_string(plan.fold().copies()) +
+                    " data-parallel copies): compile it without folding to run it");
+  }
+  return plan;
 }
 
 }  // namespace
@@ -334,8 +347,7 @@ std::vector<std::map<std::string, Tensor>> ThreadedExecutor::Impl::AssembleFetch
 
 ThreadedExecutor::ThreadedExecutor(const plan::Plan& plan, const kernels::KernelRegistry& kernels,
                                    Transport* transport, const DeviceFactory& make_device)
-    : impl_((plan::ValidatePlan(plan),
-             std::make_unique<Impl>(plan, kernels, transport, make_device))) {}
+    : impl_(std::make_unique<Impl>(Runnable(plan), kernels, transport, make_device)) {}
 
 ThreadedExecutor::~ThreadedExecutor() = default;
 ThreadedExecutor::ThreadedExecutor(ThreadedExecutor&&) noexcept = default;

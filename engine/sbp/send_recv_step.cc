@@ -165,16 +165,23 @@ std::optional<BoxingStep> SendRecvStep(const StepContext& ctx, const LayoutFacts
       if (local[j] >= 0 && std::binary_search(holders.begin(), holders.end(), local[j])) {
         chosen = local[j];
       } else {
+        // Candidates: the holders from the first at or after parallel index j + piece_number,
+        // cyclically, so that destinations a whole number of data-parallel replicas apart
+        // choose alike, relative to themselves (a folded Plan's copies send as copy 0 does,
+        // compiler.md#folding), and successive pieces and destinations start at different
+        // holders; of the window, the fastest link wins, the first on a tie.
+        const int64_t want = (j + piece_number) % src.size();
         const size_t window = std::min(holders.size(), kHolderWindow);
-        const size_t start = static_cast<size_t>(j + piece_number) % holders.size();
-        double best = 0;
+        const size_t start =
+            static_cast<size_t>(std::lower_bound(holders.begin(), holders.end(), want) -
+                                holders.begin()) %
+            holders.size();
         for (size_t w = 0; w < window; ++w) {
           const int64_t h = holders[(start + w) % holders.size()];
           const double time = ctx.cost_model.MessageTime(src.device(h), dst_device, bytes);
-          if (chosen < 0 || send_time[h] + time < best) {
+          if (chosen < 0 || time < chosen_time) {
             chosen = h;
             chosen_time = time;
-            best = send_time[h] + time;
           }
         }
         send_time[chosen] += chosen_time;

@@ -1,0 +1,88 @@
+// Folded lowering (LowerOptions::fold): only copy 0 of a data-parallel symmetry gets tasks. The
+// checks here make sure the other copies would have run the images of those tasks: every
+// placement holds every copy's images, shards are as large in every copy, and a collective
+// group either stays in one copy or spans all of them alike.
+#include <algorithm>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "engine/compiler/lower_internal.h"
+#include "engine/sbp/slicing.h"
+
+namespace twinflow::compiler::lowering {
+
+const std::vector<int64_t>& Lowerer::LastImages(const Placement& placement) {
+  const auto cached = last_images_.find(placement.device_ids());
+  if (cached != last_images_.end()) return cached->second;
+  std::map<int64_t, int64_t> index;  // device id -> parallel index
+  for (int64_t j = 0; j < placement.size(); ++j) index[placement.device_ids()[j]] = j;
+  std::vector<int64_t> last(placement.size(), -1);
+  int64_t stored = 0;
+  for (int64_t j = 0; j < placement.size(); ++j) {
+    const int64_t id = placement.device_ids()[j];
+    if (!fold_.Stored(id)) continue;
+    ++stored;
+    for (int c = 1; c < fold_.copies; ++c) {
+      const auto image = index.find(fold_.Image(id, c));
+      if (image == index.end()) {
+        throw FoldError("placement " + placement.ToString() + " holds device " +
+                        std::to_string(id) + " but not its image " +
+                        std::to_string(fold_.Image(id, c)) + " in copy " + std::to_string(c));
+      }
+      last[j] = image->second;
+    }
+  }
+  if (stored * fold_.copies != placement.size()) {
+    throw FoldError("placement " + placement.ToString() + " holds devices that are no image of " +
+                    "its devices in copy 0");
+  }
+  return last_images_[placement.device_ids()] = std::move(last);
+}
+
+void Lowerer::CheckSymmetricShard(const Shape& shape, const Layout& layout, int64_t j) {
+  if (!fold_.folded()) return;
+  const int64_t image = LastImages(layout.placement)[j];
+  if (sbp::PhysicalShape(shape, layout, j) != sbp::PhysicalShape(shape, layout, image)) {
+    throw FoldError("a tensor of shape " + shape.ToString() + " laid out as " + layout.ToString() +
+                    " has shards of different shapes in the first and the last copy");
+  }
+}
+
+std::pair<int64_t, int32_t> Lowerer::InCopyZero(const Placement& placement, int64_t j) {
+  const int64_t id = placement.device_ids()[j];
+  if (fold_.Stored(id)) return {j, 0};
+  std::map<int64_t, int64_t>& index = parallel_index_[placement.device_ids()];
+  if (index.empty()) {
+    for (int64_t k = 0; k < placement.size(); ++k) index[placement.device_ids()[k]] = k;
+  }
+  const auto it = index.find(fold_.Canonical(id));
+  if (it == index.end()) {
+    throw FoldError("placement " + placement.ToString() + " holds device " + std::to_string(id) +
+                    " but not its image in copy 0");
+  }
+  return {it->second, static_cast<int32_t>(id % fold_.block / fold_.stride)};
+}
+
+std::vector<int64_t> Lowerer::StoredMembers(const Placement& placement,
+                                            const std::vector<int64_t>& members) {
+  std::vector<int64_t> stored;
+  for (int64_t j : members) {
+    if (Stored(placement, j)) stored.push_back(j);
+  }
+  if (stored.empty() || stored.size() == members.size()) return stored;
+  std::vector<int64_t> images, ids;
+  for (int c = 0; c < fold_.copies; ++c) {
+    for (int64_t j : stored) images.push_back(fold_.Image(placement.device_ids()[j], c));
+  }
+  for (int64_t j : members) ids.push_back(placement.device_ids()[j]);
+  std::sort(images.begin(), images.end());
+  std::sort(ids.begin(), ids.end());
+  if (images != ids) {
+    throw FoldError("a collective over " + std::to_string(members.size()) + " devices of " +
+                    placement.ToString() + " spans the copies unevenly");
+  }
+  return stored;
+}
+
+}  // namespace twinflow::compiler::lowering
