@@ -62,12 +62,11 @@ demo: build
 	@echo; echo "== GPT-3 175B on 1,024 devices, dp=8,tp=8,pp=16 =="
 	$(BUILD_DIR)/bin/twinflow explain --model gpt --preset gpt3-175b --devices 1024 \
 	  --strategy dp=8,tp=8,pp=16 --summary
-	@echo; echo "== And simulated on 128 DGX-H100 nodes: 64 micro-batches, 1F1B, full activation recomputation"
-	@echo "   (one replica, gradients all-reduced over 8; fused attention; fp32 with Megatron's layouts: the first stage's"
-	@echo "   memory is over 80 GiB until bf16 and sequence parallelism arrive) =="
+	@echo; echo "== And simulated on 128 DGX-H100 nodes: 64 micro-batches, 1F1B, full activation recomputation,"
+	@echo "   bf16, fused attention; the exact Plan, one of its 8 data-parallel copies lowered and simulated =="
 	$(BUILD_DIR)/bin/twinflow sim --model gpt --preset gpt3-175b \
-	  --strategy dp=8,tp=8,pp=16,mb=64,recompute=full --cluster dgx-h100 --nodes 128 --replica \
-	  --device cuda --attention fused
+	  --strategy dp=8,tp=8,pp=16,mb=64,recompute=full,precision=bf16 --cluster dgx-h100 \
+	  --nodes 128 --device cuda --attention fused
 
 bench: deps
 	BUILD_TYPE=$(BUILD_TYPE) CMAKE_ARGS="$(CMAKE_ARGS)" scripts/bench $(BUILD_DIR)

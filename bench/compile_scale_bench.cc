@@ -1,16 +1,18 @@
 // How fast the compiler handles GPT-3 175B strategies on 1,024 devices.
 //
-// BM_CompileGpt3/layers:L/mb:M: GPT-3 175B with L of its 96 layers, dp=8,tp=8,pp=16, M
+// BM_CompileGpt3/layers:L/mb:M/fold:F: GPT-3 175B with L of its 96 layers, dp=8,tp=8,pp=16, M
 // micro-batches, 1F1B, compiled (SBP search, lowering, memory plan, validation) for 128
-// DGX-H100 nodes with the search cost the simulator uses. Counters: tasks and registers of the
-// Plan, and its first device's arena. docs/sbp_search.md has the figures (16 layers: 25.3 s
-// before the per-edge pricing, 14.3 s after).
+// DGX-H100 nodes with the search cost the simulator uses; F = 1 folds the Plan as `sim` does
+// (one of the 8 data-parallel copies lowered, docs/compiler.md#folding-one-data-parallel-copy-for-the-simulator).
+// Counters: tasks and registers of the Plan, and its first device's arena. docs/sbp_search.md
+// has the figures (16 layers: 25.3 s before the per-edge pricing, 14.3 s after).
 #include <benchmark/benchmark.h>
 
 #include "engine/compiler/compile.h"
 #include "engine/ops/builtin_ops.h"
 #include "engine/sbp/alpha_beta_cost_model.h"
 #include "models/model.h"
+#include "models/strategy.h"
 #include "simulator/hardware/cluster.h"
 #include "simulator/hardware/search_cost.h"
 
@@ -32,6 +34,7 @@ void BM_CompileGpt3(benchmark::State& state) {
     compile.lower.fetches = {model.loss};
     compile.lower.micro_batches = model.strategy.micro_batches;
     compile.lower.one_f_one_b = true;
+    if (state.range(2) != 0) compile.lower.fold = models::DataParallelFold(model.strategy, 8);
     plan = compiler::Compile(model.graph, registry, cost, compile).plan;
   }
   state.counters["tasks"] = static_cast<double>(plan.tasks_size());
@@ -40,8 +43,10 @@ void BM_CompileGpt3(benchmark::State& state) {
 }
 
 BENCHMARK(BM_CompileGpt3)
-    ->ArgNames({"layers", "mb"})
-    ->Args({16, 16})
+    ->ArgNames({"layers", "mb", "fold"})
+    ->Args({16, 16, 0})
+    ->Args({16, 16, 1})
+    ->Args({96, 64, 1})
     ->Iterations(1)
     ->Unit(benchmark::kSecond);
 
