@@ -175,28 +175,42 @@ void ConnectScope(std::vector<std::set<int>>& neighbours, int v, const std::vect
 }
 
 // Sums v's factors and minimises over v: a table over `scope` (of `size` rows), and v's best
-// candidate for each row.
+// candidate for each row. A factor's entry for a row and candidate c is its row's offset plus
+// c times v's stride in it, so each row costs one pass over the factors' variables and then
+// one addition per factor and candidate.
 std::pair<Factor, Record> MinimiseOut(const MinSumProblem& p, const FactorSet& set, int v,
                                       const std::vector<int>& scope, int64_t size) {
   const std::vector<int> involved = set.Involved(v);
   Factor result{scope, std::vector<double>(size)};
   Record record{v, scope, std::vector<int>(size)};
   std::vector<int> assignment(p.domain.size(), 0);
+  std::vector<int64_t> stride(involved.size(), 0), offset(involved.size(), 0);
+  for (size_t i = 0; i < involved.size(); ++i) {
+    int64_t s = 1;
+    const std::vector<int>& vars = set.factors[involved[i]].vars;
+    for (auto u = vars.rbegin(); u != vars.rend(); ++u) {
+      if (*u == v) stride[i] = s;
+      s *= p.domain[*u];
+    }
+  }
   for (int64_t index = 0; index < size; ++index) {
     int64_t rest = index;
     for (int k = static_cast<int>(scope.size()) - 1; k >= 0; --k) {
       assignment[scope[k]] = static_cast<int>(rest % p.domain[scope[k]]);
       rest /= p.domain[scope[k]];
     }
+    assignment[v] = 0;
+    for (size_t i = 0; i < involved.size(); ++i) {
+      int64_t at = 0;
+      for (int u : set.factors[involved[i]].vars) at = at * p.domain[u] + assignment[u];
+      offset[i] = at;
+    }
     double best = std::numeric_limits<double>::infinity();
     int best_c = 0;
     for (int c = 0; c < p.domain[v]; ++c) {
-      assignment[v] = c;
       double total = 0;
-      for (int f : involved) {
-        int64_t at = 0;
-        for (int u : set.factors[f].vars) at = at * p.domain[u] + assignment[u];
-        total += set.factors[f].table[at];
+      for (size_t i = 0; i < involved.size(); ++i) {
+        total += set.factors[involved[i]].table[offset[i] + c * stride[i]];
       }
       if (total < best) {
         best = total;
