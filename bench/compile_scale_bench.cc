@@ -3,9 +3,10 @@
 // BM_CompileGpt3/layers:L/mb:M/fold:F: GPT-3 175B with L of its 96 layers, dp=8,tp=8,pp=16, M
 // micro-batches, 1F1B, compiled (SBP search, lowering, memory plan, validation) for 128
 // DGX-H100 nodes with the search cost the simulator uses; F = 1 folds the Plan as `sim` does
-// (one of the 8 data-parallel copies lowered, docs/compiler.md#folding-one-data-parallel-copy-for-the-simulator).
-// Counters: tasks and registers of the Plan, and its first device's arena. docs/sbp_search.md
-// has the figures (16 layers: 25.3 s before the per-edge pricing, 14.3 s after).
+// (one of the 8 data-parallel copies lowered,
+// docs/compiler.md#folding-one-data-parallel-copy-for-the-simulator). Counters: tasks and registers
+// of the Plan, and its first device's arena. docs/sbp_search.md has the figures (16 layers: 25.3 s
+// before the per-edge pricing, 14.3 s after).
 #include <benchmark/benchmark.h>
 
 #include "engine/compiler/compile.h"
