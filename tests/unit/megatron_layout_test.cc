@@ -16,19 +16,9 @@
 namespace twinflow::models {
 namespace {
 
+using model_test_helpers::MegatronSizedGpt;
 using model_test_helpers::Options;
 using model_test_helpers::Registry;
-
-GptConfig MegatronSizedGpt() {
-  GptConfig c;
-  c.layers = 2;
-  c.hidden = 256;
-  c.heads = 8;
-  c.sequence = 64;
-  c.vocab = 512;
-  c.batch = 8;
-  return c;
-}
 
 compiler::SbpAssignment Search(const BuiltModel& model) {
   return compiler::SearchSbp(model.graph, Registry(),

@@ -55,6 +55,19 @@ inline GptConfig SmallGpt() {
   return c;
 }
 
+// Large enough that the search lays a GPT out as Megatron does (the tiny one replicates some
+// weights over tp, where it is cheaper).
+inline GptConfig MegatronSizedGpt(int64_t layers = 2, int64_t batch = 8) {
+  GptConfig c;
+  c.layers = layers;
+  c.hidden = 256;
+  c.heads = 8;
+  c.sequence = 64;
+  c.vocab = 512;
+  c.batch = batch;
+  return c;
+}
+
 inline MlpConfig SmallMlp() {
   MlpConfig c;
   c.widths = {8, 16, 12, 4};

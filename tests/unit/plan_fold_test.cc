@@ -32,23 +32,12 @@ sim::ClusterSpec SmallNodes(int nodes, int per_node) {
   return spec;
 }
 
-// Large enough that the search lays the weights out as Megatron does (the tiny test GPTs
-// replicate some over tp, and their gradients' boxings then copy between the copies).
-GptConfig FoldableGpt(int64_t layers) {
-  GptConfig c;
-  c.layers = layers;
-  c.hidden = 256;
-  c.heads = 8;
-  c.sequence = 64;
-  c.vocab = 512;
-  c.batch = 16;
-  return c;
-}
-
 BuiltModel Gpt(const std::string& strategy, int64_t devices, int64_t layers = 2) {
   BuildOptions options = Options(strategy, devices);
   options.device = DeviceType::kCuda;
-  return BuildGpt(Registry(), FoldableGpt(layers), options);
+  // Megatron-sized: the tiny GPTs replicate some weights over tp, and their gradients' boxings
+  // then copy between the copies.
+  return BuildGpt(Registry(), model_test_helpers::MegatronSizedGpt(layers, 16), options);
 }
 
 compiler::Compiled CompileOn(const BuiltModel& model, const sim::ClusterSpec& spec,
