@@ -1,6 +1,14 @@
 #include "launcher/model_args.h"
 
+#include <algorithm>
+#include <chrono>
+#include <functional>
+#include <iostream>
+#include <memory>
+#include <string>
+
 #include "engine/core/error.h"
+#include "engine/core/text_format.h"
 #include "engine/graph/optimizer.h"
 #include "engine/plan/plan_enums.h"
 #include "engine/plan/plan_io.h"
@@ -224,6 +232,32 @@ sbp::AlphaBetaConfig CostConfigFromArgs(const ParsedArgs& args, const std::strin
   return config;
 }
 
+namespace {
+
+// A compile pass's progress on stderr when it runs long: a line at most every 5 s after its
+// first 5 s and 5%, with the share done and the time left at the pace so far.
+std::function<void(int64_t, int64_t)> PassProgress(const std::string& pass) {
+  using Clock = std::chrono::steady_clock;
+  auto start = std::make_shared<Clock::time_point>(Clock::now());
+  auto shown = std::make_shared<double>(0);
+  return [pass, start, shown](int64_t done, int64_t total) {
+    if (done == 0) {
+      *start = Clock::now();
+      *shown = 0;
+      return;
+    }
+    const double wall = std::chrono::duration<double>(Clock::now() - *start).count();
+    const double part =
+        static_cast<double>(done) / static_cast<double>(std::max<int64_t>(1, total));
+    if (wall < 5 || wall - *shown < 5 || part < 0.05) return;  // too early for a fair pace
+    *shown = wall;
+    std::cerr << "  ... " << pass << ": " << done << " of " << total << ", " << FormatSeconds(wall)
+              << " so far, about " << FormatSeconds(wall * (1 - part) / part) << " left\n";
+  };
+}
+
+}  // namespace
+
 compiler::Compiled CompileFromArgs(const models::BuiltModel& model, const ParsedArgs& args,
                                    const graph::OpRegistry& registry, int64_t devices_per_rank,
                                    const sbp::AlphaBetaConfig* cluster_cost,
@@ -236,6 +270,8 @@ compiler::Compiled CompileFromArgs(const models::BuiltModel& model, const Parsed
   options.lower.fetches = {model.loss};
   options.lower.devices_per_rank = devices_per_rank;
   options.lower.fold = fold;
+  options.search.progress = PassProgress("SBP search (ops priced, then boxed)");
+  options.lower.progress = PassProgress("lowering (ops)");
   return compiler::Compile(model.graph, registry, cost, options);
 }
 

@@ -61,12 +61,18 @@ sim::SimOptions SimOptionsFor(const ParsedArgs& parsed, int64_t steps, int64_t r
   options.data_parallel_replicas = static_cast<int>(replicas);
   options.trace = parsed.Given("trace");
   const auto sim_start = std::chrono::steady_clock::now();
-  options.progress = [sim_start](int64_t events, double simulated_s) {
-    // Only long runs report: a line per million events after the first two seconds.
+  options.progress = [sim_start](const sim::SimProgress& p) {
+    // Only long runs report: a line per million events after the first two seconds, with
+    // the share of the acts done and the time left at the pace so far.
     const double wall = SecondsSince(sim_start);
     if (wall < 2) return;
-    std::cerr << "  ... " << events / 1000000 << " M events, simulated "
-              << FormatSeconds(simulated_s) << ", " << FormatSeconds(wall) << " so far\n";
+    const double done =
+        static_cast<double>(p.acts) / static_cast<double>(std::max<int64_t>(1, p.total_acts));
+    std::cerr << "  ... " << p.events / 1000000 << " M events, " << FormatFixed(100 * done, 0)
+              << "% of " << FormatFixed(p.total_acts / 1e6, 1) << " M acts, simulated "
+              << FormatSeconds(p.simulated_s) << ", " << FormatSeconds(wall) << " so far";
+    if (done > 0) std::cerr << ", about " << FormatSeconds(wall * (1 - done) / done) << " left";
+    std::cerr << "\n";
   };
   return options;
 }

@@ -190,8 +190,11 @@ std::vector<Outcome> EvaluateAll(const TuneSetting& setting,
   std::vector<Outcome> outcomes;
   for (size_t i = 0; i < candidates.size(); ++i) {
     const Outcome o = EvaluateOrRecompute(setting, candidates[i]);
-    std::cerr << "[" << i + 1 << "/" << candidates.size() << ", "
-              << FormatSeconds(SecondsSince(start)) << "] " << o.candidate.Text() << ": "
+    const double wall = SecondsSince(start);
+    const double left = wall / static_cast<double>(i + 1) *
+                        static_cast<double>(candidates.size() - i - 1);  // at the pace so far
+    std::cerr << "[" << i + 1 << "/" << candidates.size() << ", " << FormatSeconds(wall)
+              << ", about " << FormatSeconds(left) << " left] " << o.candidate.Text() << ": "
               << (o.ok ? "step " + FormatSeconds(o.step_s) : o.why) << "\n";
     outcomes.push_back(o);
   }

@@ -96,6 +96,7 @@ ActorDriver::ActorDriver(const plan::Plan& plan, const Topology& topology,
   flops_.assign(devices, 0);
   const std::vector<int64_t> acts = plan::ActsPerStep(plan);
   const int64_t per_step = std::max<int64_t>(1, plan.pieces_per_step());
+  for (int64_t a : acts) total_acts_ += a * options.steps;
   for (const plan::Task& t : plan.tasks()) {
     const int64_t pieces = t.kind() == plan::SOURCE     ? options.steps * per_step
                            : t.kind() == plan::VARIABLE ? options.steps
@@ -114,7 +115,8 @@ SimResult ActorDriver::Run() {
   const int64_t every = std::max<int64_t>(1, options_.progress_every);
   while (queue_.RunNext()) {
     if (options_.progress && queue_.executed() % every == 0) {
-      options_.progress(queue_.executed(), static_cast<double>(queue_.now()) * 1e-9);
+      options_.progress(SimProgress{queue_.executed(), static_cast<double>(queue_.now()) * 1e-9,
+                                    acts_launched_, total_acts_});
     }
   }
   return Report();
@@ -150,6 +152,7 @@ void ActorDriver::Finish(int64_t task, Nanos at) {
 void ActorDriver::Launch(const runtime::Launch& launch) {
   const plan::Task& t = plan_.tasks(static_cast<int>(launch.task));
   const int device = t.device();
+  ++acts_launched_;
   memory_.Launched(launch, queue_.now());
   if (t.kind() == plan::COLLECTIVE || t.kind() == plan::SEND || t.kind() == plan::RECV) {
     comm_.Launch(t, launch.piece);

@@ -75,6 +75,8 @@ class ActorDriver {
   std::vector<std::deque<int64_t>> acts_;     // on a CPU host: per device, its queued acts
   std::vector<Spans> compute_spans_, comm_spans_;
   std::vector<double> flops_;
+  int64_t acts_launched_ = 0;
+  int64_t total_acts_ = 0;  // every task's acts per step x steps (SimProgress)
   std::vector<plan::TraceSpan> spans_;
 };
 

@@ -35,12 +35,20 @@
 
 namespace twinflow::sim {
 
+// How far a simulation is: its events so far, the simulated time, and the acts launched out of
+// all the run will launch (every task's acts per step times the steps), a total known up front.
+struct SimProgress {
+  int64_t events = 0;
+  double simulated_s = 0;
+  int64_t acts = 0;
+  int64_t total_acts = 0;
+};
+
 struct SimOptions {
   int64_t steps = 1;
   bool trace = false;  // keep a Chrome trace (SimResult::trace_json)
-  // Called every `progress_every` events with the events so far and the simulated seconds,
-  // for long runs (it must not throw).
-  std::function<void(int64_t events, double simulated_s)> progress;
+  // Called every `progress_every` events, for long runs (it must not throw).
+  std::function<void(const SimProgress&)> progress;
   int64_t progress_every = 1 << 20;
   // The Plan is one of this many identical data-parallel replicas, each on nodes of its own:
   // every optimizer update (sgd_update, sgd_momentum_update, adam_update) first all-reduces its

@@ -152,7 +152,11 @@ plan::Plan Lowerer::Run(const LowerOptions& options) {
   plan_.set_pieces_per_step(micro_batches_);
   rates_ = OpRates(graph_, registry_);
   AssignStages();
-  for (const graph::OpId id : graph_.TopologicalOrder()) LowerOp(graph_.op(id));
+  const std::vector<graph::OpId> order = graph_.TopologicalOrder();
+  for (size_t i = 0; i < order.size(); ++i) {
+    if (options.progress) options.progress(static_cast<int64_t>(i), std::ssize(order));
+    LowerOp(graph_.op(order[i]));
+  }
   SplitCrossRankReads();
   AddControlEdgesToAssigns();
   for (TensorId t : options.fetches) AddFetch(t);

@@ -22,6 +22,7 @@
 // (plan_fold.h); collectives over groups spanning the copies keep copy 0's members. Anything
 // that breaks the symmetry (a placement or shard shape that differs between copies, a copy
 // between them) is a FoldError, and the caller lowers every device instead.
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -55,6 +56,8 @@ struct LowerOptions {
   // Lower copy 0 of this data-parallel symmetry only (not folded by default): a Plan for the
   // simulator, whose cost no longer grows with the copies.
   plan::DeviceFold fold;
+  // Called as the ops are lowered, with the ops done of all; it must not throw.
+  std::function<void(int64_t done, int64_t total)> progress;
 };
 
 // The graph lacks the symmetry LowerOptions::fold names; the message says where.

@@ -266,8 +266,11 @@ SearchModel BuildUnary(const graph::LogicalGraph& graph, const graph::OpRegistry
 }
 
 // The boxing time of every (producer signature, consumer signature) pair on every edge.
-void AddPairwise(const graph::LogicalGraph& graph, BoxingPricer& pricer, SearchModel& model) {
+void AddPairwise(const graph::LogicalGraph& graph, BoxingPricer& pricer, SearchModel& model,
+                 const SbpSearchOptions& options) {
+  const auto total = static_cast<int64_t>(graph.ops().size());
   for (const graph::OpNode& consumer : graph.ops()) {
+    if (options.progress) options.progress(consumer.id, 2 * total);
     for (size_t i = 0; i < consumer.inputs.size(); ++i) {
       const graph::TensorNode& tensor = graph.tensor(consumer.inputs[i]);
       const graph::OpNode& producer = graph.op(tensor.producer);
@@ -296,9 +299,9 @@ void AddPairwise(const graph::LogicalGraph& graph, BoxingPricer& pricer, SearchM
 
 SearchModel BuildModel(const graph::LogicalGraph& graph, const graph::OpRegistry& registry,
                        const sbp::CostModel& cost_model, BoxingPricer& pricer,
-                       bool data_parallel_only) {
+                       const SbpSearchOptions& options, bool data_parallel_only) {
   SearchModel model = BuildUnary(graph, registry, cost_model, data_parallel_only);
-  AddPairwise(graph, pricer, model);
+  AddPairwise(graph, pricer, model, options);
   return model;
 }
 
@@ -376,13 +379,15 @@ SbpAssignment SearchSbp(const graph::LogicalGraph& graph, const graph::OpRegistr
           "; the largest tensors at their leanest: " + LargestTensors(graph, model));
     }
   } else {
-    model = BuildModel(graph, registry, cost_model, pricer, options.data_parallel_only);
+    model = BuildModel(graph, registry, cost_model, pricer, options, options.data_parallel_only);
     model.problem.memory_limit = options.memory_limit;
     const MinSumSolver solver(options.table_budget);
     if (!options.data_parallel_only) {
       // Pure data parallelism is a baseline the search must match or beat.
       try {
-        SearchModel dp = BuildModel(graph, registry, cost_model, pricer, true);
+        SbpSearchOptions quiet = options;  // its pricing is mostly the cache's: not reported
+        quiet.progress = nullptr;
+        SearchModel dp = BuildModel(graph, registry, cost_model, pricer, quiet, true);
         dp.problem.memory_limit = options.memory_limit;
         model.problem.baselines.push_back(MapChoice(dp, solver.Solve(dp.problem).choice, model));
       } catch (const Error&) {
@@ -403,7 +408,9 @@ SbpAssignment SearchSbp(const graph::LogicalGraph& graph, const graph::OpRegistr
     assignment.signatures.push_back(model.candidates[op.id][solution.choice[op.id]]);
     assignment.compute_time += model.problem.unary[op.id][solution.choice[op.id]];
   }
+  const auto total = static_cast<int64_t>(graph.ops().size());
   for (const graph::OpNode& consumer : graph.ops()) {
+    if (options.progress) options.progress(total + consumer.id, 2 * total);
     for (size_t i = 0; i < consumer.inputs.size(); ++i) {
       const graph::TensorNode& tensor = graph.tensor(consumer.inputs[i]);
       const sbp::Layout src = ProducedLayout(graph, assignment, tensor.id);

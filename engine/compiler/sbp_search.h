@@ -5,6 +5,7 @@
 // autograd and the optimizer appended, that is parameters, gradients, optimizer state and
 // activations), and says clearly when nothing fits. The combinatorial core is MinSumSolver
 // (min_sum_solver.h); docs/sbp_search.md explains the model and the algorithm.
+#include <functional>
 #include <limits>
 #include <string>
 #include <vector>
@@ -30,6 +31,9 @@ struct SbpSearchOptions {
   // Restrict the search to pure data parallelism: inputs split on the batch over every mesh
   // axis, variables replicated.
   bool data_parallel_only = false;
+  // Called as the edges are priced and as the chosen boxings are planned, with the ops done of
+  // all (twice over the graph: pricing, then planning); it must not throw.
+  std::function<void(int64_t done, int64_t total)> progress;
 };
 
 // One edge whose producer and consumer layouts differ, with the boxing that joins them.

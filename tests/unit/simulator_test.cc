@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "engine/core/error.h"
+#include "engine/plan/plan_rates.h"
 #include "simulator/collectives/algorithms.h"
 #include "simulator/collectives/ring.h"
 #include "simulator/core_sharing.h"
@@ -183,6 +184,29 @@ TEST(Simulator, PipelineBubbleMatchesTheFormula) {
       EXPECT_NEAR(idle, want, 0.02) << "p=" << p << " m=" << m << " " << d.name;
     }
   }
+}
+
+// Progress counts acts against a total known before the run: every task's acts per step
+// times the steps; by the last event every act has launched.
+TEST(Simulator, ProgressCountsTheActsOfTheWholeRun) {
+  const plan::Plan plan = Pipeline(4, 8, 1e9);
+  int64_t want = 0;
+  for (int64_t acts : plan::ActsPerStep(plan)) want += acts * 3;
+  std::vector<SimProgress> seen;
+  SimOptions options;
+  options.steps = 3;
+  options.progress_every = 1;
+  options.progress = [&](const SimProgress& p) { seen.push_back(p); };
+  const SimResult r = Simulate(plan, Cluster(4, 1e10, 0), options);
+  ASSERT_TRUE(r.finished);
+  ASSERT_EQ(static_cast<int64_t>(seen.size()), r.events);
+  for (size_t i = 0; i < seen.size(); ++i) {
+    EXPECT_EQ(seen[i].total_acts, want);
+    EXPECT_EQ(seen[i].events, static_cast<int64_t>(i) + 1);
+    if (i > 0) EXPECT_GE(seen[i].acts, seen[i - 1].acts);
+    if (i > 0) EXPECT_GE(seen[i].simulated_s, seen[i - 1].simulated_s);
+  }
+  EXPECT_EQ(seen.back().acts, want);
 }
 
 // One of R data-parallel replicas: an optimizer update waits for its gradient's all-reduce
