@@ -98,6 +98,8 @@ void Lowerer::LowerCopyStep(const graph::TensorNode& node, const sbp::BoxingStep
   const Placement& to = step.to.placement;
   std::map<int64_t, std::vector<sbp::RegionTransfer>> by_destination;
   if (step.kind == sbp::BoxingStepKind::kBroadcast) {
+    // One root sends to every copy: the copies do not send alike.
+    if (fold_.folded()) throw FoldError("'" + node.name + "' is broadcast from one device");
     for (int64_t j = 0; j < to.size(); ++j) {
       by_destination[j].push_back({step.root, j, Region::Full(shape), 0});
     }
