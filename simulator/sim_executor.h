@@ -21,6 +21,12 @@
 // Per device it reports busy (computing), exposed communication (communicating and not
 // computing), bubble (neither) and the planned peak memory against capacity.
 //
+// A folded Plan (engine/plan/plan_fold.h) holds copy 0 of a data-parallel symmetry: its actors
+// stand in for every copy. A collective over a group spanning the copies starts when copy 0's
+// members arrived (the other copies' arrive then too) and runs every copy's flows on their
+// own links; a COPY reading another copy is timed over the link from that copy's device; the
+// other copies' devices report copy 0's figures.
+//
 // Parts (docs/simulator.md, Architecture): the ActorDriver (actor_driver.h) runs the actors,
 // the event loop and the compute streams, and hands communication to the CommSystem
 // (comm_system.h), which moves its bytes through the NetworkApi (network/network_api.h), here
