@@ -14,6 +14,7 @@ namespace twinflow::sim {
 ActTiming::ActTiming(const plan::Plan& plan, const Topology& topology,
                      std::vector<int> cluster_device)
     : plan_(plan),
+      fold_(plan::DeviceFold::Of(plan)),
       topology_(topology),
       cluster_device_(std::move(cluster_device)),
       intra_bytes_(plan.devices_size(), 0),
@@ -127,12 +128,11 @@ double ActTiming::CopySeconds(const plan::Task& t, double contention) {
         elements * DTypeSize(plan::FromProto(src.tensor().dtype(), t.name()));
   }
   double seconds = 0;
-  const plan::DeviceFold fold = plan::DeviceFold::Of(plan_);
   for (const auto& [from, bytes] : by_source) {
     // The source's image in copy `from.second` sends (plan_fold.h); what it sends is counted
     // for its copy-0 device, whose own image does alike.
     const int source = from.first;
-    const int sender = static_cast<int>(fold.Image(cluster_device_[source], from.second));
+    const int sender = static_cast<int>(fold_.Image(cluster_device_[source], from.second));
     const Link* link = topology_.LinkBetween(sender, cluster_device_[t.device()]);
     if (!link) {
       seconds += MemorySeconds(2.0 * static_cast<double>(bytes), contention);

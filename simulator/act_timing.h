@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "engine/plan/plan.pb.h"
+#include "engine/plan/plan_fold.h"
 #include "simulator/hardware/cluster.h"
 
 namespace twinflow::sim {
@@ -41,6 +42,7 @@ class ActTiming {
   int64_t RegstBytes(int64_t regst) const;
 
   const plan::Plan& plan_;
+  const plan::DeviceFold fold_;  // the Plan's, read once
   const Topology& topology_;
   std::vector<int> cluster_device_;
   std::map<std::string, std::pair<double, double>> kernel_seconds_;  // alone, contended

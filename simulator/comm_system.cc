@@ -34,6 +34,7 @@ CommSystem::CommSystem(const plan::Plan& plan, const Topology& topology,
                        std::vector<int> cluster_device, NetworkApi& network,
                        const ActTiming& timing, CoreSharing* cores, int replicas, Finished finished)
     : plan_(plan),
+      fold_(plan::DeviceFold::Of(plan)),
       topology_(topology),
       cluster_device_(std::move(cluster_device)),
       network_(network),
@@ -71,10 +72,9 @@ void CommSystem::Meet(const plan::Task& t, int64_t piece) {
   const plan::CommGroup& group = plan_.groups(static_cast<int>(t.collective().group()));
   if (static_cast<int>(arrived.size()) < group.devices_size()) return;
   std::vector<int> devices;
-  const plan::DeviceFold fold = plan::DeviceFold::Of(plan_);
-  for (int c = 0; c < (group.spans_copies() ? fold.copies : 1); ++c) {
+  for (int c = 0; c < (group.spans_copies() ? fold_.copies : 1); ++c) {
     for (int32_t d : group.devices()) {
-      devices.push_back(static_cast<int>(fold.Image(cluster_device_[d], c)));
+      devices.push_back(static_cast<int>(fold_.Image(cluster_device_[d], c)));
     }
   }
   int64_t bytes = 0;

@@ -26,6 +26,7 @@
 
 #include "engine/plan/chrome_trace.h"
 #include "engine/plan/plan.pb.h"
+#include "engine/plan/plan_fold.h"
 #include "simulator/act_timing.h"
 #include "simulator/comm_polling.h"
 #include "simulator/comm_runner.h"
@@ -89,6 +90,7 @@ class CommSystem {
   int NodeOf(int device) const { return topology_.NodeOf(cluster_device_[device]); }
 
   const plan::Plan& plan_;
+  const plan::DeviceFold fold_;  // the Plan's, read once
   const Topology& topology_;
   std::vector<int> cluster_device_;  // by plan device
   NetworkApi& network_;
