@@ -40,6 +40,22 @@ std::string Json(const plan::Plan& plan, const std::vector<models::DeviceMemory>
   return out.str();
 }
 
+// The largest registers of each stage's fullest device (--top N).
+void PrintLargest(const plan::Plan& plan, const std::vector<models::StageMemory>& stages, int64_t n,
+                  std::ostream& out) {
+  for (const models::StageMemory& s : stages) {
+    out << "stage " << s.stage << ", " << DeviceName(plan, s.fullest.device) << ": the " << n
+        << " largest registers\n";
+    TextTable table({"register", "producer", "holds", "bytes", "slots", "memory"});
+    for (const models::RegisterMemory& r : models::LargestRegisters(plan, s.fullest.device, n)) {
+      table.Add({std::to_string(r.regst), r.producer, compiler::MemoryCategoryName(r.category),
+                 FormatBytes(r.bytes_per_slot), std::to_string(r.slots),
+                 r.shared ? "shared in a chain" : "own"});
+    }
+    table.Print(out);
+  }
+}
+
 int Report(const ArgParser& parser, const std::vector<std::string>& args, int64_t replicas,
            std::ostream& out) {
   const graph::OpRegistry registry = ops::BuiltinOps();
@@ -82,6 +98,10 @@ int Report(const ArgParser& parser, const std::vector<std::string>& args, int64_
   table.Print(out);
   out << "arena: what the runtime allocates per device and `sim` reports; the categories split "
          "the planned peak (the most bytes live at once), the arena adds the layout's slack\n";
+  if (compiled.parsed.Given("top")) {
+    PrintLargest(plan, models::StageMemories(devices), compiled.parsed.GetInt("top", 1, 1 << 20),
+                 out);
+  }
   if (compiled.parsed.Given("json"))
     WriteFileAtomically(compiled.parsed.Get("json"), Json(plan, devices));
   return 0;
@@ -99,6 +119,9 @@ int RunMemoryCommand(const std::vector<std::string>& args, std::ostream& out) {
   AddRanksFlag(parser);
   AddFoldFlag(parser);
   parser.Optional("json", "FILE", "write every device's figures as JSON")
+      .Optional("top", "N",
+                "also list each stage's fullest device's N largest registers: producer, what "
+                "they hold, bytes, slots, and whether they share bytes in a chain")
       .Switch("replica", "one data-parallel replica, as `sim --replica` compiles it")
       .Epilog(
           "example:\n  twinflow memory --model gpt --layers 4 --strategy tp=4,pp=2,mb=4 "

@@ -1,5 +1,6 @@
 #include "models/memory_report.h"
 
+#include <algorithm>
 #include <map>
 
 #include "engine/compiler/plan_memory.h"
@@ -39,6 +40,28 @@ std::vector<StageMemory> StageMemories(const std::vector<DeviceMemory>& devices)
   }
   std::vector<StageMemory> out;
   for (auto& [stage, s] : stages) out.push_back(std::move(s));
+  return out;
+}
+
+std::vector<RegisterMemory> LargestRegisters(const plan::Plan& plan, int32_t device, int64_t n) {
+  const std::vector<compiler::MemoryCategory> category = compiler::RegstCategories(plan);
+  const std::vector<bool> shared =
+      compiler::ChainResidentRegsts(plan, compiler::FindTaskChains(plan));
+  std::vector<RegisterMemory> out;
+  for (const plan::Regst& r : plan.regsts()) {
+    const plan::Task& producer = plan.tasks(static_cast<int>(r.producer()));
+    if (producer.device() != device || r.bytes_per_slot() == 0 || producer.repeat_in_place())
+      continue;  // an in-place REPEAT's output is its input's bytes
+    out.push_back(RegisterMemory{r.id(), producer.name(), category[r.id()], r.bytes_per_slot(),
+                                 r.slots(), shared[r.id()]});
+  }
+  const auto total = [](const RegisterMemory& m) { return m.bytes_per_slot * m.slots; };
+  std::sort(out.begin(), out.end(), [&](const RegisterMemory& a, const RegisterMemory& b) {
+    if (a.shared != b.shared) return !a.shared;
+    return total(a) != total(b) ? total(a) > total(b) : a.regst < b.regst;
+  });
+  if (static_cast<int64_t>(out.size()) > n)
+    out.resize(static_cast<size_t>(std::max<int64_t>(n, 0)));
   return out;
 }
 

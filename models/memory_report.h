@@ -4,6 +4,7 @@
 // what the registers hold (compiler/memory_categories.h). `twinflow memory` prints it and
 // Python's memory() returns it.
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "engine/compiler/memory_categories.h"
@@ -31,5 +32,22 @@ std::vector<DeviceMemory> DeviceMemories(const plan::Plan& plan, const Strategy&
 
 // The devices grouped by stage, in stage order.
 std::vector<StageMemory> StageMemories(const std::vector<DeviceMemory>& devices);
+
+// One register of a device, for "what holds the memory" (`twinflow memory --top N`).
+struct RegisterMemory {
+  int64_t regst = 0;
+  std::string producer;  // the producing task's name
+  compiler::MemoryCategory category = compiler::MemoryCategory::kActivations;
+  int64_t bytes_per_slot = 0;
+  int32_t slots = 0;
+  // Lives inside a chain and shares bytes with the chain's registers whose spans miss its own
+  // (plan_memory.h); otherwise its slots have bytes of their own for the whole run.
+  bool shared = false;
+};
+
+// The `n` registers of `device` holding the most bytes (bytes_per_slot x slots): those with
+// bytes of their own first, then those sharing a chain's, each largest first, ties by register
+// id. An in-place REPEAT's output (its input's bytes) is left out.
+std::vector<RegisterMemory> LargestRegisters(const plan::Plan& plan, int32_t device, int64_t n);
 
 }  // namespace twinflow::models

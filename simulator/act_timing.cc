@@ -102,8 +102,10 @@ double ActTiming::ActSeconds(const plan::Task& t, double contention) {
     }
     case plan::COPY:
       return seconds + CopySeconds(t, contention);
-    case plan::ACC:
     case plan::REPEAT:
+      if (t.repeat_in_place()) return 0;  // its output is its input's bytes: no kernel at all
+      [[fallthrough]];
+    case plan::ACC:
       return seconds + MemorySeconds(2.0 * static_cast<double>(out_bytes), contention);
     case plan::ASSIGN: {  // copies its second input (the update) into the variable
       int64_t in_bytes = 0;

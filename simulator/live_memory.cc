@@ -11,11 +11,13 @@ LiveMemory::LiveMemory(const plan::Plan& plan, bool record)
   for (const plan::Regst& r : plan.regsts()) outstanding_.emplace_back(r.slots(), kFree);
   in_place_input_.assign(plan.regsts_size(), false);
   in_place_output_.assign(plan.regsts_size(), false);
+  borrowed_.assign(plan.regsts_size(), false);
   for (const plan::Task& t : plan.tasks()) {
     if (const auto io = plan::InPlaceRegsts(plan, t)) {
       in_place_input_[io->first] = true;
       in_place_output_[io->second] = true;
     }
+    if (const auto io = plan::RepeatInPlaceRegsts(plan, t)) borrowed_[io->second] = true;
   }
 }
 
@@ -26,7 +28,8 @@ void LiveMemory::Launched(const runtime::Launch& launch, Nanos now) {
     if (outstanding != kFree) continue;  // an ACC keeps its output over several acts
     const plan::Regst& r = plan_.regsts(static_cast<int>(o.regst));
     outstanding = t.kind() == plan::VARIABLE ? kPinned : r.consumers_size();
-    if (!in_place_output_[o.regst]) Change(t.device(), r.bytes_per_slot(), now);
+    if (!in_place_output_[o.regst] && !borrowed_[o.regst])
+      Change(t.device(), r.bytes_per_slot(), now);
   }
 }
 
@@ -34,7 +37,7 @@ void LiveMemory::Returned(const runtime::RegstFree& free, Nanos now) {
   int& outstanding = outstanding_[free.regst][free.slot];
   if (outstanding == kFree || outstanding == kPinned || --outstanding > 0) return;
   outstanding = kFree;
-  if (in_place_input_[free.regst]) return;  // its bytes live on as the output
+  if (in_place_input_[free.regst] || borrowed_[free.regst]) return;  // counted as the input
   const plan::Regst& r = plan_.regsts(static_cast<int>(free.regst));
   Change(plan_.tasks(static_cast<int>(r.producer())).device(), -r.bytes_per_slot(), now);
 }

@@ -36,6 +36,7 @@ class LiveMemory {
   // By regst: an in-place all_reduce's input or output, whose bytes are one slot counted once:
   // from the input's producer until the output's last reader returns it.
   std::vector<bool> in_place_input_, in_place_output_;
+  std::vector<bool> borrowed_;  // an in-place REPEAT's output: its input's bytes, never counted
   std::vector<int64_t> live_, peak_;  // by plan device
   std::vector<plan::MemorySample> samples_;
 };

@@ -364,23 +364,23 @@ std::vector<int64_t> Lowerer::RegstsFor(TensorId tensor, const Layout& layout, R
       micro_batches_ > 1 && produced_rate == Rate::kStep && rate == Rate::kMicroBatch;
   // Forward and backward passes read a repeated step value at their own pace: a REPEAT each.
   const bool backward_repeat = repeat && graph_.IsBackward(consumer);
-  const Layout produced = ProducedLayout(graph_, assignment_, tensor);
-  const std::string key = std::to_string(tensor) + "|" + layout.ToString() + "|" +
-                          std::to_string(static_cast<int>(rate)) +
-                          (backward_repeat ? "|backward" : "");
+  const std::string key = BoxedKey(tensor, layout, rate) + (backward_repeat ? "|backward" : "");
   const auto it = boxed_.find(key);
   if (it != boxed_.end()) return it->second;
+  const Layout produced = ProducedLayout(graph_, assignment_, tensor);
   std::vector<int64_t> current = produced_.at(tensor);
   current_rate_ = produced_rate;
   source_stage_ = graph_.op(node.producer).stage;
   if (accumulate) {
     current_rate_ = Rate::kStep;  // the ACC's output: once per step
-    current = RateChange(node, produced, current, plan::ACC);
+    current = Shared(BoxedKey(tensor, produced, Rate::kStep),
+                     [&] { return RateChange(node, produced, current, plan::ACC); });
   }
   if (!(produced == layout)) {
     const sbp::BoxingPlan& boxing = PlannedBoxing(tensor, consumer, layout);
     for (size_t s = 0; s < boxing.steps.size(); ++s) {
-      current = LowerStep(node, boxing.steps[s], current, s);
+      current = Shared(BoxedKey(tensor, boxing.steps[s].to, current_rate_),
+                       [&] { return LowerStep(node, boxing.steps[s], current, s); });
     }
   }
   if (repeat) {
@@ -389,6 +389,23 @@ std::vector<int64_t> Lowerer::RegstsFor(TensorId tensor, const Layout& layout, R
     current = RateChange(node, layout, current, plan::REPEAT, backward_repeat);
   }
   return boxed_[key] = current;
+}
+
+// A tensor in one layout at one rate is one value, however it was reached: every consumer
+// reading it so (and every boxing passing through it) shares its registers, so that two
+// consumers of a gradient wanting different layouts share its ACC and the boxing steps their
+// paths have in common (the global norm's and the update's reduce-scatter, say).
+std::string Lowerer::BoxedKey(TensorId tensor, const Layout& layout, Rate rate) {
+  return std::to_string(tensor) + "|" + layout.ToString() + "|" +
+         std::to_string(static_cast<int>(rate));
+}
+
+std::vector<int64_t> Lowerer::Shared(const std::string& key,
+                                     const std::function<std::vector<int64_t>()>& make) {
+  const auto it = boxed_.find(key);
+  if (it != boxed_.end()) return it->second;
+  std::vector<int64_t> made = make();
+  return boxed_[key] = made;
 }
 
 const sbp::BoxingPlan& Lowerer::PlannedBoxing(TensorId tensor, graph::OpId consumer,

@@ -64,6 +64,10 @@ class Lowerer {
   // its copies at its own pace.
   std::vector<int64_t> RegstsFor(TensorId tensor, const Layout& layout, Rate rate,
                                  graph::OpId consumer);
+  static std::string BoxedKey(TensorId tensor, const Layout& layout, Rate rate);
+  // The registers cached under `key` in boxed_, made by `make` the first time.
+  std::vector<int64_t> Shared(const std::string& key,
+                              const std::function<std::vector<int64_t>()>& make);
 
   // The boxing the SBP search planned for `consumer`'s read of `tensor` as `layout`: boxing is
   // planned once, in the search, and lowered as it is (PlanError if the search planned none).

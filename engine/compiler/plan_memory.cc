@@ -215,9 +215,10 @@ std::vector<CategoryBytes> Peaks(const plan::Plan& plan,
   const std::vector<MemoryCategory> category = RegstCategories(plan);
   std::vector<CategoryBytes> peak(plan.devices_size(), CategoryBytes{});
   for (const plan::Regst& regst : plan.regsts()) {
-    if (shared[regst.id()]) continue;
-    const int device = plan.tasks(static_cast<int>(regst.producer())).device();
-    peak[device][static_cast<int>(category[regst.id()])] += regst.bytes_per_slot() * regst.slots();
+    const plan::Task& producer = plan.tasks(static_cast<int>(regst.producer()));
+    if (shared[regst.id()] || producer.repeat_in_place()) continue;
+    peak[producer.device()][static_cast<int>(category[regst.id()])] +=
+        regst.bytes_per_slot() * regst.slots();
   }
   for (const auto& [device, spans] : pools) {
     const CategoryBytes live = LargestLiveSum(spans, category);
@@ -258,11 +259,30 @@ bool CanReduceInPlace(const plan::Plan& plan, int64_t t, const std::set<int64_t>
   return true;
 }
 
-// Marks every all_reduce of the chains that can sum in place (CollectiveDesc.in_place), and
-// clears the mark elsewhere, so that planning again gives the same Plan.
+// Whether REPEAT `task` can read in place (Task.repeat_in_place): its input has one slot of
+// bytes of its own on the REPEAT's device that nothing writes in place (not a variable, which
+// an ASSIGN updates, nor another REPEAT's output, which may be borrowed bytes itself), so
+// every output slot can be those bytes, held until the outputs come back. A weight's 16-bit
+// copy is then held once, not once more per pass that repeats it (up to two slots each).
+bool CanRepeatInPlace(const plan::Plan& plan, const plan::Task& task) {
+  if (task.kind() != plan::REPEAT) return false;
+  const int64_t in = DataRegst(plan, task.consumed_regsts());
+  const int64_t out = DataRegst(plan, task.produced_regsts());
+  if (in < 0 || out < 0) return false;
+  const plan::Regst& input = plan.regsts(static_cast<int>(in));
+  const plan::Task& producer = plan.tasks(static_cast<int>(input.producer()));
+  return input.slots() == 1 && input.lag() == 0 && producer.kind() != plan::VARIABLE &&
+         producer.kind() != plan::REPEAT && producer.device() == task.device() &&
+         SameTensor(input.tensor(), plan.regsts(static_cast<int>(out)).tensor());
+}
+
+// Marks every all_reduce of the chains that can sum in place (CollectiveDesc.in_place) and
+// every REPEAT that can read in place, and clears the marks elsewhere, so that planning again
+// gives the same Plan.
 void MarkInPlace(plan::Plan& plan, const std::vector<TaskChain>& chains) {
   for (plan::Task& t : *plan.mutable_tasks()) {
     if (t.kind() == plan::COLLECTIVE) t.mutable_collective()->set_in_place(false);
+    if (t.kind() == plan::REPEAT) t.set_repeat_in_place(CanRepeatInPlace(plan, t));
   }
   for (const TaskChain& chain : chains) {
     std::set<int64_t> inside(chain.tasks.begin(), chain.tasks.end());
@@ -320,13 +340,24 @@ void PlanMemory(plan::Plan& plan, const std::vector<TaskChain>& chains) {
     }
   }
   const std::vector<CategoryBytes> peak = Peaks(plan, pools, shared);
+  std::vector<int64_t> own_offset(plan.regsts_size(), -1);  // slot 0's
   for (const plan::Regst& regst : plan.regsts()) {
-    if (shared[regst.id()]) continue;
-    const int device = plan.tasks(static_cast<int>(regst.producer())).device();
+    const plan::Task& producer = plan.tasks(static_cast<int>(regst.producer()));
+    if (shared[regst.id()] || producer.repeat_in_place()) continue;
+    own_offset[regst.id()] = next[producer.device()];
     for (int32_t slot = 0; slot < regst.slots(); ++slot) {
-      place(device, regst.id(), slot, next[device], regst.bytes_per_slot());
-      next[device] += Aligned(regst.bytes_per_slot());
+      place(producer.device(), regst.id(), slot, next[producer.device()], regst.bytes_per_slot());
+      next[producer.device()] += Aligned(regst.bytes_per_slot());
     }
+  }
+  for (const plan::Task& t : plan.tasks()) {  // in-place REPEATs: every slot at the input's
+    const auto io = plan::RepeatInPlaceRegsts(plan, t);
+    if (!io) continue;
+    const plan::Regst& out = plan.regsts(static_cast<int>(io->second));
+    if (own_offset[io->first] < 0)
+      throw PlanError("in-place REPEAT " + t.name() + " reads a register without bytes of its own");
+    for (int32_t slot = 0; slot < out.slots(); ++slot)
+      place(t.device(), out.id(), slot, own_offset[io->first], out.bytes_per_slot());
   }
   SpanPlacer placer;
   for (auto& [device, spans] : pools) {

@@ -30,6 +30,9 @@ std::vector<bool> FeedsSinks(const plan::Plan& plan, const std::vector<int64_t>&
   return marked;
 }
 
+// A chain's device, stage, forward and weight flags, acts per step and whether it feeds a REPEAT.
+using ChainKey = std::tuple<int32_t, int32_t, bool, bool, int64_t, bool>;
+
 bool HasDirectEdge(const plan::Plan& plan, int64_t from, int64_t to) {
   for (int64_t r : plan.tasks(static_cast<int>(from)).produced_regsts()) {
     const plan::Regst& regst = plan.regsts(static_cast<int>(r));
@@ -126,6 +129,43 @@ void SplitFloating(const plan::Plan& plan, TaskChain& chain) {
   }
 }
 
+// Puts each ACC right after the chained task whose per-micro-batch value it accumulates, in
+// that task's chain: the value then lives over a span of the chain (two positions) and shares
+// bytes, as Megatron adds each micro-batch's weight gradient into its main_grad buffer and
+// frees it; outside the chain it would hold bytes of its own for the whole step beside the
+// accumulator. The ACC's control outputs carry a piece every act (runtime/actor.h), so the
+// chain's order edges work through it. The accumulator itself is read at step rate, outside.
+void JoinAccumulations(const plan::Plan& plan, const std::vector<int64_t>& order,
+                       std::map<ChainKey, TaskChain>& chains) {
+  std::map<int64_t, TaskChain*> chain_of;
+  for (auto& [key, chain] : chains) {
+    for (int64_t id : chain.tasks) chain_of[id] = &chain;
+  }
+  std::map<int64_t, std::vector<int64_t>> after;  // chained task -> the ACCs that follow it
+  for (int64_t id : order) {
+    const plan::Task& t = plan.tasks(static_cast<int>(id));
+    if (t.kind() != plan::ACC) continue;
+    for (int64_t r : t.consumed_regsts()) {
+      const plan::Regst& regst = plan.regsts(static_cast<int>(r));
+      if (regst.bytes_per_slot() == 0 || !plan::LinksOnePiece(regst)) continue;
+      const auto found = chain_of.find(regst.producer());
+      if (found != chain_of.end() && found->second->device == t.device())
+        after[regst.producer()].push_back(id);
+    }
+  }
+  if (after.empty()) return;
+  for (auto& [key, chain] : chains) {
+    std::vector<int64_t> tasks;
+    for (int64_t id : chain.tasks) {
+      tasks.push_back(id);
+      const auto found = after.find(id);
+      if (found != after.end())
+        tasks.insert(tasks.end(), found->second.begin(), found->second.end());
+    }
+    chain.tasks = std::move(tasks);
+  }
+}
+
 }  // namespace
 
 std::vector<TaskChain> FindTaskChains(const plan::Plan& plan) {
@@ -171,7 +211,7 @@ std::vector<TaskChain> FindTaskChains(const plan::Plan& plan) {
   const bool one_piece = plan.pieces_per_step() <= 1;
   // A zero-bubble schedule's weight pass is a chain of its own too, run later than the rest of
   // the backward (compiler/pipeline_schedule.h).
-  std::map<std::tuple<int32_t, int32_t, bool, bool, int64_t, bool>, TaskChain> chains;
+  std::map<ChainKey, TaskChain> chains;
   for (int64_t id : order) {
     const plan::Task& t = plan.tasks(static_cast<int>(id));
     if (!IsChained(t.kind())) continue;
@@ -186,6 +226,7 @@ std::vector<TaskChain> FindTaskChains(const plan::Plan& plan) {
     chain.acts_per_step = acts[id];
     chain.tasks.push_back(id);
   }
+  JoinAccumulations(plan, order, chains);
   std::vector<TaskChain> result;
   for (auto& [key, chain] : chains) {
     SplitFloating(plan, chain);

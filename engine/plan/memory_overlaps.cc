@@ -1,26 +1,37 @@
 #include "engine/plan/memory_overlaps.h"
 
 #include <algorithm>
+#include <map>
 #include <set>
 
 namespace twinflow::plan {
 namespace {
 
-// (lower, higher register id) of each in-place all_reduce's data input and output.
+// The pairs of registers (lower id first) meant to share bytes: each in-place all_reduce's
+// data input and output, and each in-place REPEAT's input with its output; the outputs of the
+// REPEATs reading one input in place share them too, and each such output's slots each other.
 std::set<std::pair<int64_t, int64_t>> InPlacePairs(const Plan& plan) {
   std::set<std::pair<int64_t, int64_t>> pairs;
+  std::map<int64_t, std::vector<int64_t>> borrowers;  // input -> in-place REPEAT outputs
   for (const Task& t : plan.tasks()) {
     if (const auto io = InPlaceRegsts(plan, t)) {
       pairs.insert({std::min(io->first, io->second), std::max(io->first, io->second)});
+    }
+    if (const auto io = RepeatInPlaceRegsts(plan, t)) borrowers[io->first].push_back(io->second);
+  }
+  for (auto& [input, outputs] : borrowers) {
+    outputs.push_back(input);
+    for (int64_t a : outputs) {
+      for (int64_t b : outputs) {
+        if (a <= b && (a != b || a != input)) pairs.insert({a, b});
+      }
     }
   }
   return pairs;
 }
 
-}  // namespace
-
-std::optional<std::pair<int64_t, int64_t>> InPlaceRegsts(const Plan& plan, const Task& task) {
-  if (task.kind() != COLLECTIVE || !task.collective().in_place()) return std::nullopt;
+// The task's data input and output registers (the last of each), if it has both.
+std::optional<std::pair<int64_t, int64_t>> DataInputAndOutput(const Plan& plan, const Task& task) {
   const auto data = [&](const google::protobuf::RepeatedField<google::protobuf::int64>& regsts) {
     int64_t found = -1;
     for (int64_t r : regsts) {
@@ -35,6 +46,18 @@ std::optional<std::pair<int64_t, int64_t>> InPlaceRegsts(const Plan& plan, const
   const int64_t out = data(task.produced_regsts());
   if (in < 0 || out < 0) return std::nullopt;
   return std::pair{in, out};
+}
+
+}  // namespace
+
+std::optional<std::pair<int64_t, int64_t>> InPlaceRegsts(const Plan& plan, const Task& task) {
+  if (task.kind() != COLLECTIVE || !task.collective().in_place()) return std::nullopt;
+  return DataInputAndOutput(plan, task);
+}
+
+std::optional<std::pair<int64_t, int64_t>> RepeatInPlaceRegsts(const Plan& plan, const Task& task) {
+  if (task.kind() != REPEAT || !task.repeat_in_place()) return std::nullopt;
+  return DataInputAndOutput(plan, task);
 }
 
 std::vector<std::pair<SlotKey, SlotKey>> OverlappingSlots(const Plan& plan,

@@ -17,13 +17,19 @@ struct SlotKey {
 };
 
 // Every pair of placed slots (of registers with bytes) whose byte ranges overlap, each pair
-// once, but for an in-place all_reduce's input and output (CollectiveDesc.in_place), which are
-// meant to. Entries naming no register are skipped (validation reports those).
+// once, but for the input and output of an in-place all_reduce (CollectiveDesc.in_place) or
+// REPEAT (Task.repeat_in_place), which are meant to. Entries naming no register are skipped
+// (validation reports those).
 std::vector<std::pair<SlotKey, SlotKey>> OverlappingSlots(const Plan& plan,
                                                           const MemoryPlan& memory);
 
 // The data input and output registers of an in-place all_reduce (CollectiveDesc.in_place), or
 // nothing for any other task (or one whose register ids are out of range).
 std::optional<std::pair<int64_t, int64_t>> InPlaceRegsts(const Plan& plan, const Task& task);
+
+// The data input and output registers of a REPEAT that reads in place (Task.repeat_in_place),
+// or nothing for any other task. Unlike an all_reduce's, its output's bytes are its input's
+// for as long as the input lives: the output adds no bytes, and returning it frees none.
+std::optional<std::pair<int64_t, int64_t>> RepeatInPlaceRegsts(const Plan& plan, const Task& task);
 
 }  // namespace twinflow::plan

@@ -36,6 +36,7 @@ void Validator::CheckTaskKind(int64_t t) const {
     }
   };
   const TaskKind kind = task.kind();
+  if (task.repeat_in_place() && kind != REPEAT) Fail(what + " reads in place but is no REPEAT");
   if (kind == SOURCE || kind == VARIABLE) {
     expect(task.consumed_regsts_size() == 0, "no consumed regsts");
     expect(kind == SOURCE ? n_out >= 1 : n_out == 1,
@@ -73,6 +74,8 @@ void Validator::CheckTaskKind(int64_t t) const {
       if (count < 1 || count > kMaxPiecesPerStep)
         Fail(what + " has count " + Str(count) + " (expected 1 to 2^20)");
       if (plan_.regsts(in[0]).lag() != 0) Fail(what + " consumes lagged " + RegstText(in[0]));
+      if (task.repeat_in_place() && plan_.regsts(in[0]).slots() != 1)
+        Fail(what + " reads in place from " + RegstText(in[0]) + ", which has not one slot");
       if (!SameDesc(plan_.regsts(in[0]).tensor(), plan_.regsts(out[0]).tensor())) {
         Fail(what + " input and output tensors differ");
       }

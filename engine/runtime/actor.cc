@@ -24,6 +24,7 @@ Actor::Actor(const plan::Plan& plan, int64_t task, int64_t pieces)
   if (kind_ == plan::TASK_KIND_UNSPECIFIED) Fail("has no kind");
   if (kind_ == plan::ACC) rate_ = t.acc_count();
   if (kind_ == plan::REPEAT) rate_ = t.repeat_count();
+  lends_input_ = kind_ == plan::REPEAT && t.repeat_in_place();
   if (rate_ < 1) Fail("has a non-positive acc_count or repeat_count " + std::to_string(rate_));
   if (IsSource() && pieces < 0) Fail("is given " + std::to_string(pieces) + " pieces");
   if (!IsSource() && t.consumed_regsts_size() == 0) {
@@ -72,6 +73,7 @@ Actor::Actor(const plan::Plan& plan, int64_t task, int64_t pieces)
     o.slots = r.slots();
     o.consumers.assign(r.consumers().begin(), r.consumers().end());
     o.holders.assign(static_cast<size_t>(r.slots()), 0);
+    o.every_act = r.tensor().dtype() == plan::DTYPE_UNSPECIFIED;
     output_order_.push_back(id);
   }
 }
@@ -84,8 +86,12 @@ bool Actor::StartsInput(int64_t act) const { return kind_ != plan::REPEAT || act
 bool Actor::EndsInput(int64_t act) const {
   return kind_ != plan::REPEAT || act % rate_ == rate_ - 1;
 }
-bool Actor::StartsOutput(int64_t act) const { return kind_ != plan::ACC || act % rate_ == 0; }
-bool Actor::EndsOutput(int64_t act) const { return kind_ != plan::ACC || act % rate_ == rate_ - 1; }
+bool Actor::StartsOutput(const Output& o, int64_t act) const {
+  return kind_ != plan::ACC || o.every_act || act % rate_ == 0;
+}
+bool Actor::EndsOutput(const Output& o, int64_t act) const {
+  return kind_ != plan::ACC || o.every_act || act % rate_ == rate_ - 1;
+}
 
 int64_t Actor::NeededPiece(const Input& in, int64_t act) const {
   const int64_t index = kind_ == plan::REPEAT ? act / rate_ : act;
@@ -127,13 +133,11 @@ void Actor::TryAct(Outbox& out) {
   const int64_t act = acts_;
   if (StartsInput(act)) {
     for (const auto& [id, in] : inputs_) {
-      if (!Ready(in, act)) return;
+      if (in.lent || !Ready(in, act)) return;
     }
   }
-  if (StartsOutput(act)) {
-    for (const auto& [id, o] : outputs_) {
-      if (o.holders[static_cast<size_t>(o.produced % o.slots)] > 0) return;
-    }
+  for (const auto& [id, o] : outputs_) {
+    if (StartsOutput(o, act) && o.holders[static_cast<size_t>(o.produced % o.slots)] > 0) return;
   }
   Launch launch;
   launch.task = task_;
@@ -172,21 +176,39 @@ void Actor::Done(Outbox& out) {
   if (EndsInput(act)) {
     for (auto& [id, in] : inputs_) {
       if (!in.in_use) continue;
+      if (lends_input_) {
+        in.lent = true;  // returned by ReturnLentInputs, once the outputs below come back
+        continue;
+      }
       in.in_use = false;
       out.messages.push_back(Envelope{in.producer, RegstFree{id, in.use.slot}});
     }
   }
-  if (EndsOutput(act)) {
-    for (auto& [id, o] : outputs_) {
-      const int32_t slot = static_cast<int32_t>(o.produced % o.slots);
-      o.holders[static_cast<size_t>(slot)] = static_cast<int32_t>(o.consumers.size());
-      for (int64_t consumer : o.consumers) {
-        out.messages.push_back(Envelope{consumer, RegstReady{id, slot, o.produced}});
-      }
-      ++o.produced;
+  for (auto& [id, o] : outputs_) {
+    if (!EndsOutput(o, act)) continue;
+    const int32_t slot = static_cast<int32_t>(o.produced % o.slots);
+    o.holders[static_cast<size_t>(slot)] = static_cast<int32_t>(o.consumers.size());
+    for (int64_t consumer : o.consumers) {
+      out.messages.push_back(Envelope{consumer, RegstReady{id, slot, o.produced}});
+    }
+    ++o.produced;
+  }
+  ReturnLentInputs(out);
+  TryAct(out);
+}
+
+void Actor::ReturnLentInputs(Outbox& out) {
+  for (const auto& [id, o] : outputs_) {
+    for (int32_t holders : o.holders) {
+      if (holders > 0) return;
     }
   }
-  TryAct(out);
+  for (auto& [id, in] : inputs_) {
+    if (!in.lent) continue;
+    in.lent = false;
+    in.in_use = false;
+    out.messages.push_back(Envelope{in.producer, RegstFree{id, in.use.slot}});
+  }
 }
 
 void Actor::StopActing(Outbox& out) {
@@ -228,6 +250,7 @@ void Actor::Receive(const ActorMessage& message, Outbox& out) {
     }
   } else if (const auto* free = std::get_if<RegstFree>(&message)) {
     OnFree(*free);
+    ReturnLentInputs(out);
   } else {
     OnEord(std::get<Eord>(message));
   }

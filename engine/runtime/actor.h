@@ -17,8 +17,11 @@
 // consumer counts the producer's pieces, returns each at once, and acts when the count reaches
 // what the register's table asks for that act. One act is in flight at a time: Launch, then
 // the executor reports Done. Rates: most actors consume and produce one piece per act. ACC
-// holds its output slot over acc_count acts and produces one piece per acc_count inputs; REPEAT
-// holds its input slot over repeat_count acts and produces a piece per act. SOURCE, VARIABLE
+// holds its output slot over acc_count acts and produces one piece per acc_count inputs (but a
+// piece of each control register every act); REPEAT
+// holds its input slot over repeat_count acts and produces a piece per act; a REPEAT that
+// reads in place (Task.repeat_in_place: its outputs are its input's bytes) holds the input
+// until every piece made from it has come back. SOURCE, VARIABLE
 // and RECV have no inputs and act `pieces` times (given by the executor: micro-batches x steps
 // for data, steps for variables, its peer SEND's acts for a RECV).
 //
@@ -118,6 +121,7 @@ class Actor {
     std::vector<int64_t> order;        // an order register's counts per act of a step (else empty)
     std::map<int64_t, int32_t> ready;  // piece -> slot, announced and not yet taken
     bool in_use = false;               // `use` is held by the current act (or a REPEAT)
+    bool lent = false;  // an in-place REPEAT's acts on `use` are done; its outputs are not back
     SlotRef use;
     int64_t next = 0;  // the next piece to take; every piece below it was taken or returned
     std::set<int64_t> returned_unused;  // pieces >= next returned after the last act
@@ -132,13 +136,17 @@ class Actor {
     std::vector<int64_t> consumers;
     std::vector<int32_t> holders;  // per slot: consumers that have not returned it
     int64_t produced = 0;          // pieces announced
+    // A control register of an ACC: a piece every act, not every acc_count acts, so that the
+    // ACC can sit in a chain (compiler/task_chains.h) and the chain's next task follow each act.
+    bool every_act = false;
   };
 
   bool IsSource() const;
-  bool StartsInput(int64_t act) const;   // takes new input pieces (REPEAT: every repeat_count)
-  bool EndsInput(int64_t act) const;     // returns them
-  bool StartsOutput(int64_t act) const;  // needs a free slot (ACC: every acc_count)
-  bool EndsOutput(int64_t act) const;    // announces the piece
+  bool StartsInput(int64_t act) const;  // takes new input pieces (REPEAT: every repeat_count)
+  bool EndsInput(int64_t act) const;    // returns them
+  // Needs a free slot of `o` (an ACC's data output: every acc_count acts).
+  bool StartsOutput(const Output& o, int64_t act) const;
+  bool EndsOutput(const Output& o, int64_t act) const;      // announces the piece
   int64_t NeededPiece(const Input& in, int64_t act) const;  // -1 when the act needs none
   // An order register's pieces that must be made before `act` (0 for other registers).
   int64_t OrderNeeds(const Input& in, int64_t act) const;
@@ -147,6 +155,7 @@ class Actor {
   void TryAct(Outbox& out);
   void StopActing(Outbox& out);
   void ReturnUnused(Input& in, int64_t piece, int32_t slot, Outbox& out);
+  void ReturnLentInputs(Outbox& out);  // once no output slot is held
   void OnReady(const RegstReady& m);
   void OnFree(const RegstFree& m);
   void OnEord(const Eord& m);
@@ -160,8 +169,9 @@ class Actor {
   int64_t acts_ = 0;
   bool busy_ = false;
   plan::TaskKind kind_;
-  int64_t rate_ = 1;      // acc_count of an ACC, repeat_count of a REPEAT
-  bool stopped_ = false;  // the last act is done and the Eords are sent
+  int64_t rate_ = 1;          // acc_count of an ACC, repeat_count of a REPEAT
+  bool lends_input_ = false;  // a REPEAT reading in place
+  bool stopped_ = false;      // the last act is done and the Eords are sent
   // Keyed by register id so that every message goes out in a deterministic order; the task's
   // own register order (for Launch) is kept in the two lists.
   std::map<int64_t, Input> inputs_;

@@ -44,7 +44,7 @@ std::string Actor::WaitingOn() const {
     const std::string held = " (held by " + Join(consumers, ", ") + ")";
     if (!stopped_) {
       const int32_t slot = static_cast<int32_t>(o.produced % o.slots);
-      if (StartsOutput(acts_) && o.holders[static_cast<size_t>(slot)] > 0) {
+      if (StartsOutput(o, acts_) && o.holders[static_cast<size_t>(slot)] > 0) {
         waits.push_back("output regst " + std::to_string(id) + " has no free slot" + held);
       }
       continue;

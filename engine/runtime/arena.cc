@@ -115,6 +115,18 @@ void Arena::FindInPlacePairs(const plan::Plan& plan) {
     in.bytes_live_on = true;
     out.bytes_already_in = true;
   }
+  for (const plan::Task& t : plan.tasks()) {
+    const auto io = plan::RepeatInPlaceRegsts(plan, t);
+    if (t.device() != device_ || !io || !Holds(io->first) || !Holds(io->second)) continue;
+    const Layout& in = regsts_[io->first];
+    Layout& out = regsts_[io->second];
+    if (in.offsets.size() != 1 || in.slot_bytes == 0) continue;
+    bool aliased = true;
+    for (int64_t offset : out.offsets) aliased = aliased && offset == in.offsets[0];
+    if (!aliased) continue;  // not one buffer after all
+    out.bytes_already_in = true;
+    out.bytes_borrowed = true;
+  }
 }
 
 void Arena::CheckNoneLive(int64_t regst, int32_t slot) const {
@@ -199,7 +211,7 @@ void Arena::Release(int64_t regst, int32_t slot) {
   if (layout.pinned || !layout.live[slot]) return;
   if (--layout.outstanding[slot] > 0) return;
   layout.live[slot] = false;
-  if (!layout.bytes_live_on) live_bytes_ -= layout.slot_bytes;
+  if (!layout.bytes_live_on && !layout.bytes_borrowed) live_bytes_ -= layout.slot_bytes;
 }
 
 }  // namespace twinflow::runtime

@@ -60,9 +60,11 @@ class Arena {
     std::vector<bool> live;
     std::vector<std::vector<std::pair<int64_t, int32_t>>> sharing;  // per slot
     // An in-place all_reduce's input and output at the same bytes count once: from the input's
-    // launch until the output is released.
-    bool bytes_live_on = false;     // the input: its bytes become the output's
-    bool bytes_already_in = false;  // the output: its bytes are the input's
+    // launch until the output is released. An in-place REPEAT's output never counts: its bytes
+    // are its input's, which the REPEAT holds until the output comes back.
+    bool bytes_live_on = false;     // the all_reduce's input: its bytes become the output's
+    bool bytes_already_in = false;  // the output of either: its bytes are the input's
+    bool bytes_borrowed = false;    // the REPEAT's output: releasing it frees nothing
   };
   Layout& At(int64_t regst, int32_t slot);
   // Per slot, the other slots whose bytes overlap its own (found once, from the offsets; none

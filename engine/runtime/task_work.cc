@@ -108,7 +108,8 @@ void RunTaskWork(RunContext& ctx, const PreparedTask& t, const Launch& l) {
     }
     case plan::REPEAT: {
       Tensor dst = out(0);
-      device.Copy(in(0), dst);
+      const Tensor src = in(0);
+      if (src.raw() != dst.raw()) device.Copy(src, dst);  // in place: already there
       return;
     }
     case plan::SINK: {

@@ -31,11 +31,11 @@ const graph::OpRegistry& Ops() {
 
 models::BuiltModel BuildGpt(const std::string& strategy,
                             const models::GptConfig& config = testing::TinyGptConfig(),
-                            int64_t devices = 4) {
+                            int64_t devices = 4, const std::string& optimizer = "adam:lr=0.01") {
   models::BuildOptions options;
   options.strategy = models::ParseStrategy(strategy);
   options.devices = devices;
-  options.optimizer = graph::ParseOptimizer("adam:lr=0.01");
+  options.optimizer = graph::ParseOptimizer(optimizer);
   return models::BuildGpt(Ops(), config, options);
 }
 
@@ -503,6 +503,54 @@ TEST(PipelineSlots, AccInputsHaveOneSlotAndEachPassItsOwnRepeat) {
   EXPECT_GT(acc_inputs, 0);
   EXPECT_GT(forward_repeats, 0);
   EXPECT_GT(backward_repeats, 0);
+}
+
+// Clipping by the global norm reads every gradient twice (its square sum, and the update after
+// one more boxing step): the two readers share the gradient's ACC and first reduction, and
+// the ACC sits in its producer's chain, so the micro-batch's gradient shares bytes there.
+TEST(PipelineSlots, EachGradientHasOneAccInItsProducersChain) {
+  const plan::Plan plan = CompileModel(BuildGpt(
+      "dp=2,pp=2,mb=4,precision=bf16", testing::TinyGptConfig(), 4, "adam:lr=0.01,clip_grad=1.0"));
+  const std::vector<bool> resident =
+      compiler::ChainResidentRegsts(plan, compiler::FindTaskChains(plan));
+  std::map<std::pair<std::string, int32_t>, int> accs;  // (accumulated tensor, device) -> ACCs
+  int resident_inputs = 0;
+  for (const plan::Task& t : plan.tasks()) {
+    if (t.kind() != plan::ACC) continue;
+    ++accs[{t.name().substr(0, t.name().rfind("/acc@")), t.device()}];
+    for (int64_t r : t.consumed_regsts()) {
+      if (plan.regsts(static_cast<int>(r)).bytes_per_slot() > 0 && resident[r]) ++resident_inputs;
+    }
+  }
+  ASSERT_GT(accs.size(), 10u);
+  for (const auto& [key, count] : accs) EXPECT_EQ(count, 1) << key.first << " on " << key.second;
+  // Every weight gradient's (the loss's ACC feeds a SINK at another rate and stays out).
+  EXPECT_GE(resident_inputs, static_cast<int>(accs.size()) - 4);
+}
+
+// The REPEATs of the weights' 16-bit copies read in place: every output slot at the cast's
+// one slot. (The training tests run such Plans: the arena checks that no bytes are overwritten
+// while live, and the losses match the reference.)
+TEST(PipelineSlots, RepeatsOfWeightCopiesReadInPlace) {
+  const plan::Plan plan = CompileGpt("dp=2,pp=2,mb=4,precision=bf16");
+  std::map<std::pair<int64_t, int32_t>, int64_t> offset;  // (regst, slot) -> offset
+  for (const plan::MemoryPlan& m : plan.memory()) {
+    for (const plan::SlotOffset& o : m.offsets()) offset[{o.regst(), o.slot()}] = o.offset();
+  }
+  int in_place = 0;
+  for (const plan::Task& t : plan.tasks()) {
+    if (t.kind() != plan::REPEAT) continue;
+    const plan::Regst& in = plan.regsts(static_cast<int>(t.consumed_regsts(0)));
+    // All but those of a variable itself (fp32 step values), which the update writes in place.
+    const bool variable = plan.tasks(static_cast<int>(in.producer())).kind() == plan::VARIABLE;
+    EXPECT_EQ(t.repeat_in_place(), !variable) << t.name();
+    if (!t.repeat_in_place()) continue;
+    ++in_place;
+    const plan::Regst& out = plan.regsts(static_cast<int>(t.produced_regsts(0)));
+    for (int32_t slot = 0; slot < out.slots(); ++slot)
+      EXPECT_EQ((offset[{out.id(), slot}]), (offset[{in.id(), 0}])) << t.name();
+  }
+  EXPECT_GT(in_place, 20);
 }
 
 }  // namespace

@@ -2,8 +2,9 @@
 // plan_memory.h) over random valid Plans: the planned Plan still validates, still terminates
 // under random message orders with every actor acting as often as before, and no slot is
 // ever overwritten through shared bytes while a reader still needs it: not by collectives
-// floating beside their chain (which random delivery runs at any time they may), and not by an
-// in-place all_reduce beyond its own input.
+// floating beside their chain (which random delivery runs at any time they may), not by an
+// in-place all_reduce beyond its own input, and not by the producer of an in-place REPEAT's
+// input while a piece repeated from it is still read.
 #include <gtest/gtest.h>
 #include <rapidcheck/gtest.h>
 
@@ -42,6 +43,7 @@ RC_GTEST_PROP(MemoryPlanProperty, OrderedChainsTerminateAndSharedBytesAreNeverCl
   const runtime::TestRunResult after = runtime::RunWithRandomDelivery(planned, pieces, seed);
   RC_ASSERT(before.finished);
   RC_LOG() << after.report << "\n";
+  for (const std::string& v : after.violations) RC_LOG() << v << "\n";
   RC_ASSERT(after.finished);
   RC_ASSERT(after.violations.empty());
   RC_ASSERT(after.acts == before.acts);
@@ -52,11 +54,15 @@ RC_GTEST_PROP(MemoryPlanProperty, OrderedChainsTerminateAndSharedBytesAreNeverCl
   }
   int64_t floating = 0;
   for (const TaskChain& chain : chains) floating += static_cast<int64_t>(chain.floating.size());
-  int64_t in_place = 0;
-  for (const plan::Task& t : planned.tasks()) in_place += t.collective().in_place() ? 1 : 0;
+  int64_t in_place = 0, repeats_in_place = 0;
+  for (const plan::Task& t : planned.tasks()) {
+    in_place += t.collective().in_place() ? 1 : 0;
+    repeats_in_place += t.repeat_in_place() ? 1 : 0;
+  }
   RC_TAG(chains.empty() ? "no chain" : "chains", shared > 0 ? "bytes shared" : "no sharing",
          floating > 0 ? "collectives floating" : "none floating",
-         in_place > 0 ? "summed in place" : "none in place");
+         in_place > 0 ? "summed in place" : "none in place",
+         repeats_in_place > 0 ? "repeated in place" : "no repeat in place");
 }
 
 }  // namespace

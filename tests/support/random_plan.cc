@@ -211,8 +211,12 @@ class Generator {
   void AddRateChange(TaskKind kind) {
     const bool acc = kind == plan::ACC;
     const int64_t from = acc ? micro_ : 1;
-    const int64_t t = AddTask(kind, acc ? "acc" : "rep", acc ? 1 : micro_);
     const int64_t in = Pick(data_, from, 1).at(0);
+    // Often on its input's device, as compiled Plans have it (a REPEAT may then read in place).
+    const int64_t device = rng_.UniformInt(0, 1) == 0
+                               ? plan_.tasks(plan_.regsts(in).producer()).device()
+                               : int64_t{-1};
+    const int64_t t = AddTask(kind, acc ? "acc" : "rep", acc ? 1 : micro_, device);
     Consume(t, in);
     if (acc) plan_.mutable_tasks(t)->set_acc_count(micro_);
     if (!acc) plan_.mutable_tasks(t)->set_repeat_count(micro_);

@@ -27,12 +27,19 @@ struct PlanBuilder {
     if (kind == plan::REPEAT) t->set_repeat_count(rate);
     return t->id();
   }
-  int64_t Regst(int64_t producer, std::vector<int64_t> consumers, int slots, int lag = 0) {
+  // A data register (one float), or with `control` a control register (no tensor).
+  int64_t Regst(int64_t producer, std::vector<int64_t> consumers, int slots, int lag = 0,
+                bool control = false) {
     plan::Regst* r = plan.add_regsts();
     r->set_id(plan.regsts_size() - 1);
     r->set_producer(producer);
     r->set_slots(slots);
     r->set_lag(lag);
+    if (!control) {
+      r->mutable_tensor()->set_dtype(plan::DTYPE_F32);
+      r->mutable_tensor()->add_shape(1);
+      r->set_bytes_per_slot(4);
+    }
     plan.mutable_tasks(static_cast<int>(producer))->add_produced_regsts(r->id());
     for (int64_t c : consumers) {
       r->add_consumers(c);
@@ -144,6 +151,31 @@ TEST(ActorTest, AccProducesOnePiecePerAccCount) {
   EXPECT_EQ(last, (std::vector<bool>{false, false, true, false, false, true}));
   EXPECT_EQ(out_pieces, (std::vector<int64_t>{0, 0, 0, 1, 1, 1}));
   EXPECT_EQ((r.inputs_seen.at({k, 1})), (std::vector<int64_t>{0, 1}));
+  for (uint64_t seed = 0; seed < 30; ++seed) {
+    EXPECT_TRUE(RunWithRandomDelivery(b.plan, Pieces(6), seed).finished);
+  }
+}
+
+// An ACC in a chain (compiler/task_chains.h): its control output carries a piece every act, so
+// the chain's next task follows each act, while its data output still carries one per step.
+TEST(ActorTest, AccControlOutputsCarryAPieceEveryAct) {
+  PlanBuilder b;
+  const int64_t s = b.Task(plan::SOURCE, "s");
+  const int64_t a = b.Task(plan::ACC, "acc", 3);
+  const int64_t k = b.Task(plan::SINK, "k");
+  const int64_t next = b.Task(plan::COMPUTE, "next");
+  b.Regst(s, {a, next}, 1);
+  b.Regst(a, {k}, 1);
+  b.Regst(a, {next}, 1, 0, /*control=*/true);
+  const TestRunResult r = InOrder(b.plan, 6);
+  ASSERT_TRUE(r.finished) << r.report;
+  EXPECT_EQ(r.acts, (std::vector<int64_t>{6, 6, 2, 6}));
+  EXPECT_EQ((r.inputs_seen.at({k, 1})), (std::vector<int64_t>{0, 1}));
+  EXPECT_EQ((r.inputs_seen.at({next, 2})), (std::vector<int64_t>{0, 1, 2, 3, 4, 5}));
+  for (size_t i = 0, acc_acts = 0; i < r.launches.size(); ++i) {
+    if (r.launches[i].task == a) ++acc_acts;
+    if (r.launches[i].task == next) EXPECT_EQ(acc_acts, r.launches[i].piece + 1);
+  }
   for (uint64_t seed = 0; seed < 30; ++seed) {
     EXPECT_TRUE(RunWithRandomDelivery(b.plan, Pieces(6), seed).finished);
   }
