@@ -96,7 +96,10 @@ ActorDriver::ActorDriver(const plan::Plan& plan, const Topology& topology,
   flops_.assign(devices, 0);
   const std::vector<int64_t> acts = plan::ActsPerStep(plan);
   const int64_t per_step = std::max<int64_t>(1, plan.pieces_per_step());
-  for (int64_t a : acts) total_acts_ += a * options.steps;
+  for (const plan::Task& t : plan.tasks()) {  // an ACC acts once per input piece
+    const int64_t rate = t.kind() == plan::ACC ? std::max<int64_t>(1, t.acc_count()) : 1;
+    total_acts_ += acts[t.id()] * rate * options.steps;
+  }
   for (const plan::Task& t : plan.tasks()) {
     const int64_t pieces = t.kind() == plan::SOURCE     ? options.steps * per_step
                            : t.kind() == plan::VARIABLE ? options.steps

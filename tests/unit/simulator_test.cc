@@ -209,6 +209,29 @@ TEST(Simulator, ProgressCountsTheActsOfTheWholeRun) {
   EXPECT_EQ(seen.back().acts, want);
 }
 
+// An ACC acts once per input piece, though it makes one piece per acc_count: the total counts
+// its acts (4 micro-batches a step: 4 source, 4 ACC and 1 sink acts a step).
+TEST(Simulator, ProgressCountsEveryActOfAnAcc) {
+  PlanBuilder b(1, /*pieces_per_step=*/4);
+  const int64_t s = b.Task(plan::SOURCE, 0, "s");
+  const int64_t acc = b.Task(plan::ACC, 0, "acc");
+  b.task(acc).set_acc_count(4);
+  const int64_t k = b.Task(plan::SINK, 0, "k");
+  b.Regst(s, {acc}, Shape({16}));
+  b.Regst(acc, {k}, Shape({16}));
+  int64_t total = 0, acts = 0;
+  SimOptions options;
+  options.steps = 3;
+  options.progress_every = 1;
+  options.progress = [&](const SimProgress& p) {
+    total = p.total_acts;
+    acts = p.acts;
+  };
+  ASSERT_TRUE(Simulate(b.Build(), Cluster(1, 1e10, 0), options).finished);
+  EXPECT_EQ(total, 3 * (4 + 4 + 1));
+  EXPECT_EQ(acts, total);
+}
+
 // One of R data-parallel replicas: an optimizer update waits for its gradient's all-reduce
 // over the replicas, a ring over the inter-node links.
 TEST(Simulator, ReplicasAllReduceEachGradientBeforeTheUpdate) {
