@@ -27,6 +27,12 @@ void AddRanksFlag(ArgParser& parser);
 // Adds --no-fold.
 void AddFoldFlag(ArgParser& parser);
 
+// What `sim` and `memory` add when a folded Plan's copies are alike but for uneven splits
+// (plan.proto PlanFold.uneven_shards).
+inline constexpr const char* kUnevenShards =
+    "  (a split over the copies is uneven: every copy is simulated with copy 0's shards, at "
+    "most one element longer along the split than the last copy's)\n";
+
 // The fold a simulated Plan of `strategy` on `spec` is lowered with (plan_fold.h): its
 // data-parallel copies (models::DataParallelFold), unless --no-fold is given or the cluster is
 // a CPU host (whose cores the copies would share).

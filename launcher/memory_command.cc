@@ -72,6 +72,9 @@ int Report(const ArgParser& parser, const std::vector<std::string>& args, int64_
   if (copies > 1) {
     out << "folded: the devices of one data-parallel copy stand in for " << copies
         << " identical ones (--no-fold lowers them all)\n";
+    if (plan.fold().uneven_shards()) out << kUnevenShards;
+  } else if (!compiled.compiled.fold_refused.empty()) {
+    out << "not folded, " << compiled.compiled.fold_refused << "\n";
   }
   if (replicas > 1) out << "one of " << replicas << " data-parallel replicas, as `sim --replica`\n";
   std::vector<std::string> header = {"stage", "devices",     "fullest",

@@ -94,6 +94,7 @@ void PrintSimSummary(std::ostream& out, const ClusterPlan& cluster_plan,
   if (fold.folded()) {
     out << "folded: " << plan.devices_size() << " devices simulated, standing in for "
         << fold.copies << " identical data-parallel copies (--no-fold lowers them all)\n";
+    if (plan.fold().uneven_shards()) out << kUnevenShards;
   } else if (!cluster_plan.compiled.fold_refused.empty()) {
     out << "not folded, " << cluster_plan.compiled.fold_refused << "\n";
   }

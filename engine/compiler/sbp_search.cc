@@ -37,6 +37,34 @@ class BoxingPricer {
         src, dst);
   }
 
+  // The boxing plan from `src` to `dst`: planned once per (tensor meta, layouts shifted as
+  // Time's), then its layouts shifted back. The rest of a plan (groups, transfers) counts in
+  // parallel indices, which a shift leaves alone.
+  sbp::BoxingPlan Plan(const graph::TensorMeta& meta, const sbp::Layout& src,
+                       const sbp::Layout& dst) {
+    const int64_t shift = Shift(src.placement, dst.placement);
+    const sbp::Layout shifted_src{Shifted(src.placement, shift), src.nd_sbp};
+    const sbp::Layout shifted_dst{Shifted(dst.placement, shift), dst.nd_sbp};
+    const std::string key =
+        meta.ToString() + "|" + shifted_src.ToString() + "|" + shifted_dst.ToString();
+    auto it = plans_.find(key);
+    if (it == plans_.end()) {
+      it = plans_
+               .emplace(key, sbp::PlanBoxing(meta.shape, meta.dtype, shifted_src, shifted_dst,
+                                             cost_model_))
+               .first;
+    }
+    sbp::BoxingPlan plan = it->second;
+    if (shift == 0) return plan;
+    plan.src = src;
+    plan.dst = dst;
+    for (sbp::BoxingStep& step : plan.steps) {
+      step.from.placement = Shifted(step.from.placement, -shift);
+      step.to.placement = Shifted(step.to.placement, -shift);
+    }
+    return plan;
+  }
+
   // Time() for every pair of `sources` x `targets` on one edge, row by row: the placements
   // are shifted once and each distinct source layout priced once.
   std::vector<double> Times(const graph::TensorMeta& meta, const sbp::Placement& from,
@@ -102,6 +130,7 @@ class BoxingPricer {
 
   const sbp::CostModel& cost_model_;
   std::map<std::string, std::map<sbp::NdSbp, double>> cache_;
+  std::map<std::string, sbp::BoxingPlan> plans_;
 };
 
 // An assign writes into its variable where the variable lives: its first input cannot be
@@ -417,7 +446,7 @@ SbpAssignment SearchSbp(const graph::LogicalGraph& graph, const graph::OpRegistr
       const sbp::Layout dst{consumer.placement, assignment.signatures[consumer.id].inputs[i]};
       if (src == dst) continue;
       BoxingEdge edge{tensor.id, consumer.id, static_cast<int>(i),
-                      sbp::PlanBoxing(tensor.meta.shape, tensor.meta.dtype, src, dst, cost_model)};
+                      pricer.Plan(tensor.meta, src, dst)};
       assignment.boxing_time += edge.plan.time();
       assignment.boxings.push_back(std::move(edge));
     }

@@ -53,6 +53,7 @@ void Validator::CheckDevicesAndGroups() const {
          Str(f.block()) + " do not fit (block = stride x copies, stride > 0)");
   }
   if (f.copies() > 1 && plan_.cluster().ranks() > 1) Fail("a folded Plan runs on one rank");
+  if (f.uneven_shards() && f.copies() <= 1) Fail("a Plan that is not folded has uneven_shards");
   const DeviceFold fold = DeviceFold::Of(plan_);
   std::set<std::pair<int, int64_t>> seen;
   for (int64_t d = 0; d < NumDevices(); ++d) {

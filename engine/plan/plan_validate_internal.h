@@ -39,7 +39,7 @@ std::string DescText(const TensorDesc& d);
 int64_t TensorBytes(const TensorDesc& desc, const std::string& what);
 // A region of `rank` axes with 0 <= begin <= end, whose extents equal `extents` when given.
 void CheckRegion(const RegionDesc& region, const TensorDesc* logical, const TensorDesc& physical,
-                 const std::string& what);
+                 const std::string& what, int64_t shorter_by_at_most = 0);
 bool RegionInside(const RegionDesc& inner, const RegionDesc& outer);
 
 // Lifetime: keeps `plan` by reference for the one ValidatePlan call that makes it.

@@ -39,7 +39,7 @@ int64_t TensorBytes(const TensorDesc& desc, const std::string& what) {
 }
 
 void CheckRegion(const RegionDesc& region, const TensorDesc* logical, const TensorDesc& physical,
-                 const std::string& what) {
+                 const std::string& what, int64_t shorter_by_at_most) {
   if (region.ranges_size() != physical.shape_size()) {
     Fail(what + " has " + Str(region.ranges_size()) + " ranges for a tensor of rank " +
          Str(physical.shape_size()));
@@ -51,7 +51,8 @@ void CheckRegion(const RegionDesc& region, const TensorDesc* logical, const Tens
       Fail(what + " axis " + Str(d) + " range [" + Str(r.begin()) + ":" + Str(r.end()) +
            ") is not inside the logical shape" + (logical ? " " + DescText(*logical) : ""));
     }
-    if (r.end() - r.begin() != physical.shape(d)) {
+    const int64_t length = r.end() - r.begin();
+    if (length > physical.shape(d) || length < physical.shape(d) - shorter_by_at_most) {
       Fail(what + " axis " + Str(d) + " range [" + Str(r.begin()) + ":" + Str(r.end()) +
            ") does not match the physical extent " + Str(physical.shape(d)));
     }

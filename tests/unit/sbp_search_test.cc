@@ -7,8 +7,10 @@
 
 #include "engine/core/error.h"
 #include "engine/sbp/alpha_beta_cost_model.h"
+#include "engine/sbp/boxing_planner.h"
 #include "models/model.h"
 #include "tests/support/op_test_helpers.h"
+#include "tests/support/tiny_gpt.h"
 
 namespace twinflow::compiler {
 namespace {
@@ -121,6 +123,39 @@ TEST(SbpSearch, PinsThatNoSignatureHonourNameTheOp) {
   } catch (const SbpError& e) {
     EXPECT_NE(std::string(e.what()).find("'act'"), std::string::npos) << e.what();
   }
+}
+
+// Boxing plans are made once per (tensor, layouts shifted by whole nodes) and shifted back:
+// every edge of a pipelined GPT, whose second stage repeats the first's edges on devices a
+// node further, gets exactly the plan planned for its own layouts.
+TEST(SbpSearch, ShiftedBoxingPlansEqualThosePlannedDirectly) {
+  models::BuildOptions options;
+  options.strategy = models::ParseStrategy("dp=2,tp=2,pp=2,mb=2");
+  options.devices = 8;
+  const models::BuiltModel m =
+      models::BuildGpt(BuiltinRegistry(), testing::TinyGptConfig(), options);
+  sbp::AlphaBetaConfig config;
+  config.devices_per_node = 2;  // stage 1 lies two nodes past stage 0
+  const sbp::AlphaBetaCostModel cost(config);
+  const SbpAssignment a = SearchSbp(m.graph, BuiltinRegistry(), cost);
+  int shifted = 0;
+  for (const BoxingEdge& edge : a.boxings) {
+    const graph::TensorNode& tensor = m.graph.tensor(edge.tensor);
+    const sbp::BoxingPlan want =
+        sbp::PlanBoxing(tensor.meta.shape, tensor.meta.dtype, edge.plan.src, edge.plan.dst, cost);
+    shifted += edge.plan.src.placement.device_ids()[0] >= 2;
+    ASSERT_EQ(edge.plan.steps.size(), want.steps.size()) << tensor.name;
+    EXPECT_EQ(edge.plan.time(), want.time()) << tensor.name;
+    for (size_t i = 0; i < want.steps.size(); ++i) {
+      const sbp::BoxingStep& got = edge.plan.steps[i];
+      EXPECT_EQ(got.kind, want.steps[i].kind) << tensor.name;
+      EXPECT_EQ(got.from, want.steps[i].from) << tensor.name;
+      EXPECT_EQ(got.to, want.steps[i].to) << tensor.name;
+      EXPECT_EQ(got.groups, want.steps[i].groups) << tensor.name;
+      EXPECT_EQ(got.transfers.size(), want.steps[i].transfers.size()) << tensor.name;
+    }
+  }
+  EXPECT_GT(shifted, 10);
 }
 
 }  // namespace
