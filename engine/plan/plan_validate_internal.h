@@ -74,6 +74,7 @@ class Validator {
   void CheckAcyclic() const;
   // plan_validate_kinds.cc
   void CheckTaskKind(int64_t t) const;
+  void CheckRateChange(int64_t t, int64_t in, int64_t out) const;
   void CheckCompute(int64_t t, const std::vector<int64_t>& in,
                     const std::vector<int64_t>& out) const;
   void CheckTransfers(int64_t t, const std::vector<int64_t>& out) const;

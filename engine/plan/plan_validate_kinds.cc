@@ -70,15 +70,7 @@ void Validator::CheckTaskKind(int64_t t) const {
     case ACC:
     case REPEAT: {
       expect(n_in == 1 && n_out == 1, "one data input and one data output");
-      const int64_t count = kind == ACC ? task.acc_count() : task.repeat_count();
-      if (count < 1 || count > kMaxPiecesPerStep)
-        Fail(what + " has count " + Str(count) + " (expected 1 to 2^20)");
-      if (plan_.regsts(in[0]).lag() != 0) Fail(what + " consumes lagged " + RegstText(in[0]));
-      if (task.repeat_in_place() && plan_.regsts(in[0]).slots() != 1)
-        Fail(what + " reads in place from " + RegstText(in[0]) + ", which has not one slot");
-      if (!SameDesc(plan_.regsts(in[0]).tensor(), plan_.regsts(out[0]).tensor())) {
-        Fail(what + " input and output tensors differ");
-      }
+      CheckRateChange(t, in[0], out[0]);
       break;
     }
     case SINK:
@@ -96,6 +88,20 @@ void Validator::CheckTaskKind(int64_t t) const {
     default:
       break;
   }
+}
+
+// An ACC's or REPEAT's count, its one unlagged input and its output of the same tensor.
+void Validator::CheckRateChange(int64_t t, int64_t in, int64_t out) const {
+  const Task& task = plan_.tasks(t);
+  const std::string what = TaskText(t);
+  const int64_t count = task.kind() == ACC ? task.acc_count() : task.repeat_count();
+  if (count < 1 || count > kMaxPiecesPerStep)
+    Fail(what + " has count " + Str(count) + " (expected 1 to 2^20)");
+  if (plan_.regsts(in).lag() != 0) Fail(what + " consumes lagged " + RegstText(in));
+  if (task.repeat_in_place() && plan_.regsts(in).slots() != 1)
+    Fail(what + " reads in place from " + RegstText(in) + ", which has not one slot");
+  if (!SameDesc(plan_.regsts(in).tensor(), plan_.regsts(out).tensor()))
+    Fail(what + " input and output tensors differ");
 }
 
 void Validator::CheckCompute(int64_t t, const std::vector<int64_t>& in,
