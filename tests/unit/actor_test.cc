@@ -174,7 +174,9 @@ TEST(ActorTest, AccControlOutputsCarryAPieceEveryAct) {
   EXPECT_EQ((r.inputs_seen.at({next, 2})), (std::vector<int64_t>{0, 1, 2, 3, 4, 5}));
   for (size_t i = 0, acc_acts = 0; i < r.launches.size(); ++i) {
     if (r.launches[i].task == a) ++acc_acts;
-    if (r.launches[i].task == next) EXPECT_EQ(acc_acts, r.launches[i].piece + 1);
+    if (r.launches[i].task == next) {
+      EXPECT_EQ(acc_acts, r.launches[i].piece + 1);
+    }
   }
   for (uint64_t seed = 0; seed < 30; ++seed) {
     EXPECT_TRUE(RunWithRandomDelivery(b.plan, Pieces(6), seed).finished);
