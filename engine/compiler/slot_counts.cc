@@ -17,6 +17,11 @@ int32_t ScheduledSlots(const plan::Plan& plan, const plan::Regst& regst,
   const auto found = schedule.ahead.find({producer.device(), producer.stage()});
   int64_t ahead = found != schedule.ahead.end() ? found->second : schedule.micro_batches;
   if (producer.kind() == plan::REPEAT) ahead = std::min<int64_t>(ahead, 2);
+  // Read only on other devices (a stage's output sent to the next stage): the receiver keeps
+  // its own copy for as long as it needs, so the sender's need not wait for that.
+  bool sent = true;
+  for (int64_t c : regst.consumers()) sent = sent && plan.tasks(c).device() != producer.device();
+  if (sent) ahead = std::min<int64_t>(ahead, 2);
   return static_cast<int32_t>(std::max<int64_t>(1, ahead));
 }
 

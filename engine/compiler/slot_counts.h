@@ -15,8 +15,9 @@
 // 4. A register of per-micro-batch data (k micro-batches a step): GPipe lets every micro-batch
 //    run ahead, k slots; 1F1B lets stage s run as many ahead as its schedule keeps in flight
 //    (pipeline_schedule.h: min(k, stages - s) for one stage per device). What only an ACC
-//    reads needs one (the ACC takes each piece as it comes, on the same device), and a
-//    REPEAT's output at most two (one pass reads it).
+//    reads needs one (the ACC takes each piece as it comes, on the same device), a
+//    REPEAT's output at most two (one pass reads it), and one read only on other devices (a
+//    stage's output, which the next stage copies and keeps) at most two.
 // 5. Every other register: 1.
 #include <cstdint>
 #include <map>

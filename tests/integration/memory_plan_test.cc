@@ -528,6 +528,25 @@ TEST(PipelineSlots, EachGradientHasOneAccInItsProducersChain) {
   EXPECT_GE(resident_inputs, static_cast<int>(accs.size()) - 4);
 }
 
+// A stage's output read only by the next stage's copy has at most two slots, though stage 0
+// keeps two micro-batches in flight under 1F1B and all four under GPipe.
+TEST(PipelineSlots, WhatOnlyOtherDevicesReadHasTwoSlots) {
+  for (const std::string strategy : {"pp=2,mb=4,schedule=1f1b", "pp=2,mb=4,schedule=gpipe"}) {
+    const plan::Plan plan = CompileModel(BuildGpt(strategy, testing::TinyGptConfig(), 2));
+    int sent = 0;
+    for (const plan::Regst& r : plan.regsts()) {
+      const plan::Task& producer = plan.tasks(static_cast<int>(r.producer()));
+      bool elsewhere = r.consumers_size() > 0 && r.bytes_per_slot() > 0;
+      for (int64_t c : r.consumers())
+        elsewhere = elsewhere && plan.tasks(static_cast<int>(c)).device() != producer.device();
+      if (!elsewhere) continue;
+      ++sent;
+      EXPECT_LE(r.slots(), 2) << strategy << ": " << producer.name();
+    }
+    EXPECT_GT(sent, 0) << strategy;
+  }
+}
+
 // The REPEATs of the weights' 16-bit copies read in place: every output slot at the cast's
 // one slot. (The training tests run such Plans: the arena checks that no bytes are overwritten
 // while live, and the losses match the reference.)
