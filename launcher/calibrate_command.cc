@@ -198,6 +198,7 @@ int RunCalibrateCommand(const std::vector<std::string>& args, std::ostream& out)
     ++timed;
   }
   const double bandwidth = CopyBandwidth(0);
+  spec.mutable_device()->set_kind(sim::DEVICE_KIND_CPU);
   spec.mutable_device()->set_memory_bandwidth(bandwidth);
   spec.mutable_device()->set_contended_memory_bandwidth(CopyBandwidth(HostCores() - 1));
   const double overhead = RuntimeOverheadPerAct(registry, kernels);

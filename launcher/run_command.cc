@@ -8,6 +8,7 @@
 #include <iomanip>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <tuple>
 
 #include "engine/comm/launch_environment.h"
@@ -17,13 +18,14 @@
 #include "engine/core/text_format.h"
 #include "engine/interpreter/reference_interpreter.h"
 #include "engine/ops/builtin_ops.h"
-#include "engine/plan/chrome_trace.h"
 #include "engine/plan/plan_io.h"
+#include "engine/plan/trace_record.h"
 #include "engine/runtime/checkpoint.h"
 #include "engine/runtime/feed_spec.h"
 #include "engine/runtime/threaded_executor.h"
 #include "kernels/builtin_kernels.h"
 #include "launcher/model_args.h"
+#include "launcher/trace_args.h"
 
 namespace twinflow::launcher {
 namespace {
@@ -108,6 +110,7 @@ ArgParser RunParser() {
                    "Train a model on CPU devices with synthetic data: in-process, or across the "
                    "ranks of mpirun.");
   AddModelFlags(parser);
+  AddTraceFlags(parser);
   parser.Optional("steps", "N", "training steps", "10")
       .Optional("data-seed", "N", "seed of the synthetic batches", "7")
       .Optional("watchdog", "SECONDS", "fail if no task finishes for this long", "60")
@@ -123,9 +126,6 @@ ArgParser RunParser() {
       .Optional("losses-out", "FILE",
                 "also write every step's loss to FILE, one per line, exactly "
                 "(%.17g)")
-      .Optional("trace", "FILE",
-                "write every act's span as a Chrome trace (as `twinflow sim "
-                "--trace` does), gathered from every rank")
       .Optional("save", "DIR", "after the run, save model and optimizer state to DIR")
       .Optional("load", "DIR",
                 "start from the state saved in DIR (under any strategy), at its step")
@@ -146,6 +146,7 @@ struct RunJob {
   runtime::Checkpoint loaded;  // the state to start from, with --load
   runtime::FeedMode feed = runtime::FeedMode::kLocal;
   std::vector<runtime::FeedSpec> feed_specs;  // what this rank feeds
+  std::optional<TraceRequest> trace;          // with --trace
 };
 
 // The devices each rank owns under mpirun (0 on one rank: every device in this process);
@@ -170,6 +171,7 @@ RunJob PrepareJob(const ParsedArgs& parsed, const graph::OpRegistry& registry,
   RunJob job;
   comm::CheckLaunchEnvironment(mpi);
   job.feed = runtime::ParseFeedMode(parsed.Get("feed"), "--feed");
+  job.trace = TraceRequestFromArgs(parsed, "twinflow run");
   job.steps = parsed.GetInt("steps", 1, 1 << 20);
   job.data_seed = static_cast<uint64_t>(parsed.GetInt("data-seed", 0, 1LL << 40));
   // Under mpirun without --devices, an inferred degree takes ranks x devices per rank.
@@ -207,15 +209,13 @@ runtime::RunResult TrainAndSave(const ParsedArgs& parsed, const RunJob& job,
   runtime::RunOptions run;
   run.steps = job.steps;
   run.watchdog_seconds = parsed.GetPositiveDouble("watchdog");
-  run.trace = parsed.Given("trace");
+  run.trace = job.trace.has_value();
   run.feed = job.feed;
   runtime::RunResult result = executor.Run(feeds, run);
   if (run.trace) {
-    std::vector<plan::TraceSpan> spans = GatherSpans(result.trace, transport);
-    if (rank == 0) {
-      WriteFileAtomically(parsed.Get("trace"),
-                          plan::ChromeTraceJson(job.plan, spans, "twinflow run"));
-    }
+    plan::TraceRecord record;
+    record.spans = GatherSpans(result.trace, transport);
+    if (rank == 0) WriteTrace(*job.trace, job.plan, record);
   }
   if (parsed.Given("save")) {
     // Every rank gathers (collectively); rank 0 writes.

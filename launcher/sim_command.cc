@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <sstream>
 
 #include "engine/compiler/parallelism.h"
@@ -16,6 +17,7 @@
 #include "launcher/cluster_plan.h"
 #include "launcher/model_args.h"
 #include "launcher/replica_args.h"
+#include "launcher/trace_args.h"
 #include "simulator/hardware/search_cost.h"
 #include "simulator/sim_executor.h"
 
@@ -165,6 +167,7 @@ void PrintOutOfMemory(std::ostream& out, const sim::SimResult& r, const plan::Pl
 int Simulated(const ArgParser& parser, const std::vector<std::string>& args, int64_t replicas,
               std::ostream& out) {
   const auto start = std::chrono::steady_clock::now();
+  std::optional<TraceRequest> trace = TraceRequestFromArgs(parser.Parse(args), "twinflow sim");
   const graph::OpRegistry registry = ops::BuiltinOps();
   const ClusterPlan cluster_plan = CompileForCluster(parser, args, registry);
   const ParsedArgs& parsed = cluster_plan.parsed;
@@ -188,7 +191,10 @@ int Simulated(const ArgParser& parser, const std::vector<std::string>& args, int
       << FormatSeconds(compile_s) << "), " << r.events << " events, "
       << FormatFixed(static_cast<double>(r.events) / std::max(total_s - compile_s, 1e-9) / 1e6, 2)
       << " M events/s\n";
-  if (parsed.Given("trace")) WriteFileAtomically(parsed.Get("trace"), r.trace_json);
+  if (trace) {
+    trace->options.device_prefix = sim::DeviceKindName(topology.spec());
+    WriteTrace(*trace, plan, r.trace);
+  }
   if (parsed.Given("json")) WriteFileAtomically(parsed.Get("json"), Json(r, model, spec, samples));
   return 0;
 }
@@ -203,15 +209,15 @@ int RunSimCommand(const std::vector<std::string>& args, std::ostream& out) {
   AddClusterFlags(parser);
   AddRanksFlag(parser);
   AddFoldFlag(parser);
+  AddTraceFlags(parser);
   parser.Optional("steps", "N", "training steps to simulate", "1")
-      .Optional("trace", "FILE", "write a Chrome trace (opens in Perfetto)")
       .Optional("json", "FILE", "write the summary as JSON")
       .Switch("replica",
               "simulate one data-parallel replica (dp=1, batch, devices and nodes "
               "divided by dp) and all-reduce each gradient over the dp replicas: for large dp")
       .Epilog(
           "example:\n  twinflow sim --model gpt --layers 4 --strategy dp=2,tp=4,pp=2,mb=8 "
-          "--cluster dgx-h100 --nodes 2 --trace sim.json\n");
+          "--cluster dgx-h100 --nodes 2 --trace sim.pftrace\n");
   const ParsedArgs parsed = parser.Parse(args);
   if (parsed.help()) {
     out << parser.Usage();

@@ -274,8 +274,7 @@ SimResult ActorDriver::Report() const {
     for (int d = 0; d < plan_.devices_size(); ++d) {
       DeviceReport image = result.devices[d];
       image.cluster_device = static_cast<int>(fold.Image(image.cluster_device, c));
-      image.name = plan::EnumName(plan_.devices(d).type()) + ":" +
-                   std::to_string(fold.Image(plan_.devices(d).index(), c));
+      image.name = DeviceName(topology_.spec(), fold.Image(plan_.devices(d).index(), c));
       result.devices.push_back(std::move(image));
       flops += result.devices.back().flops;
     }
@@ -293,8 +292,7 @@ SimResult ActorDriver::Report() const {
                           topology_.spec().device().peak_flops());
   }
   if (options_.trace) {
-    result.trace_json = plan::ChromeTraceJson(plan_, spans_, "twinflow sim", memory_.samples(),
-                                              comm_.LinkSamples());
+    result.trace = {spans_, memory_.samples(), comm_.LinkSamples()};
   }
   return result;
 }
@@ -304,7 +302,7 @@ DeviceReport ActorDriver::ReportDevice(int d, double total_s) const {
   DeviceReport r;
   r.plan_device = d;
   r.cluster_device = cluster_device_[d];
-  r.name = plan::EnumName(plan_.devices(d).type()) + ":" + std::to_string(plan_.devices(d).index());
+  r.name = DeviceName(topology_.spec(), plan_.devices(d).index());
   for (const auto& [begin, end] : compute_spans_[d])
     r.busy_s += static_cast<double>(end - begin) * 1e-9;
   r.exposed_comm_s = UncoveredSeconds(comm_spans_[d], compute_spans_[d]);

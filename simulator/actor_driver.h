@@ -10,8 +10,8 @@
 #include <utility>
 #include <vector>
 
-#include "engine/plan/chrome_trace.h"
 #include "engine/plan/plan.pb.h"
+#include "engine/plan/trace_record.h"
 #include "engine/runtime/actor.h"
 #include "simulator/act_timing.h"
 #include "simulator/comm_system.h"

@@ -12,7 +12,7 @@
 #include <tuple>
 #include <utility>
 
-#include "engine/plan/chrome_trace.h"
+#include "engine/plan/trace_record.h"
 #include "simulator/collectives/algorithms.h"
 #include "simulator/des/event_queue.h"
 #include "simulator/hardware/cluster.h"

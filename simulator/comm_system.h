@@ -24,9 +24,9 @@
 #include <utility>
 #include <vector>
 
-#include "engine/plan/chrome_trace.h"
 #include "engine/plan/plan.pb.h"
 #include "engine/plan/plan_fold.h"
+#include "engine/plan/trace_record.h"
 #include "simulator/act_timing.h"
 #include "simulator/comm_polling.h"
 #include "simulator/comm_runner.h"

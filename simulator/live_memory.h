@@ -6,8 +6,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "engine/plan/chrome_trace.h"
 #include "engine/plan/plan.pb.h"
+#include "engine/plan/trace_record.h"
 #include "engine/runtime/actor.h"
 #include "simulator/des/event_queue.h"
 

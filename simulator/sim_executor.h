@@ -37,6 +37,7 @@
 #include <vector>
 
 #include "engine/plan/plan.pb.h"
+#include "engine/plan/trace_record.h"
 #include "simulator/hardware/cluster.h"
 
 namespace twinflow::sim {
@@ -52,7 +53,7 @@ struct SimProgress {
 
 struct SimOptions {
   int64_t steps = 1;
-  bool trace = false;  // keep a Chrome trace (SimResult::trace_json)
+  bool trace = false;  // record every act and counter (SimResult::trace; engine/trace writes it)
   // Called every `progress_every` events, for long runs (it must not throw).
   std::function<void(const SimProgress&)> progress;
   int64_t progress_every = 1 << 20;
@@ -66,7 +67,7 @@ struct SimOptions {
 struct DeviceReport {
   int plan_device = 0;
   int cluster_device = 0;
-  std::string name;           // "cpu:3"
+  std::string name;           // "gpu:3" (sim::DeviceName)
   double busy_s = 0;          // computing
   double exposed_comm_s = 0;  // communicating while not computing
   double bubble_s = 0;        // neither
@@ -97,7 +98,7 @@ struct SimResult {
   double mfu = 0;             // model flops / (time x devices x peak), as Megatron counts it
   int64_t events = 0;
   std::vector<DeviceReport> devices;
-  std::string trace_json;
+  plan::TraceRecord trace;  // when SimOptions::trace
 };
 
 // InvalidArgumentError when the Plan uses a device the cluster does not have.

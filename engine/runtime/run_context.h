@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "engine/core/tensor.h"
-#include "engine/plan/chrome_trace.h"
 #include "engine/plan/plan.pb.h"
+#include "engine/plan/trace_record.h"
 #include "engine/runtime/actor.h"
 #include "engine/runtime/arena.h"
 #include "engine/runtime/device.h"

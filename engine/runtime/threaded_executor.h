@@ -30,8 +30,8 @@
 #include <vector>
 
 #include "engine/core/tensor.h"
-#include "engine/plan/chrome_trace.h"
 #include "engine/plan/plan.pb.h"
+#include "engine/plan/trace_record.h"
 #include "engine/runtime/device.h"
 #include "engine/runtime/feed_spec.h"
 #include "engine/runtime/transport.h"

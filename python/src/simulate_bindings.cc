@@ -1,8 +1,10 @@
 // Simulating a Program on a modelled cluster (simulator/): the same Plan the runner executes,
-// timed instead of run. Returns the report as plain Python values; the trace as JSON text.
+// timed instead of run. Returns the report as plain Python values; the trace (when asked) as
+// Chrome JSON text and as Perfetto protobuf bytes.
 #include <pybind11/stl.h>
 
 #include "engine/core/error.h"
+#include "engine/trace/trace_writer.h"
 #include "python/src/program.h"
 #include "simulator/hardware/cluster.h"
 #include "simulator/sim_executor.h"
@@ -28,6 +30,13 @@ py::dict Simulate(const Program& program, const std::string& cluster, std::optio
     throw TimeoutError("the Plan deadlocks in simulation; waiting:\n" + r.deadlock_report);
   }
   const sim::ClusterSpec& spec = topology.spec();
+  std::string json, perfetto;
+  if (trace) {
+    const trace::TraceOptions how{"twinflow simulate", sim::DeviceKindName(spec), {}};
+    json = trace::EncodeTrace(program.compiled.plan, r.trace, how, trace::TraceFormat::kChromeJson);
+    perfetto =
+        trace::EncodeTrace(program.compiled.plan, r.trace, how, trace::TraceFormat::kPerfetto);
+  }
   py::list devices;
   for (const sim::DeviceReport& d : r.devices) {
     devices.append(py::dict(
@@ -45,7 +54,7 @@ py::dict Simulate(const Program& program, const std::string& cluster, std::optio
                   py::arg("step_s") = r.step_s, py::arg("total_s") = r.total_s,
                   py::arg("mfu") = r.mfu, py::arg("flops_per_step") = r.flops_per_step,
                   py::arg("events") = r.events, py::arg("devices") = devices,
-                  py::arg("trace_json") = r.trace_json);
+                  py::arg("trace_json") = json, py::arg("trace_perfetto") = py::bytes(perfetto));
 }
 
 }  // namespace

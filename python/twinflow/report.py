@@ -71,6 +71,7 @@ class SimulationReport:
 
     def __init__(self, data, samples_per_step, strategy):
         self._trace = data.pop("trace_json")
+        self._perfetto = data.pop("trace_perfetto")
         self.__dict__.update(data)
         self.strategy = strategy
         self.samples_per_second = samples_per_step / data["step_s"] if data["step_s"] > 0 else 0.0
@@ -87,6 +88,14 @@ class SimulationReport:
             raise ValueError("no trace kept: call simulate(..., trace=True)")
         with open(path, "w") as f:
             f.write(self._trace)
+
+    def to_perfetto_trace(self, path):
+        """Writes the trace in Perfetto's protobuf format (.pftrace), several times smaller than
+        the Chrome JSON; simulate(trace=True) keeps it."""
+        if not self._perfetto:
+            raise ValueError("no trace kept: call simulate(..., trace=True)")
+        with open(path, "wb") as f:
+            f.write(self._perfetto)
 
     def to_dict(self):
         return {k: v for k, v in self.__dict__.items() if not k.startswith("_")}

@@ -17,14 +17,14 @@ const std::map<std::string, std::string>& PresetTexts() {
   static const std::map<std::string, std::string> presets = {
       {"cpu-local", R"(
         name: "cpu-local" devices_per_node: 2
-        device { name: "host core" peak_flops: 1.2e11 memory_bandwidth: 1.0e10
+        device { kind: DEVICE_KIND_CPU name: "host core" peak_flops: 1.2e11 memory_bandwidth: 1.0e10
                  memory_bytes: 12884901888 launch_overhead_s: 2e-6
                  flops_efficiency: 1.0 memory_efficiency: 1.0 }
         intra_node { bandwidth: 6e9 latency_s: 5e-6 efficiency: 1.0 }
         inter_node { bandwidth: 1.25e9 latency_s: 3e-5 efficiency: 1.0 })"},
       {"dgx-a100", R"(
         name: "dgx-a100" devices_per_node: 8
-        device { name: "A100-SXM4-80GB" peak_flops: 312e12 memory_bandwidth: 2.039e12
+        device { kind: DEVICE_KIND_GPU name: "A100-SXM4-80GB" peak_flops: 312e12 memory_bandwidth: 2.039e12
                  memory_bytes: 85899345920 launch_overhead_s: 4e-6
                  flops_efficiency: 0.81 memory_efficiency: 0.9
                  activation_memory_efficiency: 0.42 rowwise_memory_efficiency: 0.37
@@ -33,7 +33,7 @@ const std::map<std::string, std::string>& PresetTexts() {
         inter_node { bandwidth: 25e9 latency_s: 6e-6 efficiency: 0.9 })"},
       {"dgx-h100", R"(
         name: "dgx-h100" devices_per_node: 8
-        device { name: "H100-SXM5-80GB" peak_flops: 989e12 memory_bandwidth: 3.35e12
+        device { kind: DEVICE_KIND_GPU name: "H100-SXM5-80GB" peak_flops: 989e12 memory_bandwidth: 3.35e12
                  memory_bytes: 85899345920 launch_overhead_s: 4e-6
                  flops_efficiency: 0.81 memory_efficiency: 0.9
                  activation_memory_efficiency: 0.42 rowwise_memory_efficiency: 0.37
@@ -42,7 +42,7 @@ const std::map<std::string, std::string>& PresetTexts() {
         inter_node { bandwidth: 50e9 latency_s: 5e-6 efficiency: 0.9 })"},
       {"hgx-h200", R"(
         name: "hgx-h200" devices_per_node: 8
-        device { name: "H200-SXM-141GB" peak_flops: 989e12 memory_bandwidth: 4.8e12
+        device { kind: DEVICE_KIND_GPU name: "H200-SXM-141GB" peak_flops: 989e12 memory_bandwidth: 4.8e12
                  memory_bytes: 141000000000 launch_overhead_s: 4e-6
                  flops_efficiency: 0.81 memory_efficiency: 0.9
                  activation_memory_efficiency: 0.42 rowwise_memory_efficiency: 0.37
@@ -143,6 +143,21 @@ Topology::Topology(ClusterSpec spec) : spec_(std::move(spec)) { ValidateClusterS
 const Link* Topology::LinkBetween(int a, int b) const {
   if (a == b) return nullptr;
   return NodeOf(a) == NodeOf(b) ? &spec_.intra_node() : &spec_.inter_node();
+}
+
+std::string DeviceKindName(const ClusterSpec& spec) {
+  switch (spec.device().kind()) {
+    case DEVICE_KIND_GPU:
+      return "gpu";
+    case DEVICE_KIND_CPU:
+      return "cpu";
+    default:
+      return "device";
+  }
+}
+
+std::string DeviceName(const ClusterSpec& spec, int64_t index) {
+  return DeviceKindName(spec) + ":" + std::to_string(index);
 }
 
 }  // namespace twinflow::sim

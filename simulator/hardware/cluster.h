@@ -1,6 +1,7 @@
 #pragma once
 // Clusters for the simulator: presets, protobuf-text specs, and the topology questions the
 // simulator asks (which node a device is on, which link joins two devices).
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -21,6 +22,11 @@ ClusterSpec LoadCluster(const std::string& cluster, std::optional<int> nodes);
 ClusterSpec ParseClusterSpec(const std::string& text, const std::string& origin);
 // InvalidArgumentError naming the first field out of range.
 void ValidateClusterSpec(const ClusterSpec& spec);
+
+// What reports and traces call the cluster's devices (DeviceModel.kind): "gpu", "cpu" or
+// "device"; and one of them: "gpu:3".
+std::string DeviceKindName(const ClusterSpec& spec);
+std::string DeviceName(const ClusterSpec& spec, int64_t index);
 
 class Topology {
  public:

@@ -29,6 +29,24 @@ cp "$work/trace.json" "$work/trace1.json"
 "$tf" sim "${gpt[@]}" --strategy tp=2,pp=2,mb=2 --cluster cpu-local --devices 4 --nodes 2 \
   --trace "$work/trace.json" >/dev/null 2>&1
 verify "two runs write byte-identical traces" cmp -s "$work/trace.json" "$work/trace1.json"
+verify "no two slices of a thread of the trace overlap partially" \
+  /usr/bin/python3 -c "import json, sys, collections
+t = collections.defaultdict(list)
+for e in json.load(open(sys.argv[1]))['traceEvents']:
+    if e.get('ph') == 'X': t[(e['pid'], e['tid'])].append((e['ts'], e['ts'] + e['dur']))
+for spans in t.values():
+    spans.sort()
+    assert all(b[0] >= a[1] - 1e-3 for a, b in zip(spans, spans[1:])), spans" "$work/trace.json"
+check "sim writes a Perfetto trace of GPUs, filtered" 0 "step time" out -- \
+  sim "${gpt[@]}" --strategy dp=2,tp=2,pp=2,mb=4 --cluster dgx-h100 \
+  --trace "$work/trace.pftrace" --trace-devices 0-3 --trace-kinds compute,collective
+verify "the Perfetto trace names GPUs" grep -q "gpu:3" "$work/trace.pftrace"
+verify "the Perfetto trace has only the devices asked for" \
+  bash -c "! grep -q 'gpu:4' '$work/trace.pftrace'"
+check "a trace file of no known format is named" 2 "trace.txt" err -- \
+  sim "${gpt[@]}" --strategy dp=2 --cluster dgx-h100 --trace "$work/trace.txt"
+check "an unknown trace kind is named" 2 "'kernel'" err -- \
+  sim "${gpt[@]}" --strategy dp=2 --cluster dgx-h100 --trace "$work/t.json" --trace-kinds kernel
 check "an unknown cluster is named" 2 "unknown cluster 'dgx-z1'" err -- \
   sim "${gpt[@]}" --strategy dp=2 --cluster dgx-z1
 echo 'nodes: "many"' >"$work/bad.pbtxt"

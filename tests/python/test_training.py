@@ -181,14 +181,17 @@ def test_simulate_reports_and_traces(tmp_path):
     _, _, step = train("dp=2,tp=2", steps=1)
     report = step.simulate(cluster="dgx-h100", nodes=1, trace=True)
     assert report.step_s > 0 and 0 < report.mfu < 1 and report.samples_per_second > 0
-    assert [d["device"] for d in report.devices] == [f"cpu:{i}" for i in range(4)]
+    assert [d["device"] for d in report.devices] == [f"gpu:{i}" for i in range(4)]
     assert not report.out_of_memory and report.peak_memory_bytes > 0
     path = tmp_path / "trace.json"
     report.to_chrome_trace(str(path))
     events = json.loads(path.read_text())["traceEvents"]
     assert any(e.get("ph") == "X" for e in events)
+    report.to_perfetto_trace(str(tmp_path / "trace.pftrace"))
+    assert b"gpu:3" in (tmp_path / "trace.pftrace").read_bytes()
     again = step.simulate(cluster="dgx-h100", nodes=1, trace=True)
     assert again.to_json() == report.to_json() and again._trace == report._trace
+    assert again._perfetto == report._perfetto
     assert "step time" in str(report)
 
 

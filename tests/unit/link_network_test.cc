@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "engine/core/error.h"
+#include "engine/trace/trace_layout.h"
 #include "simulator/collectives/algorithms.h"
 #include "simulator/collectives/tree.h"
 #include "simulator/des/event_queue.h"
@@ -243,7 +244,8 @@ TEST(Simulator, TwoConcurrentAllReducesTakeTwiceAsLong) {
   const SimResult one = Simulate(AllReduces(p, bytes, 1), cluster, {});
   SimOptions traced;
   traced.trace = true;
-  const SimResult two = Simulate(AllReduces(p, bytes, 2), cluster, traced);
+  const plan::Plan both = AllReduces(p, bytes, 2);
+  const SimResult two = Simulate(both, cluster, traced);
   ASSERT_TRUE(one.finished && two.finished);
   const double latency = 2 * (p - 1) * 1e-6;
   const double transfer = 2.0 * (p - 1) / p * static_cast<double>(bytes) / 100e9;
@@ -252,13 +254,28 @@ TEST(Simulator, TwoConcurrentAllReducesTakeTwiceAsLong) {
   EXPECT_NEAR(two.total_s / one.total_s, 2.0, 0.02);
   EXPECT_DOUBLE_EQ(two.devices[0].intra_bytes, 2 * one.devices[0].intra_bytes);
   EXPECT_NEAR(two.devices[0].intra_busy_s, 2 * transfer, 0.01 * transfer);
-  EXPECT_NE(two.trace_json.find("\"name\":\"intra out\",\"ph\":\"C\""), std::string::npos);
-  // Each link is a thread too, busy at full load while both all-reduces share it.
-  EXPECT_NE(two.trace_json.find("\"args\":{\"name\":\"intra out\"}"), std::string::npos);
-  EXPECT_NE(two.trace_json.find("\"name\":\"intra out 100%\",\"cat\":\"link\",\"ph\":\"X\""),
-            std::string::npos);
-  EXPECT_NE(two.trace_json.find("\"args\":{\"load\":1.0000}"), std::string::npos);
-  EXPECT_NE(two.trace_json.find("\"args\":{\"load\":0.0000}"), std::string::npos);
+  // The trace: each link a track of its own, busy at full load while both all-reduces share
+  // it, and a load counter going from full to idle; the two concurrent all-reduces on two
+  // communication tracks of their device.
+  const trace::TraceLayout layout = trace::LayOut(both, two.trace, {});
+  std::map<std::string, int> tracks;
+  for (const trace::TraceTrack& t : layout.tracks) {
+    if (t.process == 0) ++tracks[t.name];
+  }
+  EXPECT_EQ(tracks["intra out"], 1);
+  EXPECT_EQ(tracks["communication 2"], 1);
+  bool full_link = false;
+  for (const trace::TraceSlice& s : layout.slices) {
+    full_link |= s.task < 0 && layout.SliceName(s) == "intra out 100%";
+  }
+  EXPECT_TRUE(full_link);
+  std::map<double, int> loads;
+  for (const trace::CounterPoint& point : layout.points) {
+    if (layout.counters[static_cast<size_t>(point.counter)].name == "intra out")
+      ++loads[point.value];
+  }
+  EXPECT_GT(loads[1.0], 0);
+  EXPECT_GT(loads[0.0], 0);
 }
 
 }  // namespace

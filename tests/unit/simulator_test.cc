@@ -11,6 +11,7 @@
 
 #include "engine/core/error.h"
 #include "engine/plan/plan_rates.h"
+#include "engine/trace/trace_writer.h"
 #include "simulator/collectives/algorithms.h"
 #include "simulator/collectives/ring.h"
 #include "simulator/core_sharing.h"
@@ -265,8 +266,12 @@ TEST(Simulator, TwoRunsGiveByteIdenticalTraces) {
   const SimResult a = Simulate(plan, Cluster(4, 1e10, 1e-6), options);
   const SimResult b = Simulate(plan, Cluster(4, 1e10, 1e-6), options);
   ASSERT_TRUE(a.finished);
-  EXPECT_FALSE(a.trace_json.empty());
-  EXPECT_EQ(a.trace_json, b.trace_json);
+  EXPECT_FALSE(a.trace.spans.empty());
+  for (const trace::TraceFormat f :
+       {trace::TraceFormat::kChromeJson, trace::TraceFormat::kPerfetto}) {
+    EXPECT_EQ(trace::EncodeTrace(plan, a.trace, {"sim", "gpu", {}}, f),
+              trace::EncodeTrace(plan, b.trace, {"sim", "gpu", {}}, f));
+  }
   EXPECT_EQ(a.total_s, b.total_s);
 }
 
@@ -298,7 +303,7 @@ TEST(Simulator, LiveMemoryStaysWithinThePlannedPeak) {
     EXPECT_GT(d.live_peak_bytes, 0) << d.name;
     EXPECT_LE(d.live_peak_bytes, d.peak_bytes) << d.name;
   }
-  EXPECT_NE(r.trace_json.find("\"ph\":\"C\""), std::string::npos) << "memory counters";
+  EXPECT_FALSE(r.trace.memory.empty()) << "memory counters";
 }
 
 TEST(Simulator, AnArenaLargerThanTheDeviceIsFlagged) {

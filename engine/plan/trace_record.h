@@ -1,0 +1,39 @@
+#pragma once
+// What a run records for its trace: the span of every act, and (simulated runs) each device's
+// live memory and its links' load over time. Real runs (engine/runtime) and the simulator
+// record the same kinds, so that engine/trace writes both alike. Plain data: TraceSpan is
+// copied as bytes between ranks (launcher/run_command.cc).
+#include <cstdint>
+#include <vector>
+
+namespace twinflow::plan {
+
+struct TraceSpan {
+  int64_t task = 0;
+  int stream = 0;  // 0 compute, 1 communication
+  int64_t start_ns = 0;
+  int64_t end_ns = 0;
+};
+
+// A device's live bytes from this time on (a memory counter track).
+struct MemorySample {
+  int device = 0;  // index into Plan.devices
+  int64_t ns = 0;
+  int64_t bytes = 0;
+};
+
+// A device link's load from this time on: the fraction of its bandwidth in use.
+struct LinkSample {
+  int device = 0;         // index into Plan.devices
+  const char* link = "";  // a static name: "intra out", "nic in", ...
+  int64_t ns = 0;
+  double load = 0;
+};
+
+struct TraceRecord {
+  std::vector<TraceSpan> spans;
+  std::vector<MemorySample> memory;
+  std::vector<LinkSample> links;
+};
+
+}  // namespace twinflow::plan
