@@ -22,7 +22,8 @@ void AddFoldFlag(ArgParser& parser) {
 
 plan::DeviceFold SimulatorFold(const ParsedArgs& parsed, const models::Strategy& strategy,
                                const sim::ClusterSpec& spec) {
-  if (parsed.Given("no-fold") || spec.cores_per_node() > 0) return {};
+  // A Chakra export (sim --chakra) needs every device's acts.
+  if (parsed.Given("no-fold") || parsed.Given("chakra") || spec.cores_per_node() > 0) return {};
   return models::DataParallelFold(strategy, spec.devices_per_node());
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <optional>
@@ -13,6 +14,7 @@
 #include "engine/core/file_io.h"
 #include "engine/core/text_format.h"
 #include "engine/ops/builtin_ops.h"
+#include "engine/trace/chakra_export.h"
 #include "launcher/cluster_args.h"
 #include "launcher/cluster_plan.h"
 #include "launcher/model_args.h"
@@ -62,6 +64,7 @@ sim::SimOptions SimOptionsFor(const ParsedArgs& parsed, int64_t steps, int64_t r
   options.steps = steps;
   options.data_parallel_replicas = static_cast<int>(replicas);
   options.trace = parsed.Given("trace");
+  options.act_graph = parsed.Given("chakra");
   const auto sim_start = std::chrono::steady_clock::now();
   options.progress = [sim_start](const sim::SimProgress& p) {
     // Only long runs report: a line per million events after the first two seconds, with
@@ -162,12 +165,38 @@ void PrintOutOfMemory(std::ostream& out, const sim::SimResult& r, const plan::Pl
   out << "\n";
 }
 
+// Before a long simulation: the directory --chakra's files go to exists, or is made now.
+void MakeParentDirectory(const std::string& prefix) {
+  const std::filesystem::path parent = std::filesystem::path(prefix).parent_path();
+  std::error_code error;
+  if (!parent.empty()) std::filesystem::create_directories(parent, error);
+  if (error) {
+    throw InvalidArgumentError("--chakra " + prefix + ": cannot make " + parent.string() + ": " +
+                               error.message());
+  }
+}
+
+// The Chakra files of a simulated run: PREFIX.<device index>.et and PREFIX.comm_groups.json.
+void WriteChakra(const std::string& prefix, const plan::Plan& plan,
+                 const std::vector<plan::ActRecord>& acts, std::ostream& out) {
+  const trace::ChakraTrace chakra = trace::ChakraExport(plan, acts);
+  for (const auto& [device, bytes] : chakra.files) {
+    WriteFileAtomically(prefix + "." + std::to_string(device) + ".et", bytes);
+  }
+  WriteFileAtomically(prefix + ".comm_groups.json", chakra.comm_groups_json);
+  out << "wrote " << chakra.files.size() << " Chakra execution traces (" << chakra.nodes
+      << " nodes): " << prefix << ".<rank>.et, and " << prefix << ".comm_groups.json\n";
+}
+
 // Compiles and simulates the job the flags describe; `replicas` > 1: it is one of that many
 // data-parallel replicas (ReplicaArgs).
 int Simulated(const ArgParser& parser, const std::vector<std::string>& args, int64_t replicas,
               std::ostream& out) {
   const auto start = std::chrono::steady_clock::now();
-  std::optional<TraceRequest> trace = TraceRequestFromArgs(parser.Parse(args), "twinflow sim");
+  // Output flags are checked before the long part.
+  const ParsedArgs given = parser.Parse(args);
+  std::optional<TraceRequest> trace = TraceRequestFromArgs(given, "twinflow sim");
+  if (given.Given("chakra")) MakeParentDirectory(given.Get("chakra"));
   const graph::OpRegistry registry = ops::BuiltinOps();
   const ClusterPlan cluster_plan = CompileForCluster(parser, args, registry);
   const ParsedArgs& parsed = cluster_plan.parsed;
@@ -195,6 +224,7 @@ int Simulated(const ArgParser& parser, const std::vector<std::string>& args, int
     trace->options.device_prefix = sim::DeviceKindName(topology.spec());
     WriteTrace(*trace, plan, r.trace);
   }
+  if (parsed.Given("chakra")) WriteChakra(parsed.Get("chakra"), plan, r.trace.acts, out);
   if (parsed.Given("json")) WriteFileAtomically(parsed.Get("json"), Json(r, model, spec, samples));
   return 0;
 }
@@ -212,6 +242,9 @@ int RunSimCommand(const std::vector<std::string>& args, std::ostream& out) {
   AddTraceFlags(parser);
   parser.Optional("steps", "N", "training steps to simulate", "1")
       .Optional("json", "FILE", "write the summary as JSON")
+      .Optional("chakra", "PREFIX",
+                "export the run as Chakra execution traces for ASTRA-sim: PREFIX.<rank>.et per "
+                "device and PREFIX.comm_groups.json (lowers every device: no fold)")
       .Switch("replica",
               "simulate one data-parallel replica (dp=1, batch, devices and nodes "
               "divided by dp) and all-reduce each gradient over the dp replicas: for large dp")
@@ -224,6 +257,9 @@ int RunSimCommand(const std::vector<std::string>& args, std::ostream& out) {
     return 0;
   }
   if (!parsed.Given("replica")) return Simulated(parser, args, 1, out);
+  if (parsed.Given("chakra")) {
+    throw InvalidArgumentError("--chakra exports every device's acts; drop --replica");
+  }
   const graph::OpRegistry registry = ops::BuiltinOps();
   const auto [replica, dp] =
       ReplicaArgs(parser, args, sim::Topology(ClusterFromArgs(parsed)), registry);

@@ -94,6 +94,7 @@ ActorDriver::ActorDriver(const plan::Plan& plan, const Topology& topology,
   compute_spans_.resize(devices);
   comm_spans_.resize(devices);
   flops_.assign(devices, 0);
+  if (options.act_graph) graph_ = std::make_unique<ActGraphRecorder>(plan);
   const std::vector<int64_t> acts = plan::ActsPerStep(plan);
   const int64_t per_step = std::max<int64_t>(1, plan.pieces_per_step());
   for (const plan::Task& t : plan.tasks()) {  // an ACC acts once per input piece
@@ -122,7 +123,9 @@ SimResult ActorDriver::Run() {
                                     acts_launched_, total_acts_});
     }
   }
-  return Report();
+  SimResult result = Report();
+  if (graph_) result.trace.acts = graph_->Take();
+  return result;
 }
 
 // Delivers `out`'s messages through the event queue (so their order is the queue's) and
@@ -148,6 +151,7 @@ void ActorDriver::Finish(int64_t task, Nanos at) {
   queue_.Schedule(at, [this, task] {
     runtime::Outbox next;
     actors_[task]->Done(next);
+    if (graph_) graph_->Finished(task, next);
     Process(next);
   });
 }
@@ -157,6 +161,7 @@ void ActorDriver::Launch(const runtime::Launch& launch) {
   const int device = t.device();
   ++acts_launched_;
   memory_.Launched(launch, queue_.now());
+  if (graph_) graph_->Launched(launch);
   if (t.kind() == plan::COLLECTIVE || t.kind() == plan::SEND || t.kind() == plan::RECV) {
     comm_.Launch(t, launch.piece);
     return;
@@ -249,6 +254,7 @@ double ActorDriver::Contention(int device) const {
 
 void ActorDriver::Trace(int64_t task, Nanos start, Nanos end, int stream) {
   if (options_.trace) spans_.push_back({task, stream, start, end});
+  if (graph_) graph_->Timed(task, start, end);
 }
 
 SimResult ActorDriver::Report() const {

@@ -13,6 +13,7 @@
 #include "engine/plan/plan.pb.h"
 #include "engine/plan/trace_record.h"
 #include "engine/runtime/actor.h"
+#include "simulator/act_graph_recorder.h"
 #include "simulator/act_timing.h"
 #include "simulator/comm_system.h"
 #include "simulator/core_sharing.h"
@@ -78,6 +79,7 @@ class ActorDriver {
   int64_t acts_launched_ = 0;
   int64_t total_acts_ = 0;  // every task's acts per step x steps (SimProgress)
   std::vector<plan::TraceSpan> spans_;
+  std::unique_ptr<ActGraphRecorder> graph_;  // with SimOptions::act_graph
 };
 
 }  // namespace twinflow::sim

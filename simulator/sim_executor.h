@@ -54,6 +54,8 @@ struct SimProgress {
 struct SimOptions {
   int64_t steps = 1;
   bool trace = false;  // record every act and counter (SimResult::trace; engine/trace writes it)
+  // Record the graph of the acts (SimResult::trace.acts), for Chakra export.
+  bool act_graph = false;
   // Called every `progress_every` events, for long runs (it must not throw).
   std::function<void(const SimProgress&)> progress;
   int64_t progress_every = 1 << 20;

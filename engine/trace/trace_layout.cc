@@ -9,26 +9,10 @@
 
 #include "engine/plan/plan_enums.h"
 #include "engine/plan/plan_rates.h"
+#include "engine/trace/task_bytes.h"
 
 namespace twinflow::trace {
 namespace {
-
-// The bytes a communication task moves per act (the largest data register it reads or
-// writes), or -1 for any other task.
-int64_t CommBytes(const plan::Plan& plan, const plan::Task& t) {
-  if (t.kind() != plan::COLLECTIVE && t.kind() != plan::SEND && t.kind() != plan::RECV &&
-      t.kind() != plan::COPY) {
-    return -1;
-  }
-  int64_t bytes = 0;
-  for (const auto* list : {&t.consumed_regsts(), &t.produced_regsts()}) {
-    for (int64_t r : *list) {
-      if (r >= 0 && r < plan.regsts_size())
-        bytes = std::max(bytes, plan.regsts(static_cast<int>(r)).bytes_per_slot());
-    }
-  }
-  return bytes;
-}
 
 // "bf16[8,1024] f32[1024]": the tensors a task writes (control registers left out).
 std::string Shapes(const plan::Plan& plan, const plan::Task& t) {

@@ -47,6 +47,14 @@ check "a trace file of no known format is named" 2 "trace.txt" err -- \
   sim "${gpt[@]}" --strategy dp=2 --cluster dgx-h100 --trace "$work/trace.txt"
 check "an unknown trace kind is named" 2 "'kernel'" err -- \
   sim "${gpt[@]}" --strategy dp=2 --cluster dgx-h100 --trace "$work/t.json" --trace-kinds kernel
+check "sim --chakra writes an execution trace per GPU" 0 "wrote 8 Chakra execution traces" out -- \
+  sim "${gpt[@]}" --strategy dp=2,tp=2,pp=2,mb=4 --cluster dgx-h100 --chakra "$work/et/gpt"
+verify "and the comm groups ASTRA-sim reads" \
+  /usr/bin/python3 -c "import json, sys; g = json.load(open(sys.argv[1])); assert g and all(len(m) == 2 for m in g.values())" \
+  "$work/et/gpt.comm_groups.json"
+verify "every rank's file is there" test -s "$work/et/gpt.7.et"
+check "sim --chakra refuses --replica" 2 "--chakra" err -- \
+  sim "${gpt[@]}" --strategy dp=2,tp=8 --cluster dgx-h100 --nodes 2 --replica --chakra "$work/et/r"
 check "an unknown cluster is named" 2 "unknown cluster 'dgx-z1'" err -- \
   sim "${gpt[@]}" --strategy dp=2 --cluster dgx-z1
 echo 'nodes: "many"' >"$work/bad.pbtxt"

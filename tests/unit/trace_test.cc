@@ -12,6 +12,8 @@
 #include "engine/compiler/compile.h"
 #include "engine/core/error.h"
 #include "engine/sbp/alpha_beta_cost_model.h"
+#include "engine/trace/chakra_et.pb.h"
+#include "engine/trace/chakra_export.h"
 #include "engine/trace/perfetto_trace.pb.h"
 #include "engine/trace/trace_writer.h"
 #include "simulator/hardware/cluster.h"
@@ -47,6 +49,7 @@ const TracedRun& SimulatedGpt() {
         compiler::Compile(model.graph, models::model_test_helpers::Registry(), cost, compile).plan;
     sim::SimOptions sim_options;
     sim_options.trace = true;
+    sim_options.act_graph = true;
     r.result = sim::Simulate(r.plan, sim::Topology(spec), sim_options);
     return r;
   }();
@@ -199,6 +202,122 @@ TEST(Trace, BadNamesAndFiltersAreRefusedByName) {
             std::string::npos);
   EXPECT_EQ(ParseTraceFilter("", "Collective,SEND").kinds,
             (std::vector<plan::TaskKind>{plan::COLLECTIVE, plan::SEND}));
+}
+
+// The varint-length-prefixed messages of a Chakra file: its GlobalMetadata, then its nodes.
+std::vector<chakra::Node> ReadChakra(const std::string& bytes) {
+  std::vector<chakra::Node> nodes;
+  size_t at = 0;
+  bool metadata = true;
+  while (at < bytes.size()) {
+    uint64_t size = 0;
+    for (int shift = 0;; shift += 7) {
+      const auto c = static_cast<unsigned char>(bytes.at(at++));
+      size |= static_cast<uint64_t>(c & 0x7F) << shift;
+      if (c < 0x80) break;
+    }
+    const std::string message = bytes.substr(at, size);
+    at += size;
+    if (metadata) {
+      chakra::GlobalMetadata meta;
+      EXPECT_TRUE(meta.ParseFromString(message));
+      EXPECT_FALSE(meta.version().empty());
+      metadata = false;
+    } else {
+      EXPECT_TRUE(nodes.emplace_back().ParseFromString(message));
+    }
+  }
+  return nodes;
+}
+
+std::string AttrOf(const chakra::Node& n, const std::string& name) {
+  for (const chakra::AttributeProto& a : n.attr()) {
+    if (a.name() != name) continue;
+    if (a.has_string_val()) return a.string_val();
+    if (a.has_int32_val()) return std::to_string(a.int32_val());
+    if (a.has_int64_val()) return std::to_string(a.int64_val());
+    if (a.has_uint64_val()) return std::to_string(a.uint64_val());
+    return a.bool_val() ? "true" : "false";
+  }
+  return "";
+}
+
+// Every file decodes; its dependencies stay within it and form no cycle; every act is a node
+// once; sends meet receives; every member of a group runs its collectives; and each kernel's
+// node depends on the acts of its producers on the device, as the Plan's registers say.
+TEST(Trace, ChakraFilesDecodeAndCarryThePlansDependencies) {
+  const TracedRun& run = SimulatedGpt();
+  const std::vector<plan::ActRecord>& acts = run.result.trace.acts;
+  ASSERT_EQ(acts.size(), run.result.trace.spans.size());
+  const ChakraTrace chakra = ChakraExport(run.plan, acts);
+  ASSERT_EQ(chakra.files.size(), 8u);
+  int64_t act_nodes = 0;
+  std::multiset<std::string> sends, recvs;
+  std::map<std::string, std::map<int64_t, int>> collectives;  // pg -> rank -> count
+  for (const auto& [rank, bytes] : chakra.files) {
+    const std::vector<chakra::Node> nodes = ReadChakra(bytes);
+    std::map<uint64_t, const chakra::Node*> by_id;
+    for (const chakra::Node& n : nodes) by_id[n.id()] = &n;
+    std::map<uint64_t, int> unmet;  // Kahn's algorithm: no cycle leaves nodes unmet
+    std::map<uint64_t, std::vector<uint64_t>> after;
+    for (const chakra::Node& n : nodes) {
+      EXPECT_EQ(AttrOf(n, "is_cpu_op"), "false");
+      for (const auto* deps : {&n.data_deps(), &n.ctrl_deps()}) {
+        for (uint64_t d : *deps) {
+          EXPECT_TRUE(by_id.count(d)) << n.name() << " depends on a node of another file";
+          ++unmet[n.id()];
+          after[d].push_back(n.id());
+        }
+      }
+      act_nodes += n.id() < acts.size();
+      const std::string p2p = AttrOf(n, "comm_src") + ">" + AttrOf(n, "comm_dst") + " tag " +
+                              AttrOf(n, "comm_tag") + " " + AttrOf(n, "comm_size");
+      if (n.type() == chakra::COMM_SEND_NODE) sends.insert(p2p);
+      if (n.type() == chakra::COMM_RECV_NODE) recvs.insert(p2p);
+      if (n.type() == chakra::COMM_COLL_NODE) ++collectives[AttrOf(n, "pg_name")][rank];
+    }
+    std::vector<uint64_t> ready;
+    for (const chakra::Node& n : nodes) {
+      if (!unmet[n.id()]) ready.push_back(n.id());
+    }
+    EXPECT_FALSE(ready.empty());
+    size_t done = 0;
+    while (!ready.empty()) {
+      const uint64_t id = ready.back();
+      ready.pop_back();
+      ++done;
+      for (uint64_t next : after[id]) {
+        if (--unmet[next] == 0) ready.push_back(next);
+      }
+    }
+    EXPECT_EQ(done, nodes.size()) << "a dependency cycle in rank " << rank;
+    // Each kernel depends on an act of every producer of its same-device inputs.
+    for (const chakra::Node& n : nodes) {
+      if (n.id() >= acts.size()) continue;
+      const plan::Task& t = run.plan.tasks(static_cast<int>(acts[n.id()].task));
+      if (t.kind() != plan::COMPUTE) continue;
+      std::set<int64_t> producers;
+      for (uint64_t d : n.data_deps()) {
+        if (d < acts.size()) producers.insert(acts[d].task);
+      }
+      for (int64_t r : t.consumed_regsts()) {
+        const plan::Regst& regst = run.plan.regsts(static_cast<int>(r));
+        const plan::Task& producer = run.plan.tasks(static_cast<int>(regst.producer()));
+        if (regst.lag() != 0 || regst.order_counts_size() > 0 || producer.device() != t.device()) {
+          continue;
+        }
+        EXPECT_TRUE(producers.count(producer.id())) << n.name() << " misses " << producer.name();
+      }
+    }
+  }
+  EXPECT_EQ(act_nodes, static_cast<int64_t>(acts.size()));
+  EXPECT_FALSE(sends.empty());
+  EXPECT_EQ(sends, recvs);
+  EXPECT_FALSE(collectives.empty());
+  for (const auto& [pg, by_rank] : collectives) {
+    EXPECT_NE(chakra.comm_groups_json.find("\"" + pg + "\": ["), std::string::npos) << pg;
+    for (const auto& [rank, n] : by_rank) EXPECT_EQ(n, by_rank.begin()->second) << pg;
+  }
 }
 
 }  // namespace
