@@ -1,8 +1,8 @@
 #pragma once
 // What a run records for its trace: the span of every act, and (simulated runs) each device's
-// live memory, its links' load over time, and the graph of the acts (Chakra export). Real runs (engine/runtime) and the simulator
-// record the same kinds, so that engine/trace writes both alike. Plain data: TraceSpan is
-// copied as bytes between ranks (launcher/run_command.cc).
+// live memory, its links' load over time, and the graph of the acts (Chakra export). Real runs
+// (engine/runtime) and the simulator record the same kinds, so that engine/trace writes both alike.
+// Plain data: TraceSpan is copied as bytes between ranks (launcher/run_command.cc).
 #include <cstdint>
 #include <vector>
 
