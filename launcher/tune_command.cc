@@ -2,10 +2,13 @@
 
 #include <algorithm>
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <iostream>
+#include <memory>
 #include <tuple>
 
+#include "engine/comm/mpi_session.h"
 #include "engine/compiler/parallelism.h"
 #include "engine/core/error.h"
 #include "engine/core/file_io.h"
@@ -15,6 +18,8 @@
 #include "launcher/cluster_plan.h"
 #include "launcher/model_args.h"
 #include "launcher/replica_args.h"
+#include "launcher/tune_candidates.h"
+#include "launcher/tune_outcome.h"
 #include "models/strategy.h"
 #include "simulator/hardware/search_cost.h"
 #include "simulator/sim_executor.h"
@@ -22,86 +27,32 @@
 namespace twinflow::launcher {
 namespace {
 
-struct Candidate {
-  int64_t dp = 1, tp = 1, pp = 1, mb = 1;
-  models::Schedule schedule = models::Schedule::kOneFOneB;
-  int64_t vp = 1;   // model chunks per pipeline rank (interleaved 1F1B)
-  bool sp = false;  // sequence parallelism
-  bool recompute = false;
-  std::string Text() const {
-    std::string s = "dp=" + std::to_string(dp) + ",tp=" + std::to_string(tp) +
-                    ",pp=" + std::to_string(pp) + ",mb=" + std::to_string(mb);
-    if (pp > 1) s += std::string(",schedule=") + models::ScheduleName(schedule);
-    if (vp > 1) s += ",vp=" + std::to_string(vp);
-    if (sp) s += ",sp=true";
-    return recompute ? s + ",recompute=full" : s;
-  }
-};
-
-struct Outcome {
-  Candidate candidate;
-  bool ok = false;
-  std::string why;  // when not ok
-  double step_s = 0, samples_per_s = 0, mfu = 0;
-  int64_t peak_bytes = 0;
-  std::string parallelism;  // ParallelismTable of what the strategy really ran
-};
-
-// The pipeline schedules of `pp` ranks over `mb` micro-batches: 1F1B, GPipe, ZB-H1 and
-// interleaved 1F1B with two chunks a rank (mb a multiple of pp); plain 1F1B without a pipeline.
-std::vector<std::pair<models::Schedule, int64_t>> Schedules(int64_t pp, int64_t mb) {
-  using models::Schedule;
-  if (pp == 1) return {{Schedule::kOneFOneB, 1}};
-  std::vector<std::pair<Schedule, int64_t>> out = {
-      {Schedule::kOneFOneB, 1}, {Schedule::kGPipe, 1}, {Schedule::kZeroBubbleH1, 1}};
-  if (mb % pp == 0) out.push_back({Schedule::kOneFOneB, 2});
-  return out;
-}
-
-// Every (dp, tp, pp) whose product is the device count, tensor parallelism inside a node
-// (with and without sequence parallelism), with micro-batches 1..max_mb (powers of two, at
-// least pp when pipelined) and every schedule.
-std::vector<Candidate> Enumerate(int64_t devices, int64_t per_node, int64_t max_mb) {
-  std::vector<Candidate> out;
-  for (int64_t tp = 1; tp <= std::min(devices, per_node); tp *= 2) {
-    for (int64_t pp = 1; tp * pp <= devices; pp *= 2) {
-      if (devices % (tp * pp) != 0) continue;
-      const int64_t dp = devices / (tp * pp);
-      for (int64_t mb = 1; mb <= max_mb; mb *= 2) {
-        if (pp > 1 && mb < pp) continue;
-        for (const auto& [schedule, vp] : Schedules(pp, mb)) {
-          for (const bool sp : {false, true}) {
-            if (sp && tp == 1) continue;
-            out.push_back(Candidate{dp, tp, pp, mb, schedule, vp, sp});
-          }
-        }
-      }
-    }
-  }
-  return out;
-}
-
 // The flags of `twinflow tune`, declared once for parsing, the usage text and for re-parsing
 // each candidate's own flags.
 ArgParser TuneParser() {
   ArgParser parser(
       "twinflow tune",
       "Enumerate the (dp, tp, pp, micro-batches, schedule, vp, sp) strategies that fit a "
-      "cluster, simulate each (again with recompute=full when it runs out of "
-      "memory), drop those that still do, and rank the rest.");
+      "cluster, simulate each (again with zero=1, then recompute=full, when it runs out of "
+      "memory), drop those that still do, and rank the rest. Under mpirun the ranks share "
+      "the candidates and rank 0 prints the ranking one rank would. Ctrl-C stops after the "
+      "candidate in progress and ranks those done.");
   AddModelFlags(parser);
   AddClusterFlags(parser);
   AddFoldFlag(parser);
   parser.Optional("max-micro-batches", "N", "the most micro-batches per step to try", "8")
       .Optional("top", "N", "rows of the ranked table", "20")
+      .Optional("with", "OPTIONS",
+                "strategy options every candidate keeps, e.g. precision=bf16,recompute=selective")
+      .Optional("json", "FILE", "also write the ranking (every candidate) as JSON")
       .Switch("replica",
               "simulate each strategy as one data-parallel replica (as sim --replica "
               "does): for large clusters; strategies whose dp does not divide the nodes drop")
       .Epilog(
           "example:\n  twinflow tune --model gpt --layers 4 --hidden 1024 --heads 16 "
-          "--sequence 512 --batch 64 --cluster dgx-h100 --nodes 2\n"
-          "  twinflow tune --model gpt --preset gpt3-175b --cluster dgx-h100 --nodes 128 "
-          "--max-micro-batches 64 --replica\n");
+          "--sequence 512 --batch 64 --cluster dgx-h100 --nodes 2 --with precision=bf16\n"
+          "  mpirun -np 2 twinflow tune --model gpt --preset gpt3-175b --cluster dgx-h100 "
+          "--nodes 128 --max-micro-batches 64\n");
   return parser;
 }
 
@@ -112,17 +63,19 @@ struct TuneSetting {
   const sim::Topology& topology;
   const graph::OpRegistry& registry;
   const sbp::AlphaBetaConfig& cost;
+  std::string fixed;  // --with
   bool replica = false;
 };
 
 // Compiles and simulates one candidate: its command line is the tune flags with the
 // candidate's --strategy and the cluster's --devices added. A failure drops it, with why.
-Outcome Evaluate(const TuneSetting& setting, const Candidate& candidate) {
+Outcome Evaluate(const TuneSetting& setting, const Candidate& candidate, int64_t index) {
   const sim::Topology& topology = setting.topology;
   Outcome o;
+  o.index = index;
   o.candidate = candidate;
   std::vector<std::string> with = setting.args;
-  for (const std::string& flag : {std::string("--strategy"), o.candidate.Text(),
+  for (const std::string& flag : {std::string("--strategy"), o.candidate.Text(setting.fixed),
                                   std::string("--devices"), std::to_string(topology.devices())}) {
     with.push_back(flag);
   }
@@ -137,12 +90,11 @@ Outcome Evaluate(const TuneSetting& setting, const Candidate& candidate) {
     const compiler::Compiled compiled =
         CompileFromArgs(model, one, setting.registry, 0, &setting.cost,
                         SimulatorFold(one, model.strategy, cluster.spec()));
-    const plan::Plan& plan = compiled.plan;
     o.parallelism = compiler::ParallelismTable(
         compiler::ParallelismByFamily(model.graph, setting.registry, compiled.assignment));
     sim::SimOptions options;
     options.data_parallel_replicas = static_cast<int>(replicas);
-    const sim::SimResult r = sim::Simulate(plan, cluster, options);
+    const sim::SimResult r = sim::Simulate(compiled.plan, cluster, options);
     for (const sim::DeviceReport& d : r.devices)
       o.peak_bytes = std::max(o.peak_bytes, d.arena_bytes);
     o.step_s = r.step_s;
@@ -162,18 +114,22 @@ Outcome Evaluate(const TuneSetting& setting, const Candidate& candidate) {
   return o;
 }
 
-// One candidate's outcome; one out of memory is tried again with recompute=full, trading time
-// for memory, and keeps that when it fits.
-Outcome EvaluateOrRecompute(const TuneSetting& setting, const Candidate& candidate) {
-  Outcome o = Evaluate(setting, candidate);
-  if (o.why.starts_with("out of memory")) {
-    Candidate again = candidate;
-    again.recompute = true;
-    const Outcome recomputed = Evaluate(setting, again);
-    if (recomputed.ok) {
-      o = recomputed;
-    } else if (recomputed.why.starts_with("out of memory")) {
-      o.why += ", " + FormatBytes(recomputed.peak_bytes) + " with recompute=full";
+// One candidate's outcome; one out of memory is tried again with zero=1 (with dp), then also
+// with recompute=full, each trading a little time for memory, and keeps the first that fits.
+Outcome EvaluateOrSave(const TuneSetting& setting, const Candidate& candidate, int64_t index) {
+  Outcome o = Evaluate(setting, candidate, index);
+  Candidate again = candidate;
+  for (int step = 0; step < 2 && o.why.starts_with("out of memory"); ++step) {
+    if (step == 0 && (candidate.dp == 1 || setting.fixed.find("zero=") != std::string::npos)) {
+      continue;
+    }
+    (step == 0 ? again.zero : again.recompute) = true;
+    const Outcome saved = Evaluate(setting, again, index);
+    if (saved.ok) {
+      o = saved;
+    } else if (saved.why.starts_with("out of memory")) {
+      o.why += ", " + FormatBytes(saved.peak_bytes) + " with " +
+               (step == 0 ? "zero=1" : "recompute=full");
     }
   }
   return o;
@@ -183,44 +139,90 @@ double SecondsSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-// Every candidate's outcome, in candidate order, with a progress line each on stderr.
-std::vector<Outcome> EvaluateAll(const TuneSetting& setting,
-                                 const std::vector<Candidate>& candidates,
-                                 std::chrono::steady_clock::time_point start) {
+// Set by Ctrl-C: stop after the candidate in progress. A second Ctrl-C ends the process.
+volatile std::sig_atomic_t interrupted = 0;
+extern "C" void OnInterrupt(int) {
+  interrupted = 1;
+  std::signal(SIGINT, SIG_DFL);
+}
+
+// This rank's share of the candidates (every `ranks`-th from `rank`), evaluated in order with
+// a progress line each on stderr, until Ctrl-C.
+std::vector<Outcome> EvaluateShare(const TuneSetting& setting,
+                                   const std::vector<Candidate>& candidates, int rank, int ranks,
+                                   std::chrono::steady_clock::time_point start) {
   std::vector<Outcome> outcomes;
-  for (size_t i = 0; i < candidates.size(); ++i) {
-    const Outcome o = EvaluateOrRecompute(setting, candidates[i]);
+  const size_t share = (candidates.size() + ranks - 1 - rank) / ranks;
+  for (size_t i = rank; i < candidates.size() && !interrupted; i += ranks) {
+    outcomes.push_back(EvaluateOrSave(setting, candidates[i], static_cast<int64_t>(i)));
+    const Outcome& o = outcomes.back();
     const double wall = SecondsSince(start);
-    const double left = wall / static_cast<double>(i + 1) *
-                        static_cast<double>(candidates.size() - i - 1);  // at the pace so far
-    std::cerr << "[" << i + 1 << "/" << candidates.size() << ", " << FormatSeconds(wall)
-              << ", about " << FormatSeconds(left) << " left] " << o.candidate.Text() << ": "
+    const double left = wall / static_cast<double>(outcomes.size()) *
+                        static_cast<double>(share - outcomes.size());  // at the pace so far
+    std::cerr << "[" << (ranks > 1 ? "rank " + std::to_string(rank) + ": " : "") << outcomes.size()
+              << "/" << share << ", " << FormatSeconds(wall) << ", about " << FormatSeconds(left)
+              << " left] " << o.candidate.Text(setting.fixed) << ": "
               << (o.ok ? "step " + FormatSeconds(o.step_s) : o.why) << "\n";
-    outcomes.push_back(o);
   }
   return outcomes;
 }
 
-// The ranked table of the strategies that fit (fastest first, `outcomes` sorted so), the
-// parallelism of the best, and why each other one dropped.
-void PrintRanking(std::ostream& out, const std::vector<Outcome>& outcomes, int64_t top) {
+// The ranked table of the strategies that fit (`ranked` is ranked), the parallelism of the
+// best, and why each other one dropped.
+void PrintRanking(std::ostream& out, const std::vector<Outcome>& ranked, int64_t top,
+                  const std::string& fixed) {
   TextTable table({"rank", "strategy", "step time", "samples/s", "MFU", "peak memory"});
   int64_t rank = 0;
-  for (const Outcome& o : outcomes) {
+  for (const Outcome& o : ranked) {
     if (!o.ok || rank >= top) continue;
     ++rank;
-    table.Add({std::to_string(rank), o.candidate.Text(), FormatSeconds(o.step_s),
+    table.Add({std::to_string(rank), o.candidate.Text(fixed), FormatSeconds(o.step_s),
                FormatFixed(o.samples_per_s, 1), FormatFixed(100 * o.mfu, 1) + "%",
                FormatBytes(o.peak_bytes)});
   }
   table.Print(out);
-  if (!outcomes.empty() && outcomes[0].ok) {
-    out << "parallelism of the forward ops of " << outcomes[0].candidate.Text()
+  if (!ranked.empty() && ranked[0].ok) {
+    out << "parallelism of the forward ops of " << ranked[0].candidate.Text(fixed)
         << ", by mesh axis (0: dp, 1: tp):\n"
-        << outcomes[0].parallelism;
+        << ranked[0].parallelism;
   }
-  for (const Outcome& o : outcomes) {
-    if (!o.ok) out << "dropped " << o.candidate.Text() << ": " << o.why << "\n";
+  for (const Outcome& o : ranked) {
+    if (!o.ok) out << "dropped " << o.candidate.Text(fixed) << ": " << o.why << "\n";
+  }
+}
+
+// Every rank's outcomes, on every rank (one rank: its own).
+std::vector<Outcome> Gathered(const std::vector<Outcome>& mine,
+                              const std::vector<Candidate>& candidates, bool distributed) {
+  if (!distributed) return mine;
+  std::vector<Outcome> all;
+  for (const std::string& text : comm::AllgatherText(EncodeOutcomes(mine))) {
+    for (Outcome& o : DecodeOutcomes(text, candidates)) all.push_back(std::move(o));
+  }
+  return all;
+}
+
+// What was tuned, how many candidates fit, how fast they went, and whether Ctrl-C cut it short.
+void PrintTuneSummary(std::ostream& out, const ParsedArgs& parsed, const sim::Topology& topology,
+                      const std::vector<Outcome>& outcomes, size_t candidates, double seconds,
+                      int ranks) {
+  const sim::ClusterSpec& spec = topology.spec();
+  int64_t feasible = 0;
+  for (const Outcome& o : outcomes) feasible += o.ok;
+  out << "tuned " << parsed.Get("model") << " on " << spec.name() << " x " << spec.nodes()
+      << " nodes (" << topology.devices() << " devices): " << feasible << " of " << outcomes.size()
+      << " strategies fit, " << FormatSeconds(seconds) << " ("
+      << FormatFixed(60.0 * static_cast<double>(outcomes.size()) / std::max(seconds, 1e-9), 1)
+      << " configurations per minute"
+      << (ranks > 1 ? " over " + std::to_string(ranks) + " ranks" : "") << "); optimizer "
+      << OptimizerLabelFromArgs(parsed) << "\n";
+  if (outcomes.size() < candidates) {
+    out << "interrupted: " << outcomes.size() << " of " << candidates
+        << " candidates simulated; the ranking of those follows\n";
+  }
+  if (parsed.Given("replica")) {
+    out << "each strategy simulated as one data-parallel replica, its gradients all-reduced over "
+           "the dp replicas\n";
   }
 }
 
@@ -234,38 +236,36 @@ int RunTuneCommand(const std::vector<std::string>& args, std::ostream& out) {
     return 0;
   }
   if (parsed.Given("strategy")) {
-    throw InvalidArgumentError("--strategy: tune chooses the strategies itself");
+    throw InvalidArgumentError(
+        "--strategy: tune chooses the strategies itself (--with adds options)");
   }
+  const std::string fixed = parsed.Given("with") ? parsed.Get("with") : "";
   const sim::Topology topology(ClusterFromArgs(parsed));
   const int64_t devices = topology.devices();
-  const int64_t max_mb = parsed.GetInt("max-micro-batches", 1, 1024);
-  const std::vector<Candidate> candidates =
-      Enumerate(devices, topology.spec().devices_per_node(), max_mb);
+  const std::vector<Candidate> candidates = EnumerateCandidates(
+      devices, topology.spec().devices_per_node(), parsed.GetInt("max-micro-batches", 1, 1024));
   const graph::OpRegistry registry = ops::BuiltinOps();
   const sbp::AlphaBetaConfig cost = sim::SearchCostConfig(topology.spec());
   const bool replica = parsed.Given("replica");
+  std::unique_ptr<comm::MpiSession> mpi;
+  if (comm::MpiSession::LaunchedByMpirun()) mpi = std::make_unique<comm::MpiSession>();
+  const int rank = mpi ? mpi->rank() : 0;
+  const int ranks = mpi ? mpi->size() : 1;
   const auto start = std::chrono::steady_clock::now();
-  const TuneSetting setting{parser, args, topology, registry, cost, replica};
-  std::vector<Outcome> outcomes = EvaluateAll(setting, candidates, start);
-  std::stable_sort(outcomes.begin(), outcomes.end(), [](const Outcome& a, const Outcome& b) {
-    if (a.ok != b.ok) return a.ok;
-    return a.ok && a.step_s < b.step_s;
-  });
-  const double seconds = SecondsSince(start);
-  const sim::ClusterSpec& spec = topology.spec();
-  int64_t feasible = 0;
-  for (const Outcome& o : outcomes) feasible += o.ok;
-  out << "tuned " << parsed.Get("model") << " on " << spec.name() << " x " << spec.nodes()
-      << " nodes (" << devices << " devices): " << feasible << " of " << outcomes.size()
-      << " strategies fit, " << FormatSeconds(seconds) << " ("
-      << FormatFixed(60.0 * static_cast<double>(outcomes.size()) / std::max(seconds, 1e-9), 1)
-      << " configurations per minute); optimizer " << OptimizerLabelFromArgs(parsed) << "\n";
-  if (replica) {
-    out << "each strategy simulated as one data-parallel replica, its gradients all-reduced over "
-           "the dp replicas\n";
+  const TuneSetting setting{parser, args, topology, registry, cost, fixed, replica};
+  std::signal(SIGINT, OnInterrupt);
+  std::vector<Outcome> outcomes =
+      Gathered(EvaluateShare(setting, candidates, rank, ranks, start), candidates, ranks > 1);
+  std::signal(SIGINT, SIG_DFL);
+  RankOutcomes(outcomes);
+  if (rank != 0) return 0;
+  PrintTuneSummary(out, parsed, topology, outcomes, candidates.size(), SecondsSince(start), ranks);
+  PrintRanking(out, outcomes, parsed.GetInt("top", 1, 1 << 20), fixed);
+  if (parsed.Given("json")) WriteFileAtomically(parsed.Get("json"), OutcomesJson(outcomes, fixed));
+  for (const Outcome& o : outcomes) {
+    if (o.ok) return 0;
   }
-  PrintRanking(out, outcomes, parsed.GetInt("top", 1, 1 << 20));
-  return feasible > 0 ? 0 : 1;
+  return 1;
 }
 
 }  // namespace twinflow::launcher

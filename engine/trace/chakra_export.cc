@@ -8,6 +8,7 @@
 #include "engine/plan/plan_enums.h"
 #include "engine/plan/plan_rates.h"
 #include "engine/trace/chakra_et.pb.h"
+#include "engine/trace/delimited.h"
 #include "engine/trace/task_bytes.h"
 
 namespace twinflow::trace {
@@ -63,18 +64,6 @@ ch::CollectiveCommType CommType(plan::CollectiveKind kind) {
 
 uint64_t Micros(int64_t ns) {
   return static_cast<uint64_t>(std::max<int64_t>(0, (ns + 500) / 1000));
-}
-
-void AppendDelimited(const google::protobuf::MessageLite& m, std::string& out) {
-  const std::string bytes = m.SerializeAsString();
-  for (uint64_t n = bytes.size();; n >>= 7) {
-    if (n < 0x80) {
-      out += static_cast<char>(n);
-      break;
-    }
-    out += static_cast<char>((n & 0x7F) | 0x80);
-  }
-  out += bytes;
 }
 
 // Builds every device's nodes from the acts; one per export.

@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "engine/trace/delimited.h"
 #include "engine/trace/perfetto_trace.pb.h"
 
 namespace twinflow::trace {
@@ -63,16 +64,8 @@ class PacketWriter {
   // Writes the current packet as the next Trace.packet and starts a new one.
   void Emit() {
     packet_.set_trusted_packet_sequence_id(kSequence);
-    const std::string bytes = packet_.SerializeAsString();
-    out_ += static_cast<char>(0x0A);  // field 1, length-delimited
-    for (uint64_t n = bytes.size();; n >>= 7) {
-      if (n < 0x80) {
-        out_ += static_cast<char>(n);
-        break;
-      }
-      out_ += static_cast<char>((n & 0x7F) | 0x80);
-    }
-    out_ += bytes;
+    out_ += static_cast<char>(0x0A);  // Trace.packet: field 1, length-delimited
+    AppendDelimited(packet_, out_);
     packet_.Clear();
   }
   // The iid of `text` among `table`'s strings, interned in the current packet when new.

@@ -95,6 +95,25 @@ verify "and ranks strategies whose dp divides the nodes" grep -q "^  1     dp=[1
 check "sim --replica may come before other flags" 0 "one of 2 data-parallel replicas" out -- \
   sim --replica "${gpt[@]}" --strategy dp=2,tp=8 --cluster dgx-h100 --nodes 2
 
+check "tune --with keeps options in every candidate, --json writes the ranking" 0 \
+  "precision=bf16" out -- tune "${gpt[@]}" --cluster dgx-h100 --max-micro-batches 1 \
+  --with precision=bf16 --json "$work/tune.json"
+verify "the JSON ranks every candidate" /usr/bin/python3 -c "import json, sys
+r = json.load(open(sys.argv[1]))
+ranked = [c for c in r if c['fits']]
+assert ranked and [c['rank'] for c in ranked] == list(range(1, len(ranked) + 1))
+assert all(c['strategy'].endswith('precision=bf16') for c in r)
+assert [c['step_s'] for c in ranked] == sorted(c['step_s'] for c in ranked)" "$work/tune.json"
+# Ctrl-C: tune stops after the candidate in progress and ranks those done.
+"$tf" tune "${gpt[@]}" --cluster dgx-h100 --max-micro-batches 8 >"$work/out" 2>"$work/err" &
+tune_pid=$!
+for _ in $(seq 100); do grep -q "^\[1/" "$work/err" && break; sleep 0.1; done
+kill -INT "$tune_pid"
+wait "$tune_pid"
+verify "Ctrl-C prints the ranking of the candidates done" \
+  grep -q "interrupted: .* candidates simulated" "$work/out"
+verify "with a ranked table" grep -q "rank  strategy" "$work/out"
+
 # On a device of 57 MiB the long-sequence GPT fits only with recomputation: tune retries
 # what runs out of memory with recompute=full (mb=2 recomputed: 54.8 MiB; mb=1 recomputed:
 # 59.9 MiB, which does not fit even so).

@@ -115,6 +115,20 @@ else
   bad "mpirun --trace" "$work/err"
 fi
 
+# tune over ranks: the ranks share the candidates, and rank 0 prints the ranking (and JSON)
+# one rank prints.
+gpt=(--model gpt --layers 2 --hidden 64 --heads 4 --sequence 16 --vocab 128 --batch 16
+  --cluster dgx-h100 --max-micro-batches 2)
+"$tf" tune "${gpt[@]}" --json "$work/tune1.json" >"$work/tune1" 2>"$work/err"
+timeout 120 "${mpirun[@]}" -np 2 "$tf" tune "${gpt[@]}" --json "$work/tune2.json" \
+  >"$work/tune2" 2>"$work/err"
+if grep -q "over 2 ranks" "$work/tune2" && cmp -s <(tail -n +2 "$work/tune1") <(tail -n +2 "$work/tune2") &&
+  cmp -s "$work/tune1.json" "$work/tune2.json"; then
+  ok "mpirun -np 2 tune ranks exactly as one rank does"
+else
+  bad "mpirun tune's ranking differs from one rank's" "$work/tune1" "$work/tune2" "$work/err"
+fi
+
 # Checkpoints: saved by 4 ranks under dp=4, loaded by 4 ranks under tp=2,pp=2; the next steps'
 # losses equal the uninterrupted run's. A truncated copy is refused and the original survives.
 ck=(--model mlp --widths 12,24,16,5 --batch 8 --devices 4 --optimizer sgd:lr=0.1,momentum=0.9)
