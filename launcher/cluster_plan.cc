@@ -15,16 +15,42 @@ void AddRanksFlag(ArgParser& parser) {
 }
 
 void AddFoldFlag(ArgParser& parser) {
-  parser.Switch("no-fold",
-                "lower every device, not one data-parallel copy of them standing in for the "
-                "others (the same figures, slower)");
+  parser
+      .Switch("no-fold",
+              "lower every device, not one data-parallel copy of them standing in for the "
+              "others (the same figures, slower)")
+      .Switch("replica",
+              "approximate, for any dp: one data-parallel replica stands in for every other, "
+              "even where the replicas do not sit alike on the nodes (memory stays exact)");
 }
 
 plan::DeviceFold SimulatorFold(const ParsedArgs& parsed, const models::Strategy& strategy,
                                const sim::ClusterSpec& spec) {
+  if (parsed.Given("replica") && (parsed.Given("no-fold") || parsed.Given("chakra"))) {
+    throw InvalidArgumentError("--replica folds the Plan; --no-fold and --chakra need it whole");
+  }
   // A Chakra export (sim --chakra) needs every device's acts.
   if (parsed.Given("no-fold") || parsed.Given("chakra") || spec.cores_per_node() > 0) return {};
+  if (parsed.Given("replica")) return models::ReplicaFold(strategy);
   return models::DataParallelFold(strategy, spec.devices_per_node());
+}
+
+std::string FoldSummary(const ClusterPlan& cluster_plan) {
+  const plan::Plan& plan = cluster_plan.compiled.plan;
+  const plan::DeviceFold fold = plan::DeviceFold::Of(plan);
+  std::string text;
+  if (fold.folded()) {
+    text = "folded: " + std::to_string(plan.devices_size()) +
+           " devices simulated, standing in for " + std::to_string(fold.copies) +
+           " data-parallel copies" +
+           (cluster_plan.parsed.Given("replica")
+                ? " (--replica: approximate where the copies do not sit alike on the nodes)\n"
+                : " alike (--no-fold lowers them all)\n");
+    if (plan.fold().uneven_shards()) text += kUnevenShards;
+  } else if (!cluster_plan.compiled.fold_refused.empty()) {
+    text = "not folded, " + cluster_plan.compiled.fold_refused + "\n";
+  }
+  return text;
 }
 
 ClusterPlan CompileForCluster(const ArgParser& parser, const std::vector<std::string>& args,

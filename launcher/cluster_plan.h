@@ -24,7 +24,7 @@ struct ClusterPlan {
 
 // Adds --ranks (the model and cluster flags are added by their own functions).
 void AddRanksFlag(ArgParser& parser);
-// Adds --no-fold.
+// Adds --no-fold and --replica (SimulatorFold).
 void AddFoldFlag(ArgParser& parser);
 
 // What `sim` and `memory` add when a folded Plan's copies are alike but for uneven splits
@@ -34,10 +34,14 @@ inline constexpr const char* kUnevenShards =
     "most one element longer along the split than the last copy's)\n";
 
 // The fold a simulated Plan of `strategy` on `spec` is lowered with (plan_fold.h): its
-// data-parallel copies (models::DataParallelFold), unless --no-fold is given or the cluster is
-// a CPU host (whose cores the copies would share).
+// data-parallel copies (models::DataParallelFold; with --replica every replica,
+// models::ReplicaFold), unless --no-fold or --chakra is given or the cluster is a CPU host
+// (whose cores the copies would share). InvalidArgumentError for --replica with either.
 plan::DeviceFold SimulatorFold(const ParsedArgs& parsed, const models::Strategy& strategy,
                                const sim::ClusterSpec& spec);
+
+// The lines `sim` and `memory` print of how the Plan was folded, or why not (empty: whole).
+std::string FoldSummary(const ClusterPlan& cluster_plan);
 
 // Parses `args` with `parser` (model, cluster, --ranks and --no-fold flags) and compiles the
 // Plan, folded (SimulatorFold) on one rank; InvalidArgumentError names the flag at fault.

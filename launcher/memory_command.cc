@@ -10,7 +10,6 @@
 #include "launcher/cluster_args.h"
 #include "launcher/cluster_plan.h"
 #include "launcher/model_args.h"
-#include "launcher/replica_args.h"
 #include "models/memory_report.h"
 
 namespace twinflow::launcher {
@@ -56,8 +55,7 @@ void PrintLargest(const plan::Plan& plan, const std::vector<models::StageMemory>
   }
 }
 
-int Report(const ArgParser& parser, const std::vector<std::string>& args, int64_t replicas,
-           std::ostream& out) {
+int Report(const ArgParser& parser, const std::vector<std::string>& args, std::ostream& out) {
   const graph::OpRegistry registry = ops::BuiltinOps();
   const ClusterPlan compiled = CompileForCluster(parser, args, registry);
   const plan::Plan& plan = compiled.compiled.plan;
@@ -69,14 +67,7 @@ int Report(const ArgParser& parser, const std::vector<std::string>& args, int64_
       << compiled.model.strategy.ToString() << ", optimizer "
       << models::OptimizerLabel(compiled.model) << ", on " << spec.name() << " x " << spec.nodes()
       << " nodes (" << plan.devices_size() * copies << " devices)\n";
-  if (copies > 1) {
-    out << "folded: the devices of one data-parallel copy stand in for " << copies
-        << " identical ones (--no-fold lowers them all)\n";
-    if (plan.fold().uneven_shards()) out << kUnevenShards;
-  } else if (!compiled.compiled.fold_refused.empty()) {
-    out << "not folded, " << compiled.compiled.fold_refused << "\n";
-  }
-  if (replicas > 1) out << "one of " << replicas << " data-parallel replicas, as `sim --replica`\n";
+  out << FoldSummary(compiled);
   std::vector<std::string> header = {"stage", "devices",     "fullest",
                                      "arena", "of capacity", "planned peak"};
   for (compiler::MemoryCategory c : compiler::kAllMemoryCategories)
@@ -125,7 +116,6 @@ int RunMemoryCommand(const std::vector<std::string>& args, std::ostream& out) {
       .Optional("top", "N",
                 "also list each stage's fullest device's N largest registers: producer, what "
                 "they hold, bytes, slots, and whether they share bytes in a chain")
-      .Switch("replica", "one data-parallel replica, as `sim --replica` compiles it")
       .Epilog(
           "example:\n  twinflow memory --model gpt --layers 4 --strategy tp=4,pp=2,mb=4 "
           "--cluster dgx-a100\n");
@@ -134,11 +124,7 @@ int RunMemoryCommand(const std::vector<std::string>& args, std::ostream& out) {
     out << parser.Usage();
     return 0;
   }
-  if (!parsed.Given("replica")) return Report(parser, args, 1, out);
-  const graph::OpRegistry registry = ops::BuiltinOps();
-  const auto [replica, dp] =
-      ReplicaArgs(parser, args, sim::Topology(ClusterFromArgs(parsed)), registry);
-  return Report(parser, replica, dp, out);
+  return Report(parser, args, out);
 }
 
 }  // namespace twinflow::launcher

@@ -18,7 +18,6 @@
 #include "launcher/cluster_args.h"
 #include "launcher/cluster_plan.h"
 #include "launcher/model_args.h"
-#include "launcher/replica_args.h"
 #include "launcher/trace_args.h"
 #include "simulator/hardware/search_cost.h"
 #include "simulator/sim_executor.h"
@@ -59,10 +58,9 @@ double SecondsSince(std::chrono::steady_clock::time_point start) {
 }
 
 // The simulation's options from the flags; a long simulation reports its progress on stderr.
-sim::SimOptions SimOptionsFor(const ParsedArgs& parsed, int64_t steps, int64_t replicas) {
+sim::SimOptions SimOptionsFor(const ParsedArgs& parsed, int64_t steps) {
   sim::SimOptions options;
   options.steps = steps;
-  options.data_parallel_replicas = static_cast<int>(replicas);
   options.trace = parsed.Given("trace");
   options.act_graph = parsed.Given("chakra");
   const auto sim_start = std::chrono::steady_clock::now();
@@ -85,7 +83,7 @@ sim::SimOptions SimOptionsFor(const ParsedArgs& parsed, int64_t steps, int64_t r
 // What was simulated, how it is split, and its step time, throughput and MFU.
 void PrintSimSummary(std::ostream& out, const ClusterPlan& cluster_plan,
                      const graph::OpRegistry& registry, const sim::SimResult& r, int64_t steps,
-                     int64_t replicas, int64_t samples) {
+                     int64_t samples) {
   const models::BuiltModel& model = cluster_plan.model;
   const plan::Plan& plan = cluster_plan.compiled.plan;
   const sim::Topology& topology = cluster_plan.topology;
@@ -96,22 +94,11 @@ void PrintSimSummary(std::ostream& out, const ClusterPlan& cluster_plan,
       << plan.devices_size() * fold.copies << " of " << topology.devices() << " "
       << spec.device().name() << " devices), " << steps << " step" << (steps == 1 ? "" : "s")
       << ", optimizer " << models::OptimizerLabel(model) << "\n";
-  if (fold.folded()) {
-    out << "folded: " << plan.devices_size() << " devices simulated, standing in for "
-        << fold.copies << " identical data-parallel copies (--no-fold lowers them all)\n";
-    if (plan.fold().uneven_shards()) out << kUnevenShards;
-  } else if (!cluster_plan.compiled.fold_refused.empty()) {
-    out << "not folded, " << cluster_plan.compiled.fold_refused << "\n";
-  }
+  out << FoldSummary(cluster_plan);
   out << "parallelism of the forward ops, by mesh axis"
       << (model.strategy.automatic ? "" : " (0: dp, 1: tp)") << ":\n"
       << compiler::ParallelismTable(compiler::ParallelismByFamily(
              model.graph, registry, cluster_plan.compiled.assignment));
-  if (replicas > 1) {
-    out << "one of " << replicas << " data-parallel replicas (" << replicas * spec.nodes()
-        << " nodes, " << replicas * plan.devices_size() << " devices in all); each optimizer "
-        << "update first all-reduces its gradient over the replicas\n";
-  }
   out << "step time " << FormatSeconds(r.step_s) << ", " << FormatFixed(samples / r.step_s, 1)
       << " samples/s, MFU " << FormatFixed(100 * r.mfu, 1) << "%\n";
 }
@@ -188,10 +175,8 @@ void WriteChakra(const std::string& prefix, const plan::Plan& plan,
       << " nodes): " << prefix << ".<rank>.et, and " << prefix << ".comm_groups.json\n";
 }
 
-// Compiles and simulates the job the flags describe; `replicas` > 1: it is one of that many
-// data-parallel replicas (ReplicaArgs).
-int Simulated(const ArgParser& parser, const std::vector<std::string>& args, int64_t replicas,
-              std::ostream& out) {
+// Compiles and simulates the job the flags describe.
+int Simulated(const ArgParser& parser, const std::vector<std::string>& args, std::ostream& out) {
   const auto start = std::chrono::steady_clock::now();
   // Output flags are checked before the long part.
   const ParsedArgs given = parser.Parse(args);
@@ -205,15 +190,15 @@ int Simulated(const ArgParser& parser, const std::vector<std::string>& args, int
   const plan::Plan& plan = cluster_plan.compiled.plan;
   const int64_t steps = parsed.GetInt("steps", 1, 1 << 16);
   const double compile_s = SecondsSince(start);
-  const sim::SimResult r = sim::Simulate(plan, topology, SimOptionsFor(parsed, steps, replicas));
+  const sim::SimResult r = sim::Simulate(plan, topology, SimOptionsFor(parsed, steps));
   const double total_s = SecondsSince(start);
   if (!r.finished) {
     throw TimeoutError("the Plan deadlocks in simulation at " + FormatSeconds(r.total_s) +
                        "; waiting:\n" + r.deadlock_report);
   }
-  const int64_t samples = SamplesPerStep(model) * replicas;
+  const int64_t samples = SamplesPerStep(model);
   const sim::ClusterSpec& spec = topology.spec();
-  PrintSimSummary(out, cluster_plan, registry, r, steps, replicas, samples);
+  PrintSimSummary(out, cluster_plan, registry, r, steps, samples);
   PrintDeviceTable(out, r, spec);
   PrintOutOfMemory(out, r, plan, spec);
   out << "compiled and simulated in " << FormatSeconds(total_s) << " (compile "
@@ -245,9 +230,7 @@ int RunSimCommand(const std::vector<std::string>& args, std::ostream& out) {
       .Optional("chakra", "PREFIX",
                 "export the run as Chakra execution traces for ASTRA-sim: PREFIX.<rank>.et per "
                 "device and PREFIX.comm_groups.json (lowers every device: no fold)")
-      .Switch("replica",
-              "simulate one data-parallel replica (dp=1, batch, devices and nodes "
-              "divided by dp) and all-reduce each gradient over the dp replicas: for large dp")
+
       .Epilog(
           "example:\n  twinflow sim --model gpt --layers 4 --strategy dp=2,tp=4,pp=2,mb=8 "
           "--cluster dgx-h100 --nodes 2 --trace sim.pftrace\n");
@@ -256,14 +239,7 @@ int RunSimCommand(const std::vector<std::string>& args, std::ostream& out) {
     out << parser.Usage();
     return 0;
   }
-  if (!parsed.Given("replica")) return Simulated(parser, args, 1, out);
-  if (parsed.Given("chakra")) {
-    throw InvalidArgumentError("--chakra exports every device's acts; drop --replica");
-  }
-  const graph::OpRegistry registry = ops::BuiltinOps();
-  const auto [replica, dp] =
-      ReplicaArgs(parser, args, sim::Topology(ClusterFromArgs(parsed)), registry);
-  return Simulated(parser, replica, dp, out);
+  return Simulated(parser, args, out);
 }
 
 }  // namespace twinflow::launcher

@@ -17,7 +17,6 @@
 #include "launcher/cluster_args.h"
 #include "launcher/cluster_plan.h"
 #include "launcher/model_args.h"
-#include "launcher/replica_args.h"
 #include "launcher/tune_candidates.h"
 #include "launcher/tune_outcome.h"
 #include "models/strategy.h"
@@ -45,9 +44,7 @@ ArgParser TuneParser() {
       .Optional("with", "OPTIONS",
                 "strategy options every candidate keeps, e.g. precision=bf16,recompute=selective")
       .Optional("json", "FILE", "also write the ranking (every candidate) as JSON")
-      .Switch("replica",
-              "simulate each strategy as one data-parallel replica (as sim --replica "
-              "does): for large clusters; strategies whose dp does not divide the nodes drop")
+
       .Epilog(
           "example:\n  twinflow tune --model gpt --layers 4 --hidden 1024 --heads 16 "
           "--sequence 512 --batch 64 --cluster dgx-h100 --nodes 2 --with precision=bf16\n"
@@ -64,7 +61,6 @@ struct TuneSetting {
   const graph::OpRegistry& registry;
   const sbp::AlphaBetaConfig& cost;
   std::string fixed;  // --with
-  bool replica = false;
 };
 
 // Compiles and simulates one candidate: its command line is the tune flags with the
@@ -80,27 +76,20 @@ Outcome Evaluate(const TuneSetting& setting, const Candidate& candidate, int64_t
     with.push_back(flag);
   }
   try {
-    int64_t replicas = 1;
-    if (setting.replica) {
-      std::tie(with, replicas) = ReplicaArgs(setting.parser, with, topology, setting.registry);
-    }
     const ParsedArgs one = setting.parser.Parse(with);
-    const sim::Topology cluster(ClusterFromArgs(one));  // a replica's nodes with --replica
+    const sim::Topology& cluster = topology;
     const models::BuiltModel model = BuildModelFromArgs(one, setting.registry);
     const compiler::Compiled compiled =
         CompileFromArgs(model, one, setting.registry, 0, &setting.cost,
                         SimulatorFold(one, model.strategy, cluster.spec()));
     o.parallelism = compiler::ParallelismTable(
         compiler::ParallelismByFamily(model.graph, setting.registry, compiled.assignment));
-    sim::SimOptions options;
-    options.data_parallel_replicas = static_cast<int>(replicas);
-    const sim::SimResult r = sim::Simulate(compiled.plan, cluster, options);
+    const sim::SimResult r = sim::Simulate(compiled.plan, cluster, sim::SimOptions{});
     for (const sim::DeviceReport& d : r.devices)
       o.peak_bytes = std::max(o.peak_bytes, d.arena_bytes);
     o.step_s = r.step_s;
     o.mfu = r.mfu;
-    o.samples_per_s =
-        static_cast<double>(SamplesPerStep(model) * replicas) / std::max(r.step_s, 1e-12);
+    o.samples_per_s = static_cast<double>(SamplesPerStep(model)) / std::max(r.step_s, 1e-12);
     if (!r.finished) {
       o.why = "deadlocks";
     } else if (o.peak_bytes > topology.spec().device().memory_bytes()) {
@@ -221,8 +210,8 @@ void PrintTuneSummary(std::ostream& out, const ParsedArgs& parsed, const sim::To
         << " candidates simulated; the ranking of those follows\n";
   }
   if (parsed.Given("replica")) {
-    out << "each strategy simulated as one data-parallel replica, its gradients all-reduced over "
-           "the dp replicas\n";
+    out << "each strategy folded to one data-parallel replica (--replica: approximate where the "
+           "replicas do not sit alike on the nodes)\n";
   }
 }
 
@@ -246,13 +235,12 @@ int RunTuneCommand(const std::vector<std::string>& args, std::ostream& out) {
       devices, topology.spec().devices_per_node(), parsed.GetInt("max-micro-batches", 1, 1024));
   const graph::OpRegistry registry = ops::BuiltinOps();
   const sbp::AlphaBetaConfig cost = sim::SearchCostConfig(topology.spec());
-  const bool replica = parsed.Given("replica");
   std::unique_ptr<comm::MpiSession> mpi;
   if (comm::MpiSession::LaunchedByMpirun()) mpi = std::make_unique<comm::MpiSession>();
   const int rank = mpi ? mpi->rank() : 0;
   const int ranks = mpi ? mpi->size() : 1;
   const auto start = std::chrono::steady_clock::now();
-  const TuneSetting setting{parser, args, topology, registry, cost, fixed, replica};
+  const TuneSetting setting{parser, args, topology, registry, cost, fixed};
   std::signal(SIGINT, OnInterrupt);
   std::vector<Outcome> outcomes =
       Gathered(EvaluateShare(setting, candidates, rank, ranks, start), candidates, ranks > 1);

@@ -166,6 +166,11 @@ plan::DeviceFold DataParallelFold(const Strategy& strategy, int64_t devices_per_
   return {static_cast<int>(block / stride), stride, block};
 }
 
+plan::DeviceFold ReplicaFold(const Strategy& strategy) {
+  if (strategy.automatic || strategy.dp < 2) return {};
+  return {static_cast<int>(strategy.dp), strategy.tp, strategy.dp * strategy.tp};
+}
+
 const char* RecomputeName(Recompute recompute) {
   switch (recompute) {
     case Recompute::kSelective:

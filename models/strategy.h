@@ -143,5 +143,11 @@ compiler::LowerOptions StrategyLowerOptions(const Strategy& strategy);
 // stride lcm(tp, devices_per_node), so that every copy starts a node. Not folded (copies 1)
 // for a searched strategy or when fewer than two copies fit.
 plan::DeviceFold DataParallelFold(const Strategy& strategy, int64_t devices_per_node);
+// --replica's fold: every data-parallel replica a copy (stride tp, copies dp), whether or not
+// the copies sit alike on the nodes. Exact where they do (then DataParallelFold's fold is a
+// coarser one of the same Plan); otherwise an approximation: the other replicas are timed as
+// replica 0, though their pipeline hand-offs may cross nodes where replica 0's do not. Memory
+// is the exact Plan's either way. None for dp < 2 or an automatic strategy.
+plan::DeviceFold ReplicaFold(const Strategy& strategy);
 
 }  // namespace twinflow::models

@@ -9,6 +9,7 @@
 
 #include "engine/core/error.h"
 #include "engine/plan/memory_overlaps.h"
+#include "engine/plan/plan_fold.h"
 
 namespace twinflow::compiler {
 namespace {
@@ -78,7 +79,8 @@ std::vector<Span> SpansOf(const plan::Plan& plan, const TaskChain& chain) {
       bool inside = true;
       for (int64_t c : regst.consumers()) {
         const auto it = acts.find(c);
-        if (it == acts.end())
+        // A read in another copy of a folded Plan is another device's (plan_fold.h).
+        if (it == acts.end() || plan::ReadsOtherCopies(plan.tasks(static_cast<int>(c)), r, false))
           inside = false;
         else
           span.last = std::max(span.last, it->second.second);
@@ -254,7 +256,8 @@ bool CanReduceInPlace(const plan::Plan& plan, int64_t t, const std::set<int64_t>
     return false;
   }
   for (int64_t c : output.consumers()) {
-    if (inside.count(c) == 0) return false;
+    if (inside.count(c) == 0 || plan::ReadsOtherCopies(plan.tasks(static_cast<int>(c)), out, false))
+      return false;
   }
   return true;
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "engine/compiler/plan_memory.h"
+#include "engine/plan/plan_fold.h"
 
 namespace twinflow::compiler {
 namespace {
@@ -20,7 +21,11 @@ int32_t ScheduledSlots(const plan::Plan& plan, const plan::Regst& regst,
   // Read only on other devices (a stage's output sent to the next stage): the receiver keeps
   // its own copy for as long as it needs, so the sender's need not wait for that.
   bool sent = true;
-  for (int64_t c : regst.consumers()) sent = sent && plan.tasks(c).device() != producer.device();
+  for (int64_t c : regst.consumers()) {
+    const plan::Task& consumer = plan.tasks(static_cast<int>(c));
+    sent = sent && (consumer.device() != producer.device() ||
+                    plan::ReadsOtherCopies(consumer, regst.id(), true));
+  }
   if (sent) ahead = std::min<int64_t>(ahead, 2);
   return static_cast<int32_t>(std::max<int64_t>(1, ahead));
 }

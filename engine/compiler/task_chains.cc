@@ -7,6 +7,7 @@
 #include <tuple>
 
 #include "engine/core/error.h"
+#include "engine/plan/plan_fold.h"
 #include "engine/plan/plan_rates.h"
 
 namespace twinflow::compiler {
@@ -56,7 +57,9 @@ std::set<int64_t> ReadInside(const plan::Plan& plan, const std::vector<int64_t>&
       const plan::Regst& regst = plan.regsts(static_cast<int>(r));
       for (int64_t c : regst.consumers()) {
         read = true;
-        inside = inside && regst.lag() == 0 && members.count(c) > 0;
+        // A read in another copy of a folded Plan is another device's (plan_fold.h).
+        inside = inside && regst.lag() == 0 && members.count(c) > 0 &&
+                 !plan::ReadsOtherCopies(plan.tasks(static_cast<int>(c)), regst.id(), false);
       }
     }
     if (read && inside) floats.insert(id);

@@ -29,4 +29,19 @@ struct DeviceFold {
   }
 };
 
+// Whether `consumer` reads register `regst` in another copy (a transfer with src_copy != 0):
+// then another copy's device, not its own, reads the copy-0 register, and passes that reason
+// about who reads a register on which device (task chains, slot counts) must count the read
+// as remote. `only`: every transfer from `regst` is such (else: any).
+inline bool ReadsOtherCopies(const Task& consumer, int64_t regst, bool only) {
+  bool any = false, all = true, reads = false;
+  for (const Transfer& t : consumer.transfers()) {
+    if (t.src_regst() != regst) continue;
+    reads = true;
+    any = any || t.src_copy() != 0;
+    all = all && t.src_copy() != 0;
+  }
+  return only ? reads && all : any;
+}
+
 }  // namespace twinflow::plan

@@ -43,7 +43,7 @@ for d in json.load(open(sys.argv[1]))['devices_report']:
     assert d['live_peak_bytes'] <= d['peak_bytes'] <= 1.01 * d['live_peak_bytes'], d
     assert d['arena_bytes'] <= 1.08 * d['live_peak_bytes'], d" \
   "$work/recompute.json"
-check "memory --replica is one data-parallel replica" 0 "one of 2 data-parallel replicas" out -- \
+check "memory --replica is one data-parallel replica" 0 "standing in for 2 data-parallel copies" out -- \
   memory "${gpt[@]}" --strategy dp=2,tp=8 --cluster dgx-h100 --nodes 2 --replica
 check "an unknown cluster is named" 2 "unknown cluster 'dgx-z1'" err -- \
   memory "${gpt[@]}" --strategy dp=2 --cluster dgx-z1

@@ -64,11 +64,14 @@ check "more devices than the cluster has" 2 "devices" err -- \
   sim "${gpt[@]}" --strategy dp=16 --devices 16 --cluster dgx-h100
 check "sim --help exits 0" 0 "usage: twinflow sim" out -- sim --help
 
-# --replica simulates one data-parallel replica and all-reduces gradients over the others.
-check "sim --replica simulates one replica" 0 "one of 2 data-parallel replicas" out -- \
+# --replica folds every data-parallel replica onto replica 0, for any dp (approximate where the
+# replicas sit unalike on the nodes).
+check "sim --replica simulates one replica" 0 "standing in for 2 data-parallel copies (--replica" out -- \
   sim "${gpt[@]}" --strategy dp=2,tp=8 --cluster dgx-h100 --nodes 2 --replica
-check "sim --replica needs dp to divide the nodes" 2 "--replica" err -- \
-  sim "${gpt[@]}" --strategy dp=2,tp=4 --cluster dgx-h100 --nodes 1 --replica
+check "sim --replica takes a dp that does not divide the nodes" 0 "standing in for 4 data-parallel" out -- \
+  sim "${gpt[@]}" --strategy dp=4,tp=2 --cluster dgx-h100 --nodes 1 --replica
+check "sim --replica and --no-fold contradict" 2 "--replica" err -- \
+  sim "${gpt[@]}" --strategy dp=4,tp=2 --cluster dgx-h100 --replica --no-fold
 
 # calibrate writes a cpu-local spec with the Plan's kernels, which sim then uses.
 mlp=(--model mlp --widths 64,128,10 --batch 32 --devices 2 --strategy tp=2)
@@ -91,8 +94,8 @@ check "tune chooses strategies itself" 2 "--strategy" err -- \
   tune "${gpt[@]}" --strategy dp=2 --cluster dgx-h100
 check "tune --replica simulates one replica per strategy" 0 "one data-parallel replica" out -- \
   tune "${gpt[@]}" --cluster dgx-h100 --nodes 2 --max-micro-batches 2 --replica
-verify "and ranks strategies whose dp divides the nodes" grep -q "^  1     dp=[12],tp=" "$work/out"
-check "sim --replica may come before other flags" 0 "one of 2 data-parallel replicas" out -- \
+verify "and ranks every dp, 16 included" grep -q " dp=16,tp=1" "$work/out"
+check "sim --replica may come before other flags" 0 "standing in for 2 data-parallel copies" out -- \
   sim --replica "${gpt[@]}" --strategy dp=2,tp=8 --cluster dgx-h100 --nodes 2
 
 check "tune --with keeps options in every candidate, --json writes the ranking" 0 \

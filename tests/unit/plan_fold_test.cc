@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <iostream>
 #include <map>
 #include <string>
 
@@ -32,12 +33,13 @@ sim::ClusterSpec SmallNodes(int nodes, int per_node) {
   return spec;
 }
 
-BuiltModel Gpt(const std::string& strategy, int64_t devices, int64_t layers = 2) {
+BuiltModel Gpt(const std::string& strategy, int64_t devices, int64_t layers = 2,
+               int64_t batch = 16) {
   BuildOptions options = Options(strategy, devices);
   options.device = DeviceType::kCuda;
   // Megatron-sized: the tiny GPTs replicate some weights over tp, and their gradients' boxings
   // then copy between the copies.
-  return BuildGpt(Registry(), model_test_helpers::MegatronSizedGpt(layers, 16), options);
+  return BuildGpt(Registry(), model_test_helpers::MegatronSizedGpt(layers, batch), options);
 }
 
 compiler::Compiled CompileOn(const BuiltModel& model, const sim::ClusterSpec& spec,
@@ -101,6 +103,52 @@ void ExpectFoldedSimulatesAlike(const std::string& strategy, const sim::ClusterS
     EXPECT_NEAR(d.inter_bytes, e.inter_bytes, 1e-6 * (1 + e.inter_bytes));
     EXPECT_NEAR(d.intra_bytes, e.intra_bytes, 1e-6 * (1 + e.intra_bytes));
   }
+}
+
+// --replica's fold (ReplicaFold: every dp replica a copy, alike on the nodes or not) against
+// the whole Plan: memory equal on every device, step within `tolerance`.
+void ExpectReplicaNearTheWholePlan(const std::string& strategy, int64_t devices,
+                                   const sim::ClusterSpec& spec, double tolerance) {
+  SCOPED_TRACE(strategy);
+  // A batch of 24 splits evenly over dp=3 and dp=8 (uneven splits fold as copy 0's shards).
+  const BuiltModel model = Gpt(strategy, devices, 2, 24);
+  const plan::DeviceFold fold = ReplicaFold(model.strategy);
+  ASSERT_EQ(fold.copies, model.strategy.dp);
+  const compiler::Compiled folded = CompileOn(model, spec, fold);
+  const compiler::Compiled whole = CompileOn(model, spec, {});
+  ASSERT_EQ(folded.fold_refused, "");
+  EXPECT_FALSE(folded.plan.fold().uneven_shards());
+  const sim::Topology topology(spec);
+  const sim::SimResult a = sim::Simulate(folded.plan, topology, sim::SimOptions{});
+  const sim::SimResult b = sim::Simulate(whole.plan, topology, sim::SimOptions{});
+  ASSERT_TRUE(a.finished && b.finished);
+  EXPECT_NEAR(a.step_s, b.step_s, tolerance * b.step_s);
+  std::cout << strategy << ": replica " << a.step_s << " s, whole " << b.step_s << " s\n";
+  // Memory: copy 0's devices are the whole Plan's, and so is the fullest device. (Another
+  // replica's device may differ from its copy-0 device by the few KiB of a boxing whose sender
+  // the whole Plan picks by position: send_recv_step.cc.)
+  ASSERT_EQ(a.devices.size(), b.devices.size());
+  int64_t fullest_a = 0, fullest_b = 0;
+  for (size_t d = 0; d < a.devices.size(); ++d) {
+    EXPECT_EQ(a.devices[d].name, b.devices[d].name);
+    fullest_a = std::max(fullest_a, a.devices[d].arena_bytes);
+    fullest_b = std::max(fullest_b, b.devices[d].arena_bytes);
+    if (!fold.Stored(a.devices[d].cluster_device)) continue;
+    EXPECT_EQ(a.devices[d].arena_bytes, b.devices[d].arena_bytes) << a.devices[d].name;
+    EXPECT_EQ(a.devices[d].peak_bytes, b.devices[d].peak_bytes) << a.devices[d].name;
+  }
+  EXPECT_EQ(fullest_a, fullest_b);
+}
+
+TEST(PlanFold, ReplicaFoldsAnyDpNearTheWholePlan) {
+  // Replicas alike on 8-GPU nodes, 4 to a node, where DataParallelFold folds by whole nodes.
+  ExpectReplicaNearTheWholePlan("dp=8,tp=2", 16, SmallNodes(2, 8), 1e-9);
+  // dp=3 on nodes of 4: DataParallelFold cannot fold (a stage's 6 devices straddle nodes);
+  // every replica's pipeline hand-off still crosses nodes alike.
+  ExpectReplicaNearTheWholePlan("dp=3,tp=2,pp=2,mb=4", 12, SmallNodes(3, 4), 0.02);
+  // dp=3 on nodes of 8: replica 0 hands off inside node 0, replicas 1 and 2 across nodes;
+  // the fold times them all as replica 0.
+  ExpectReplicaNearTheWholePlan("dp=3,tp=2,pp=2,mb=4", 12, SmallNodes(2, 8), 0.02);
 }
 
 TEST(PlanFold, DataParallelCopiesStartANode) {
