@@ -17,9 +17,9 @@
 #include "launcher/cluster_args.h"
 #include "launcher/cluster_plan.h"
 #include "launcher/model_args.h"
-#include "launcher/tune_candidates.h"
 #include "launcher/tune_outcome.h"
 #include "models/strategy.h"
+#include "models/tune_candidates.h"
 #include "simulator/hardware/search_cost.h"
 #include "simulator/sim_executor.h"
 
@@ -231,7 +231,7 @@ int RunTuneCommand(const std::vector<std::string>& args, std::ostream& out) {
   const std::string fixed = parsed.Given("with") ? parsed.Get("with") : "";
   const sim::Topology topology(ClusterFromArgs(parsed));
   const int64_t devices = topology.devices();
-  const std::vector<Candidate> candidates = EnumerateCandidates(
+  const std::vector<Candidate> candidates = models::EnumerateCandidates(
       devices, topology.spec().devices_per_node(), parsed.GetInt("max-micro-batches", 1, 1024));
   const graph::OpRegistry registry = ops::BuiltinOps();
   const sbp::AlphaBetaConfig cost = sim::SearchCostConfig(topology.spec());

@@ -6,9 +6,11 @@
 #include <string>
 #include <vector>
 
-#include "launcher/tune_candidates.h"
+#include "models/tune_candidates.h"
 
 namespace twinflow::launcher {
+
+using models::Candidate;
 
 struct Outcome {
   int64_t index = 0;  // the candidate's place in EnumerateCandidates' order

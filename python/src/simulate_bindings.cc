@@ -5,6 +5,7 @@
 
 #include "engine/core/error.h"
 #include "engine/trace/trace_writer.h"
+#include "models/tune_candidates.h"
 #include "python/src/program.h"
 #include "simulator/hardware/cluster.h"
 #include "simulator/sim_executor.h"
@@ -64,6 +65,28 @@ void BindSimulate(py::module_& m) {
         py::arg("nodes") = py::none(), py::arg("steps") = 1, py::arg("replicas") = 1,
         py::arg("trace") = false);
   m.def("cluster_presets", &sim::PresetNames);
+  // (devices, devices per node, memory per device) of a preset or spec file with `nodes`.
+  m.def(
+      "cluster_shape",
+      [](const std::string& cluster, std::optional<int> nodes) {
+        const sim::ClusterSpec spec = sim::LoadCluster(cluster, nodes);
+        return py::make_tuple(spec.nodes() * spec.devices_per_node(), spec.devices_per_node(),
+                              spec.device().memory_bytes());
+      },
+      py::arg("cluster"), py::arg("nodes") = py::none());
+  // The strategies tune tries on `devices` devices, `per_node` to a node
+  // (models/tune_candidates.h).
+  m.def(
+      "tune_candidates",
+      [](int64_t devices, int64_t per_node, int64_t max_micro_batches) {
+        std::vector<std::string> out;
+        for (const models::Candidate& c :
+             models::EnumerateCandidates(devices, per_node, max_micro_batches)) {
+          out.push_back(c.Text());
+        }
+        return out;
+      },
+      py::arg("devices"), py::arg("per_node"), py::arg("max_micro_batches"));
 }
 
 }  // namespace twinflow::python

@@ -17,9 +17,11 @@ from .tensor import Tensor, TensorSpec, tensor, from_numpy
 from .random import manual_seed
 from . import nn, optim, distributed, models
 from .graph import Graph
+from .tune import tune, TuneReport
 
 __all__ = [
     "placement", "sbp", "Tensor", "TensorSpec", "tensor", "from_numpy", "manual_seed", "nn",
     "optim", "distributed", "models", "Graph", "InvalidArgumentError", "ShapeError", "SbpError",
-    "PlanError", "CommError", "TimeoutError", "OutOfMemoryError", "DeviceError",
+    "PlanError", "CommError", "TimeoutError", "OutOfMemoryError", "DeviceError", "tune",
+    "TuneReport",
 ]

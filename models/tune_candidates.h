@@ -8,11 +8,11 @@
 
 #include "models/strategy.h"
 
-namespace twinflow::launcher {
+namespace twinflow::models {
 
 struct Candidate {
   int64_t dp = 1, tp = 1, pp = 1, mb = 1;
-  models::Schedule schedule = models::Schedule::kOneFOneB;
+  Schedule schedule = Schedule::kOneFOneB;
   int64_t vp = 1;          // model chunks per pipeline rank (interleaved 1F1B)
   bool sp = false;         // sequence parallelism
   bool zero = false;       // zero=1: optimizer state sharded over dp (tried when out of memory)
@@ -27,4 +27,4 @@ struct Candidate {
 // two chunks a rank (micro-batches a multiple of pp).
 std::vector<Candidate> EnumerateCandidates(int64_t devices, int64_t per_node, int64_t max_mb);
 
-}  // namespace twinflow::launcher
+}  // namespace twinflow::models

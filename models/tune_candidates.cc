@@ -1,12 +1,11 @@
-#include "launcher/tune_candidates.h"
+#include "models/tune_candidates.h"
 
 #include <algorithm>
 
-namespace twinflow::launcher {
+namespace twinflow::models {
 namespace {
 
-std::vector<std::pair<models::Schedule, int64_t>> Schedules(int64_t pp, int64_t mb) {
-  using models::Schedule;
+std::vector<std::pair<Schedule, int64_t>> Schedules(int64_t pp, int64_t mb) {
   if (pp == 1) return {{Schedule::kOneFOneB, 1}};
   std::vector<std::pair<Schedule, int64_t>> out = {
       {Schedule::kOneFOneB, 1}, {Schedule::kGPipe, 1}, {Schedule::kZeroBubbleH1, 1}};
@@ -19,7 +18,7 @@ std::vector<std::pair<models::Schedule, int64_t>> Schedules(int64_t pp, int64_t 
 std::string Candidate::Text(const std::string& fixed) const {
   std::string s = "dp=" + std::to_string(dp) + ",tp=" + std::to_string(tp) +
                   ",pp=" + std::to_string(pp) + ",mb=" + std::to_string(mb);
-  if (pp > 1) s += std::string(",schedule=") + models::ScheduleName(schedule);
+  if (pp > 1) s += std::string(",schedule=") + ScheduleName(schedule);
   if (vp > 1) s += ",vp=" + std::to_string(vp);
   if (sp) s += ",sp=true";
   if (zero) s += ",zero=1";
@@ -50,4 +49,4 @@ std::vector<Candidate> EnumerateCandidates(int64_t devices, int64_t per_node, in
   return out;
 }
 
-}  // namespace twinflow::launcher
+}  // namespace twinflow::models
