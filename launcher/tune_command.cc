@@ -109,9 +109,9 @@ Outcome EvaluateOrSave(const TuneSetting& setting, const Candidate& candidate, i
   Outcome o = Evaluate(setting, candidate, index);
   Candidate again = candidate;
   for (int step = 0; step < 2 && o.why.starts_with("out of memory"); ++step) {
-    if (step == 0 && (candidate.dp == 1 || setting.fixed.find("zero=") != std::string::npos)) {
-      continue;
-    }
+    // Neither where --with already chose it; zero=1 only with data parallelism.
+    const bool chosen = setting.fixed.find(step == 0 ? "zero=" : "recompute=") != std::string::npos;
+    if (chosen || (step == 0 && candidate.dp == 1)) continue;
     (step == 0 ? again.zero : again.recompute) = true;
     const Outcome saved = Evaluate(setting, again, index);
     if (saved.ok) {

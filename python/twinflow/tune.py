@@ -105,7 +105,8 @@ def _evaluate(graph, examples, candidate, options, devices, cluster, nodes):
     for extra in ("zero=1", "recompute=full"):
         if not (why or "").startswith("out of memory"):
             break
-        if extra == "zero=1" and (dp_one or "zero=" in options):
+        # Neither where `options` already chose it; zero=1 only with data parallelism.
+        if extra.split("=")[0] + "=" in options or (extra == "zero=1" and dp_one):
             continue
         text += "," + extra
         again, again_why = _simulate(graph, examples, text, devices, cluster, nodes)
