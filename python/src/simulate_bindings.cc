@@ -4,7 +4,8 @@
 #include <pybind11/stl.h>
 
 #include "engine/core/error.h"
-#include "engine/trace/trace_writer.h"
+#include "engine/trace/chrome_trace.h"
+#include "engine/trace/perfetto_trace.h"
 #include "models/tune_candidates.h"
 #include "python/src/program.h"
 #include "simulator/hardware/cluster.h"
@@ -33,10 +34,11 @@ py::dict Simulate(const Program& program, const std::string& cluster, std::optio
   const sim::ClusterSpec& spec = topology.spec();
   std::string json, perfetto;
   if (trace) {
-    const trace::TraceOptions how{"twinflow simulate", sim::DeviceKindName(spec), {}};
-    json = trace::EncodeTrace(program.compiled.plan, r.trace, how, trace::TraceFormat::kChromeJson);
-    perfetto =
-        trace::EncodeTrace(program.compiled.plan, r.trace, how, trace::TraceFormat::kPerfetto);
+    // Laid out once, written in both formats.
+    const trace::TraceLayout layout = trace::LayOut(
+        program.compiled.plan, r.trace, {"twinflow simulate", sim::DeviceKindName(spec), {}});
+    json = trace::ChromeTraceJson(layout);
+    perfetto = trace::PerfettoTrace(layout);
   }
   py::list devices;
   for (const sim::DeviceReport& d : r.devices) {
