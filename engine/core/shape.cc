@@ -7,15 +7,18 @@
 
 namespace twinflow {
 
-Shape::Shape(std::initializer_list<int64_t> dims) : dims_(dims) {
-  for (int64_t d : dims_) {
-    if (d < 0) throw ShapeError("negative extent " + std::to_string(d) + " in shape");
-  }
-}
+Shape::Shape(std::initializer_list<int64_t> dims) : dims_(dims) { CheckExtents(); }
 
-Shape::Shape(std::vector<int64_t> dims) : dims_(std::move(dims)) {
+Shape::Shape(std::vector<int64_t> dims) : dims_(std::move(dims)) { CheckExtents(); }
+
+void Shape::CheckExtents() const {
+  int64_t numel = 1;
   for (int64_t d : dims_) {
-    if (d < 0) throw ShapeError("negative extent " + std::to_string(d) + " in shape");
+    if (d < 0) throw ShapeError("negative extent " + std::to_string(d) + " in shape " + ToString());
+    if (d > 0 && numel > kMaxNumel / d) {
+      throw ShapeError("shape " + ToString() + " has more than 2^60 elements");
+    }
+    numel *= d;
   }
 }
 

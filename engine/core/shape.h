@@ -1,5 +1,7 @@
 #pragma once
-// Shape: the extent of each dimension of a tensor (or of a device mesh). Extents may be zero.
+// Shape: the extent of each dimension of a tensor (or of a device mesh). Extents may be zero;
+// none is negative and their product is at most 2^60 (the constructors check), so numel() and
+// numel() times any dtype's size never overflow.
 #include <cstdint>
 #include <initializer_list>
 #include <optional>
@@ -11,6 +13,8 @@ namespace twinflow {
 
 class Shape {
  public:
+  static constexpr int64_t kMaxNumel = int64_t{1} << 60;
+
   Shape() = default;
   Shape(std::initializer_list<int64_t> dims);
   explicit Shape(std::vector<int64_t> dims);
@@ -30,6 +34,8 @@ class Shape {
   bool operator==(const Shape& other) const = default;
 
  private:
+  void CheckExtents() const;  // ShapeError on a negative extent or a product over kMaxNumel
+
   std::vector<int64_t> dims_;
 };
 

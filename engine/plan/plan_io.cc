@@ -125,23 +125,12 @@ Plan ParsePlan(const std::string& bytes, const std::string& origin) {
 }
 
 Plan LoadPlan(const std::string& path) {
-  std::error_code error;
-  if (std::filesystem::is_directory(path, error)) {
-    throw PlanError("cannot read plan file '" + path + "': it is a directory");
+  std::string bytes;
+  try {
+    bytes = ReadFile(path, kMaxPlanBytes - 1);
+  } catch (const Error& e) {
+    throw PlanError("plan file: " + e.message());
   }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw PlanError("cannot read plan file '" + path + "': no such file or unreadable");
-  in.seekg(0, std::ios::end);
-  const std::streamoff size = in.tellg();
-  if (size < 0) throw PlanError("cannot read plan file '" + path + "': cannot tell its size");
-  if (size >= kMaxPlanBytes) {
-    throw PlanError("plan file '" + path + "' has " + std::to_string(size) +
-                    " bytes: too large (at most 2 GiB)");
-  }
-  in.seekg(0, std::ios::beg);
-  std::string bytes(static_cast<size_t>(size), '\0');
-  in.read(bytes.data(), size);
-  if (in.gcount() != size) throw PlanError("cannot read plan file '" + path + "': read failed");
   return ParsePlan(bytes, path);
 }
 

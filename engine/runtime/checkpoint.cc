@@ -1,8 +1,11 @@
 #include "engine/runtime/checkpoint.h"
 
+#include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 #include <system_error>
+#include <utility>
 
 #include "engine/core/error.h"
 #include "engine/core/file_io.h"
@@ -15,6 +18,9 @@ constexpr char kMagic[] = "TWCKPT01";
 constexpr size_t kMagicSize = 8;
 constexpr size_t kDigestSize = 32;
 constexpr uint64_t kMaxCount = uint64_t{1} << 24;
+// Steps beyond this are corrupt: it keeps step arithmetic (first + steps run) far from
+// overflow.
+constexpr uint64_t kMaxSteps = uint64_t{1} << 53;
 
 void PutU64(std::string& out, uint64_t value) {
   out.append(reinterpret_cast<const char*>(&value), sizeof(value));
@@ -50,19 +56,68 @@ class Reader {
     at_ += size;
   }
   bool done() const { return at_ == end_; }
+  void Need(uint64_t size, const char* what) const {
+    if (size > end_ - at_) Fail(std::string("truncated in ") + what);
+  }
   [[noreturn]] void Fail(const std::string& what) const {
     throw InvalidArgumentError("checkpoint '" + path_ + "': " + what);
   }
 
  private:
-  void Need(uint64_t size, const char* what) const {
-    if (size > end_ - at_) Fail(std::string("truncated in ") + what);
-  }
   const std::string& bytes_;
   size_t at_ = kMagicSize;
   size_t end_;
   const std::string& path_;
 };
+
+// The index of the first element of `t` that is NaN or infinite, or -1 (integer tensors: -1).
+int64_t FirstNonFinite(const Tensor& t) {
+  if (!IsFloating(t.dtype())) return -1;
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    if (!std::isfinite(t.GetDouble(i))) return i;
+  }
+  return -1;
+}
+
+// One tensor's record: name, dtype, shape, size, bytes. Every length is checked against the
+// file before anything is allocated, and the values must be finite.
+std::pair<std::string, Tensor> ReadTensor(Reader& in) {
+  const std::string name = in.Text("a tensor name");
+  const std::string where = "tensor '" + name + "'";
+  DType dtype;
+  try {
+    dtype = ParseDType(in.Text("a dtype"));
+  } catch (const Error& e) {
+    in.Fail(where + ": " + e.message());
+  }
+  const uint64_t rank = in.U64("a rank");
+  if (rank > 16) in.Fail(where + " has rank " + std::to_string(rank));
+  std::vector<int64_t> dims;
+  for (uint64_t a = 0; a < rank; ++a) {
+    const uint64_t d = in.U64("a shape");
+    if (d > (uint64_t{1} << 40)) in.Fail(where + " has extent " + std::to_string(d));
+    dims.push_back(static_cast<int64_t>(d));
+  }
+  std::optional<Shape> shape;
+  try {
+    shape.emplace(dims);
+  } catch (const Error& e) {
+    in.Fail(where + ": " + e.message());
+  }
+  const uint64_t size = in.U64("a tensor size");
+  if (size != static_cast<uint64_t>(shape->numel() * DTypeSize(dtype))) {
+    in.Fail(where + " has " + std::to_string(size) + " bytes for " + DTypeName(dtype) +
+            shape->ToString());
+  }
+  in.Need(size, "tensor data");  // before the allocation: a short file may claim terabytes
+  Tensor tensor(*shape, dtype);
+  in.Bytes(tensor.raw(), size, "tensor data");
+  if (const int64_t bad = FirstNonFinite(tensor); bad >= 0) {
+    in.Fail(where + " holds " + std::to_string(tensor.GetDouble(bad)) + " at element " +
+            std::to_string(bad) + " (a checkpoint of a diverged run?)");
+  }
+  return {name, std::move(tensor)};
+}
 
 }  // namespace
 
@@ -104,36 +159,18 @@ Checkpoint LoadCheckpoint(const std::string& dir) {
   }
   Reader in(bytes, end, path);
   Checkpoint checkpoint;
-  checkpoint.steps = static_cast<int64_t>(in.U64("the step count"));
+  const uint64_t steps = in.U64("the step count");
+  if (steps > kMaxSteps) {
+    in.Fail("claims step " + std::to_string(static_cast<int64_t>(steps)) +
+            " (negative, or beyond 2^53)");
+  }
+  checkpoint.steps = static_cast<int64_t>(steps);
   const uint64_t count = in.U64("the tensor count");
   if (count > kMaxCount) in.Fail("claims " + std::to_string(count) + " tensors");
   for (uint64_t i = 0; i < count; ++i) {
-    const std::string name = in.Text("a tensor name");
-    const std::string where = "tensor '" + name + "'";
-    DType dtype;
-    try {
-      dtype = ParseDType(in.Text("a dtype"));
-    } catch (const Error& e) {
-      in.Fail(where + ": " + e.message());
-    }
-    const uint64_t rank = in.U64("a rank");
-    if (rank > 16) in.Fail(where + " has rank " + std::to_string(rank));
-    std::vector<int64_t> dims;
-    for (uint64_t a = 0; a < rank; ++a) {
-      const uint64_t d = in.U64("a shape");
-      if (d > (uint64_t{1} << 40)) in.Fail(where + " has extent " + std::to_string(d));
-      dims.push_back(static_cast<int64_t>(d));
-    }
-    const uint64_t size = in.U64("a tensor size");
-    Shape shape(dims);
-    if (size != static_cast<uint64_t>(shape.numel() * DTypeSize(dtype))) {
-      in.Fail(where + " has " + std::to_string(size) + " bytes for " + DTypeName(dtype) +
-              shape.ToString());
-    }
-    Tensor tensor(shape, dtype);
-    in.Bytes(tensor.raw(), size, "tensor data");
+    auto [name, tensor] = ReadTensor(in);
     if (!checkpoint.tensors.emplace(name, std::move(tensor)).second)
-      in.Fail(where + " appears twice");
+      in.Fail("tensor '" + name + "' appears twice");
   }
   if (!in.done()) in.Fail("has bytes after its last tensor");
   return checkpoint;

@@ -1,19 +1,22 @@
 #include "engine/sbp/boxing_graph.h"
 
+#include <algorithm>
+#include <cstdio>
+
 #include "engine/core/error.h"
 
 namespace twinflow::sbp {
 namespace {
 
-// Every NdSbp over `mesh_rank` axes with the given per-axis options, in lexicographic order.
-std::vector<NdSbp> AllNdSbps(const std::vector<Sbp>& options, int mesh_rank) {
-  std::vector<NdSbp> all = {NdSbp(std::vector<Sbp>(mesh_rank, options[0]))};
-  for (int a = 0; a < mesh_rank; ++a) {
+// Every NdSbp with axis a taking one of options[a], in lexicographic order.
+std::vector<NdSbp> AllNdSbps(const std::vector<std::vector<Sbp>>& options) {
+  std::vector<NdSbp> all = {NdSbp(std::vector<Sbp>(options.size(), Sbp::Broadcast()))};
+  for (size_t a = 0; a < options.size(); ++a) {
     std::vector<NdSbp> next;
     for (const NdSbp& prefix : all) {
-      for (const Sbp& option : options) {
+      for (const Sbp& option : options[a]) {
         NdSbp nd = prefix;
-        nd[a] = option;
+        nd[static_cast<int>(a)] = option;
         next.push_back(nd);
       }
     }
@@ -22,21 +25,62 @@ std::vector<NdSbp> AllNdSbps(const std::vector<Sbp>& options, int mesh_rank) {
   return all;
 }
 
+// An axis of extent 1 holds the whole tensor on one device whatever its Sbp, so changing it
+// is a free local step and no route needs any value there but the endpoints' own: with
+// kEndpointsOnly it takes only those (the search space loses a factor of 6 per such axis).
+std::vector<std::vector<Sbp>> OptionsPerAxis(const std::vector<Sbp>& every, const Placement& p,
+                                             const Layout& src, const Layout& dst,
+                                             UnitAxes unit_axes) {
+  std::vector<std::vector<Sbp>> options;
+  for (int a = 0; a < p.hierarchy().rank(); ++a) {
+    if (p.hierarchy()[a] != 1 || unit_axes == UnitAxes::kEveryLayout) {
+      options.push_back(every);
+      continue;
+    }
+    std::vector<Sbp> ends;
+    for (const Layout* end : {&src, &dst}) {
+      const Sbp& sbp = end->nd_sbp[a];
+      if (end->placement == p && std::find(ends.begin(), ends.end(), sbp) == ends.end())
+        ends.push_back(sbp);
+    }
+    options.push_back(ends);
+  }
+  return options;
+}
+
 }  // namespace
 
 BoxingGraph::BoxingGraph(const Shape& shape, DType dtype, const Layout& src, const Layout& dst,
-                         const CostModel& cost_model)
+                         const CostModel& cost_model, UnitAxes unit_axes)
     : shape_(shape), dtype_(dtype), cost_model_(cost_model) {
-  for (int k = 0; k < shape.rank(); ++k) axis_options_.push_back(Sbp::Split(k));
-  axis_options_.push_back(Sbp::Broadcast());
+  std::vector<Sbp> every;
+  for (int k = 0; k < shape.rank(); ++k) every.push_back(Sbp::Split(k));
+  every.push_back(Sbp::Broadcast());
   for (ReduceOp op : {ReduceOp::kSum, ReduceOp::kMax, ReduceOp::kMin}) {
-    axis_options_.push_back(Sbp::Partial(op));
+    every.push_back(Sbp::Partial(op));
   }
   placements_.push_back(src.placement);
   if (!(dst.placement == src.placement)) placements_.push_back(dst.placement);
+  double layouts = 0;
+  for (const Placement& p : placements_) {
+    options_.push_back(OptionsPerAxis(every, p, src, dst, unit_axes));
+    double product = 1;
+    for (const auto& axis : options_.back()) product *= static_cast<double>(axis.size());
+    layouts += product;
+  }
+  // Point-to-point steps join every pair of layouts, so the work grows with their square.
+  if (layouts > kMaxBoxingLayouts) {
+    char count[32];
+    std::snprintf(count, sizeof(count), "%.6g", layouts);
+    throw SbpError("boxing: from " + src.ToString() + " to " + dst.ToString() +
+                   " the search would span " + std::string(count) +
+                   " layouts, more than its cap of " + std::to_string(kMaxBoxingLayouts) +
+                   " (each mesh axis of extent above 1 multiplies them by " +
+                   std::to_string(every.size()) + ")");
+  }
   index_.resize(placements_.size());
   for (size_t p = 0; p < placements_.size(); ++p) {
-    for (NdSbp& nd : AllNdSbps(axis_options_, placements_[p].hierarchy().rank())) {
+    for (NdSbp& nd : AllNdSbps(options_[p])) {
       index_[p][nd] = static_cast<int>(nodes_.size());
       nodes_.push_back(Node{static_cast<int>(p), std::move(nd)});
     }
@@ -79,7 +123,7 @@ void BoxingGraph::VisitOutSteps(int node, const std::function<double(int)>& budg
     std::vector<std::pair<int, BoxingStep>> steps;
     const NdSbp& nd_sbp = nodes_[node].nd_sbp;
     for (int a = 0; a < nd_sbp.size(); ++a) {
-      for (const Sbp& option : axis_options_) {
+      for (const Sbp& option : options_[placement][a]) {
         if (option == nd_sbp[a]) continue;
         NdSbp changed = nd_sbp;
         changed[a] = option;

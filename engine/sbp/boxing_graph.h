@@ -14,10 +14,19 @@
 
 namespace twinflow::sbp {
 
+// The most layouts one search may span; more is refused with an SbpError naming the cap. A
+// 2-D tensor on a mesh of five axes of extent above 1 has 6^5 = 7,776 (about 15 s).
+constexpr int64_t kMaxBoxingLayouts = 10000;
+
+// Which Sbps a mesh axis of extent 1 takes in the graph: only the two endpoints' (enough for
+// a route between them), or every one (for BoxingTimesFrom, which prices every destination).
+enum class UnitAxes { kEndpointsOnly, kEveryLayout };
+
 class BoxingGraph {
  public:
+  // `cost_model` must outlive the graph. SbpError when the layouts exceed kMaxBoxingLayouts.
   BoxingGraph(const Shape& shape, DType dtype, const Layout& src, const Layout& dst,
-              const CostModel& cost_model);
+              const CostModel& cost_model, UnitAxes unit_axes);
 
   int size() const { return static_cast<int>(nodes_.size()); }
   int source() const { return source_; }
@@ -50,7 +59,7 @@ class BoxingGraph {
   std::vector<std::optional<std::vector<std::pair<int, BoxingStep>>>> axis_steps_;
   // local_index_[p][q][j]: parallel index in placement p of device j of placement q, or -1.
   std::vector<std::vector<std::vector<int64_t>>> local_index_;
-  std::vector<Sbp> axis_options_;
+  std::vector<std::vector<std::vector<Sbp>>> options_;  // [placement][mesh axis]
   int source_ = 0;
   int target_ = 0;
 };

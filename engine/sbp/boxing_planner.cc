@@ -94,7 +94,7 @@ BoxingPlan PlanBoxing(const Shape& shape, DType dtype, const Layout& src, const 
   BoxingPlan plan{shape, dtype, src, dst, {}};
   if (src == dst) return plan;
 
-  BoxingGraph graph(shape, dtype, src, dst, cost_model);
+  BoxingGraph graph(shape, dtype, src, dst, cost_model, UnitAxes::kEndpointsOnly);
   // Collectives, local steps and broadcasts alone always connect the two layouts (through
   // all-B), and pricing them is cheap; their best path caps the full search, so that costly
   // point-to-point steps are priced only where they might win.
@@ -117,7 +117,7 @@ std::map<NdSbp, double> BoxingTimesFrom(const Shape& shape, DType dtype, const L
   src.Validate(shape);
   const Layout any_dst{dst_placement,
                        NdSbp(std::vector<Sbp>(dst_placement.hierarchy().rank(), Sbp::Broadcast()))};
-  BoxingGraph graph(shape, dtype, src, any_dst, cost_model);
+  BoxingGraph graph(shape, dtype, src, any_dst, cost_model, UnitAxes::kEveryLayout);
   std::vector<Label> labels;
   ShortestPath(graph, true, std::numeric_limits<double>::infinity(), &labels);
   std::map<NdSbp, double> times;

@@ -40,6 +40,11 @@ void CheckPlacement(DeviceType type, const std::vector<int64_t>& ids, const Shap
     }
   }
   if (hierarchy.rank() == 0) throw SbpError("placement " + where + " has an empty hierarchy");
+  if (hierarchy.rank() > kMaxMeshRank) {
+    throw SbpError("hierarchy " + hierarchy.ToString() + " of placement " + where + " has " +
+                   std::to_string(hierarchy.rank()) + " axes (at most " +
+                   std::to_string(kMaxMeshRank) + ")");
+  }
   int64_t product = 1;
   for (int64_t d : hierarchy.dims()) {
     if (d == 0) {

@@ -26,6 +26,10 @@ struct DeviceId {
   auto operator<=>(const DeviceId& other) const = default;
 };
 
+// The most axes a device mesh may have. Real strategies use up to four (data, tensor,
+// pipeline, context); each axis multiplies the boxing search's layouts (boxing_graph.h).
+constexpr int kMaxMeshRank = 8;
+
 class Placement {
  public:
   Placement() = default;

@@ -5,9 +5,15 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <string>
+#include <utility>
+#include <vector>
+
 #include "engine/core/error.h"
 #include "engine/sbp/alpha_beta_cost_model.h"
 #include "engine/sbp/boxing_executor.h"
+#include "engine/sbp/boxing_graph.h"
 #include "engine/sbp/distribute.h"
 
 namespace twinflow::sbp {
@@ -140,6 +146,42 @@ TEST(BoxingPlanner, CrossNodeReshardSendsEachByteOverTheNetworkOnce) {
   const LinkBytes bytes = plan.link_bytes();
   ASSERT_TRUE(bytes.count(LinkClass::kInterNode)) << plan.ToString();
   EXPECT_LE(bytes.at(LinkClass::kInterNode), tensor_bytes) << plan.ToString();
+}
+
+// Axes of extent 1 take only the endpoints' Sbps in the search, so deep meshes of them plan at
+// once (a mesh of ten took 10 GB and never finished), and the plans still move the data right.
+TEST(BoxingPlanner, UnitMeshAxesArePlannedAtOnceAndCorrectly) {
+  const Shape shape{8, 6};
+  Rng rng(11);
+  const Tensor x = Tensor::Random(shape, DType::kI64, rng);
+  for (const auto& [src, dst] : std::vector<std::pair<std::string, std::string>>{
+           {"cpu:0 [1,1,1,1,1,1,1,1] (B,B,B,B,B,B,B,B)", "cpu:0 B"},
+           {"cpu:0-3 [1,4,1] (P,S(0),B)", "cpu:0-3 [1,4,1] (S(1),B,P)"},
+           {"cpu:0-3 [1,1,4,1,1,1] (S(0),P,S(1),B,B,P)", "cpu:4-7 [4,1,1] (S(0),S(1),P)"}}) {
+    const auto start = std::chrono::steady_clock::now();
+    const BoxingPlan plan =
+        PlanBoxing(shape, DType::kI64, ParseLayout(src), ParseLayout(dst), kCost);
+    EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5)) << src;
+    const BoxingResult result = ExecuteBoxing(plan, Distribute(x, ParseLayout(src), rng));
+    EXPECT_TRUE(BitEqual(Assemble(result.outputs, shape, ParseLayout(dst)), x))
+        << src << " -> " << dst << "\n"
+        << plan.ToString();
+  }
+}
+
+// A search that would span more layouts than the cap is refused naming it; a mesh has at most
+// kMaxMeshRank axes.
+TEST(BoxingPlanner, HugeSearchesAndDeepMeshesAreRefusedNamingTheCap) {
+  try {
+    Plan("cpu:0-255 [2,2,2,2,2,2,2,2] (S(0),B,B,B,B,B,B,P)",
+         "cpu:0-255 [2,2,2,2,2,2,2,2] (B,B,B,B,B,B,B,S(1))");
+    ADD_FAILURE() << "no error";
+  } catch (const SbpError& e) {
+    EXPECT_NE(e.message().find("cap of " + std::to_string(kMaxBoxingLayouts)), std::string::npos)
+        << e.message();
+  }
+  EXPECT_THROW(ParseLayout("cpu:0 [1,1,1,1,1,1,1,1,1] (B,B,B,B,B,B,B,B,B)"), SbpError);
+  EXPECT_NO_THROW(ParseLayout("cpu:0 [1,1,1,1,1,1,1,1] (B,B,B,B,B,B,B,B)"));
 }
 
 }  // namespace

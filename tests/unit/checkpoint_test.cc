@@ -5,9 +5,14 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <limits>
+#include <vector>
 
 #include "engine/core/error.h"
 #include "engine/core/file_io.h"
@@ -76,6 +81,64 @@ TEST(Checkpoint, DamagedFilesAreRefusedNamingTheFile) {
     EXPECT_NE(ErrorOf(dir).find(path), std::string::npos) << "flip at " << at;
   }
   EXPECT_NE(ErrorOf(TempDir("missing")).find("cannot read"), std::string::npos);
+}
+
+// A file in the checkpoint format with a valid digest, holding one tensor record as given
+// (its claimed size, and only `payload` bytes of data).
+std::string Crafted(int64_t steps, const std::vector<uint64_t>& dims, uint64_t size,
+                    const std::string& payload) {
+  std::string bytes = "TWCKPT01";
+  const auto u64 = [&](uint64_t v) { bytes.append(reinterpret_cast<const char*>(&v), 8); };
+  u64(static_cast<uint64_t>(steps));
+  u64(1);
+  u64(1);
+  bytes += "w";
+  u64(3);
+  bytes += "f32";
+  u64(dims.size());
+  for (uint64_t d : dims) u64(d);
+  u64(size);
+  bytes += payload;
+  return bytes + Digest(bytes);
+}
+
+// Lengths are checked before anything is allocated: a 100-byte file that claims f32[2^30] or
+// 8 TiB is refused at once, naming the file, not after allocating it.
+TEST(Checkpoint, ClaimedSizesAreCheckedAgainstTheFileBeforeAllocating) {
+  const std::string dir = TempDir("claims");
+  std::filesystem::create_directories(dir);
+  const std::string path = CheckpointPath(dir);
+  for (const std::vector<uint64_t>& dims :
+       {std::vector<uint64_t>{uint64_t{1} << 30}, std::vector<uint64_t>{uint64_t{1} << 40, 2}}) {
+    const uint64_t size = 4 * dims[0] * (dims.size() > 1 ? dims[1] : 1);
+    WriteFileAtomically(path, Crafted(1, dims, size, std::string(16, '\0')));
+    const auto start = std::chrono::steady_clock::now();
+    const std::string error = ErrorOf(dir);
+    EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(1));
+    EXPECT_NE(error.find("truncated"), std::string::npos) << error;
+    EXPECT_NE(error.find(path), std::string::npos) << error;
+  }
+  // Extents whose product overflows are refused too.
+  WriteFileAtomically(path, Crafted(1, {uint64_t{1} << 32, uint64_t{1} << 32}, 0, ""));
+  EXPECT_NE(ErrorOf(dir).find("2^60"), std::string::npos) << ErrorOf(dir);
+}
+
+TEST(Checkpoint, NegativeOrHugeStepsAndNonFiniteValuesAreRefused) {
+  const std::string dir = TempDir("values");
+  Checkpoint c = Sample();
+  for (int64_t steps : {int64_t{-1}, std::numeric_limits<int64_t>::max()}) {
+    c.steps = steps;
+    SaveCheckpoint(dir, c);
+    EXPECT_NE(ErrorOf(dir).find("claims step"), std::string::npos) << ErrorOf(dir);
+  }
+  c.steps = 3;
+  for (double bad : {std::nan(""), std::numeric_limits<double>::infinity()}) {
+    c.tensors["layer0/weight"].SetDouble(5, bad);
+    SaveCheckpoint(dir, c);
+    const std::string error = ErrorOf(dir);
+    EXPECT_NE(error.find("'layer0/weight' holds"), std::string::npos) << error;
+    EXPECT_NE(error.find("element 5"), std::string::npos) << error;
+  }
 }
 
 TEST(Checkpoint, ACheckpointOfAnotherModelIsRefusedNamingTheVariable) {
