@@ -124,11 +124,20 @@ ArgParser RunParser() {
                 "as DistributedSampler) or the whole batch (global)",
                 "local")
       .Optional("losses-out", "FILE",
-                "also write every step's loss to FILE, one per line, exactly "
-                "(%.17g)")
+                "also write every step's loss to FILE as it is computed, one per line, "
+                "exactly (%.17g)")
       .Optional("save", "DIR", "after the run, save model and optimizer state to DIR")
-      .Optional("load", "DIR",
-                "start from the state saved in DIR (under any strategy), at its step")
+      .Optional("save-every", "N", "with --save, also save after every N steps")
+      .Optional("keep", "K",
+                "with --save, keep the K newest checkpoints (older ones as "
+                "DIR/checkpoint-<step>.twck)",
+                "1")
+      .Optional("load", "DIR|FILE",
+                "start from the state saved in DIR (or that checkpoint file, under any "
+                "strategy), at its step")
+      .Switch("check-finite",
+              "stop at the first op whose output holds NaN or infinity, naming it (on with "
+              "--check)")
       .Switch("check", "also run the single-device reference and compare every step's loss")
       .Epilog(
           "examples:\n  twinflow run --model mlp --devices 4 --strategy dp=2,tp=2 --steps 20 "
@@ -173,6 +182,11 @@ RunJob PrepareJob(const ParsedArgs& parsed, const graph::OpRegistry& registry,
   job.feed = runtime::ParseFeedMode(parsed.Get("feed"), "--feed");
   job.trace = TraceRequestFromArgs(parsed, "twinflow run");
   job.steps = parsed.GetInt("steps", 1, 1 << 20);
+  if ((parsed.Given("save-every") || parsed.Given("keep")) && !parsed.Given("save")) {
+    throw InvalidArgumentError("--save-every and --keep need --save DIR");
+  }
+  if (parsed.Given("save-every")) parsed.GetInt("save-every", 1, 1 << 20);
+  parsed.GetInt("keep", 1, 1 << 20);
   job.data_seed = static_cast<uint64_t>(parsed.GetInt("data-seed", 0, 1LL << 40));
   // Under mpirun without --devices, an inferred degree takes ranks x devices per rank.
   const int64_t given_per_rank =
@@ -194,35 +208,112 @@ RunJob PrepareJob(const ParsedArgs& parsed, const graph::OpRegistry& registry,
   return job;
 }
 
-// Runs the training steps on this rank, then writes the gathered trace and the checkpoint as
-// asked (both collective under mpirun; rank 0 writes the files).
+// The loss of every step of `result`, as StepLoss sums it.
+std::vector<double> StepLosses(const RunJob& job, const runtime::RunResult& result) {
+  const std::string loss = job.model.graph.tensor(job.model.loss).name;
+  std::vector<double> losses;
+  for (const auto& fetched : result.fetches) losses.push_back(StepLoss(fetched.at(loss)));
+  return losses;
+}
+
+// --losses-out on rank 0: each step's loss appended and flushed as soon as its Run ends, so a
+// run killed after hours keeps what it computed. Lives for one TrainAndSave.
+class LossStream {
+ public:
+  explicit LossStream(const std::string& path) : path_(path) {
+    if (path_.empty()) return;
+    file_.open(path_, std::ios::trunc);
+    Check();
+  }
+  void Append(const std::vector<double>& losses) {
+    if (path_.empty()) return;
+    for (double value : losses) {
+      char text[64];
+      std::snprintf(text, sizeof(text), "%.17g\n", value);
+      file_ << text;
+    }
+    file_.flush();
+    Check();
+  }
+
+ private:
+  void Check() const {
+    if (!file_) throw InvalidArgumentError("--losses-out: cannot write '" + path_ + "'");
+  }
+  std::string path_;
+  std::ofstream file_;
+};
+
+// The steps of one Run: all of them, or fewer where something happens between steps (losses
+// streamed to a file, a periodic save).
+int64_t StepsPerRun(const ParsedArgs& parsed, int64_t steps) {
+  if (parsed.Given("losses-out")) return 1;
+  if (parsed.Given("save-every")) return parsed.GetInt("save-every", 1, 1 << 20);
+  return steps;
+}
+
+// One Run's results after the earlier ones': fetches and trace appended, time added.
+void Append(runtime::RunResult& total, runtime::RunResult part) {
+  for (auto& f : part.fetches) total.fetches.push_back(std::move(f));
+  total.trace.insert(total.trace.end(), part.trace.begin(), part.trace.end());
+  total.seconds += part.seconds;
+  total.peak_arena_bytes.resize(part.peak_arena_bytes.size(), 0);
+  total.arena_high_water.resize(part.arena_high_water.size(), 0);
+  for (size_t d = 0; d < part.peak_arena_bytes.size(); ++d) {
+    total.peak_arena_bytes[d] = std::max(total.peak_arena_bytes[d], part.peak_arena_bytes[d]);
+    total.arena_high_water[d] = std::max(total.arena_high_water[d], part.arena_high_water[d]);
+  }
+}
+
+// Every rank gathers the state (collectively) at `step`; rank 0 writes it.
+void SaveState(const ParsedArgs& parsed, const RunJob& job,
+               const runtime::ThreadedExecutor& executor, int rank, int64_t step) {
+  const runtime::Checkpoint state = runtime::CaptureCheckpoint(executor, job.plan, step);
+  if (rank == 0) {
+    runtime::SaveCheckpoint(parsed.Get("save"), state,
+                            static_cast<int>(parsed.GetInt("keep", 1, 1 << 20)));
+  }
+}
+
+// Runs the training steps on this rank, in Runs of StepsPerRun, streaming losses and saving
+// as asked; then writes the gathered trace and the final checkpoint (collective under mpirun;
+// rank 0 writes the files).
 runtime::RunResult TrainAndSave(const ParsedArgs& parsed, const RunJob& job,
                                 runtime::ThreadedExecutor& executor, runtime::Transport* transport,
                                 int rank) {
   // Steps are numbered on from the checkpoint's, so a resumed run sees the same batches as an
   // uninterrupted one.
   const int64_t first = job.loaded.steps;
-  const runtime::FeedFn feeds = [&](int64_t step) {
-    return RankBatch(job.model, first + step, job.data_seed, job.feed_specs);
-  };
   if (parsed.Given("load")) runtime::RestoreCheckpoint(executor, job.plan, job.loaded);
+  LossStream losses(rank == 0 && parsed.Given("losses-out") ? parsed.Get("losses-out") : "");
   runtime::RunOptions run;
-  run.steps = job.steps;
   run.watchdog_seconds = parsed.GetPositiveDouble("watchdog");
   run.trace = job.trace.has_value();
   run.feed = job.feed;
-  runtime::RunResult result = executor.Run(feeds, run);
+  run.check_finite = parsed.Given("check-finite") || parsed.Given("check");
+  const int64_t per_run = StepsPerRun(parsed, job.steps);
+  const int64_t save_every =
+      parsed.Given("save-every") ? parsed.GetInt("save-every", 1, 1 << 20) : 0;
+  runtime::RunResult result;
+  for (int64_t done = 0; done < job.steps;) {
+    run.steps = std::min(per_run, job.steps - done);
+    const runtime::FeedFn feeds = [&, done](int64_t step) {
+      return RankBatch(job.model, first + done + step, job.data_seed, job.feed_specs);
+    };
+    runtime::RunResult part = executor.Run(feeds, run);
+    done += run.steps;
+    if (rank == 0) losses.Append(StepLosses(job, part));
+    Append(result, std::move(part));
+    if (save_every > 0 && done % save_every == 0 && done < job.steps) {
+      SaveState(parsed, job, executor, rank, first + done);
+    }
+  }
   if (run.trace) {
     plan::TraceRecord record;
     record.spans = GatherSpans(result.trace, transport);
     if (rank == 0) WriteTrace(*job.trace, job.plan, record);
   }
-  if (parsed.Given("save")) {
-    // Every rank gathers (collectively); rank 0 writes.
-    const runtime::Checkpoint state =
-        runtime::CaptureCheckpoint(executor, job.plan, first + job.steps);
-    if (rank == 0) runtime::SaveCheckpoint(parsed.Get("save"), state);
-  }
+  if (parsed.Given("save")) SaveState(parsed, job, executor, rank, first + job.steps);
   return result;
 }
 
@@ -277,18 +368,6 @@ double PrintStepLosses(std::ostream& out, const RunJob& job, const runtime::RunR
   return worst;
 }
 
-// --losses-out: every step's loss exactly, one a line, for scripts to compare runs bit for bit.
-void WriteLosses(const std::string& path, const RunJob& job, const runtime::RunResult& result) {
-  const std::string loss = job.model.graph.tensor(job.model.loss).name;
-  std::ofstream file(path);
-  for (int64_t s = 0; s < job.steps; ++s) {
-    char text[64];
-    std::snprintf(text, sizeof(text), "%.17g\n", StepLoss(result.fetches[s].at(loss)));
-    file << text;
-  }
-  if (!file) throw InvalidArgumentError("--losses-out: cannot write " + path);
-}
-
 // --check's tolerance on each step's relative loss difference: fp32 runs differ from the
 // reference only by the order of partial sums; bf16 and fp16 ones also by where each device
 // rounds its part to 16 bits (docs/models.md#mixed-precision: 2e-3 after 20 Adam steps).
@@ -303,7 +382,6 @@ bool ReportRun(std::ostream& out, const ParsedArgs& parsed, const RunJob& job,
                const comm::MpiSession* mpi, int ranks) {
   PrintRunHeader(out, parsed, job, mpi, ranks);
   const double worst = PrintStepLosses(out, job, result, reference);
-  if (parsed.Given("losses-out")) WriteLosses(parsed.Get("losses-out"), job, result);
   if (parsed.Given("save")) {
     out << "saved " << runtime::CheckpointPath(parsed.Get("save")) << " at step "
         << job.loaded.steps + job.steps << "\n";

@@ -20,6 +20,8 @@ const char* ErrorKindName(ErrorKind kind) {
       return "OutOfMemory";
     case ErrorKind::kDevice:
       return "Device";
+    case ErrorKind::kNumerics:
+      return "Numerics";
   }
   return "Unknown";
 }
@@ -48,6 +50,8 @@ void RethrowPrefixed(const Error& e, const std::string& prefix) {
       throw OutOfMemoryError(message);
     case ErrorKind::kDevice:
       throw DeviceError(message);
+    case ErrorKind::kNumerics:
+      throw NumericsError(message);
   }
   throw Error(e.kind(), message);
 }

@@ -15,7 +15,8 @@ enum class ErrorKind {
   kComm,
   kTimeout,
   kOutOfMemory,
-  kDevice
+  kDevice,
+  kNumerics
 };
 
 const char* ErrorKindName(ErrorKind kind);
@@ -69,6 +70,13 @@ class OutOfMemoryError : public Error {
 class DeviceError : public Error {
  public:
   explicit DeviceError(const std::string& message) : Error(ErrorKind::kDevice, message) {}
+};
+
+// A NaN or infinity where training needs finite values (RunOptions::check_finite): names the
+// op and the element.
+class NumericsError : public Error {
+ public:
+  explicit NumericsError(const std::string& message) : Error(ErrorKind::kNumerics, message) {}
 };
 
 // Throws an error of e's kind (so callers catching a family still see it) whose message is

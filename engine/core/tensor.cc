@@ -238,6 +238,23 @@ std::string Tensor::ToString(int64_t max_elements) const {
   return s + "}";
 }
 
+int64_t FirstNonFinite(const Tensor& t) {
+  const int64_t n = t.numel();
+  const auto scan = [n](const auto* data) -> int64_t {
+    for (int64_t i = 0; i < n; ++i) {
+      if (!std::isfinite(data[i])) return i;
+    }
+    return -1;
+  };
+  if (t.dtype() == DType::kF32) return scan(t.data<float>());
+  if (t.dtype() == DType::kF64) return scan(t.data<double>());
+  if (!IsFloating(t.dtype())) return -1;
+  for (int64_t i = 0; i < n; ++i) {  // 16-bit floats, through their widening
+    if (!std::isfinite(t.GetDouble(i))) return i;
+  }
+  return -1;
+}
+
 bool BitEqual(const Tensor& a, const Tensor& b) {
   return a.shape() == b.shape() && a.dtype() == b.dtype() &&
          std::memcmp(a.raw(), b.raw(), a.nbytes()) == 0;

@@ -77,6 +77,8 @@ class Tensor {
 };
 
 bool BitEqual(const Tensor& a, const Tensor& b);  // same shape, dtype and bytes
+// The index of the first NaN or infinite element, or -1 (always -1 for integer dtypes).
+int64_t FirstNonFinite(const Tensor& t);
 // Largest |a - b| / (atol + rtol * |b|) over elements; <= 1 means "close". Equal infinities
 // and two NaNs are close; a NaN against a number is not. Infinite when the shapes or dtypes
 // differ.

@@ -1,11 +1,14 @@
 #include "engine/runtime/checkpoint.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <optional>
 #include <system_error>
 #include <utility>
+#include <vector>
 
 #include "engine/core/error.h"
 #include "engine/core/file_io.h"
@@ -70,15 +73,6 @@ class Reader {
   const std::string& path_;
 };
 
-// The index of the first element of `t` that is NaN or infinite, or -1 (integer tensors: -1).
-int64_t FirstNonFinite(const Tensor& t) {
-  if (!IsFloating(t.dtype())) return -1;
-  for (int64_t i = 0; i < t.numel(); ++i) {
-    if (!std::isfinite(t.GetDouble(i))) return i;
-  }
-  return -1;
-}
-
 // One tensor's record: name, dtype, shape, size, bytes. Every length is checked against the
 // file before anything is allocated, and the values must be finite.
 std::pair<std::string, Tensor> ReadTensor(Reader& in) {
@@ -119,13 +113,66 @@ std::pair<std::string, Tensor> ReadTensor(Reader& in) {
   return {name, std::move(tensor)};
 }
 
-}  // namespace
-
-std::string CheckpointPath(const std::string& dir) {
-  return (std::filesystem::path(dir) / "checkpoint.twck").string();
+// The step count in the header of the checkpoint at `path`, or nullopt when it has none.
+std::optional<int64_t> StepOf(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  char header[kMagicSize + sizeof(uint64_t)];
+  if (!in.read(header, sizeof(header)) || std::memcmp(header, kMagic, kMagicSize) != 0) {
+    return std::nullopt;
+  }
+  uint64_t steps = 0;
+  std::memcpy(&steps, header + kMagicSize, sizeof(steps));
+  if (steps > kMaxSteps) return std::nullopt;
+  return static_cast<int64_t>(steps);
 }
 
-void SaveCheckpoint(const std::string& dir, const Checkpoint& checkpoint) {
+std::filesystem::path OlderPath(const std::filesystem::path& dir, int64_t step) {
+  return dir / ("checkpoint-" + std::to_string(step) + ".twck");
+}
+
+// Links the checkpoint about to be replaced as checkpoint-<step>.twck beside it.
+void KeepAsOlder(const std::filesystem::path& current) {
+  const std::optional<int64_t> step = StepOf(current);
+  if (!step) return;
+  const std::filesystem::path older = OlderPath(current.parent_path(), *step);
+  std::error_code error;
+  std::filesystem::remove(older, error);
+  std::filesystem::create_hard_link(current, older, error);
+  if (error) {
+    throw InvalidArgumentError("cannot keep '" + current.string() + "' as '" + older.string() +
+                               "': " + error.message());
+  }
+}
+
+// Removes all but the `count` newest checkpoint-<step>.twck files of `dir`.
+void RemoveOlderBeyond(const std::string& dir, int count) {
+  std::vector<int64_t> steps;
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, error)) {
+    const std::string name = entry.path().filename().string();
+    if (!name.starts_with("checkpoint-") || !name.ends_with(".twck")) continue;
+    const std::string digits = name.substr(11, name.size() - 11 - 5);
+    if (digits.empty() || digits.size() > 16 ||
+        !std::all_of(digits.begin(), digits.end(), ::isdigit)) {
+      continue;
+    }
+    steps.push_back(std::stoll(digits));
+  }
+  std::sort(steps.rbegin(), steps.rend());
+  for (size_t i = static_cast<size_t>(std::max(count, 0)); i < steps.size(); ++i) {
+    std::filesystem::remove(OlderPath(dir, steps[i]), error);
+  }
+}
+
+}  // namespace
+
+std::string CheckpointPath(const std::string& path) {
+  std::error_code error;
+  if (std::filesystem::is_regular_file(path, error)) return path;
+  return (std::filesystem::path(path) / "checkpoint.twck").string();
+}
+
+void SaveCheckpoint(const std::string& dir, const Checkpoint& checkpoint, int keep) {
   std::error_code error;
   std::filesystem::create_directories(dir, error);
   if (error)
@@ -142,11 +189,14 @@ void SaveCheckpoint(const std::string& dir, const Checkpoint& checkpoint) {
     bytes.append(reinterpret_cast<const char*>(tensor.raw()), tensor.nbytes());
   }
   bytes += Digest(bytes);
-  WriteFileAtomically(CheckpointPath(dir), bytes);
+  const std::filesystem::path current = std::filesystem::path(dir) / "checkpoint.twck";
+  if (keep > 1) KeepAsOlder(current);
+  WriteFileAtomically(current.string(), bytes);
+  RemoveOlderBeyond(dir, keep - 1);
 }
 
-Checkpoint LoadCheckpoint(const std::string& dir) {
-  const std::string path = CheckpointPath(dir);
+Checkpoint LoadCheckpoint(const std::string& where) {
+  const std::string path = CheckpointPath(where);
   const std::string bytes = ReadFile(path);
   if (bytes.size() < kMagicSize + kDigestSize || bytes.compare(0, kMagicSize, kMagic) != 0) {
     throw InvalidArgumentError("checkpoint '" + path +

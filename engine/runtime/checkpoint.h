@@ -23,9 +23,17 @@ struct Checkpoint {
   std::map<std::string, Tensor> tensors;  // by variable name
 };
 
-std::string CheckpointPath(const std::string& dir);
-void SaveCheckpoint(const std::string& dir, const Checkpoint& checkpoint);
-Checkpoint LoadCheckpoint(const std::string& dir);
+// The checkpoint file `path` names: itself when it is a file (a kept older checkpoint,
+// DIR/checkpoint-<step>.twck), else DIR/checkpoint.twck.
+std::string CheckpointPath(const std::string& path);
+// Saves `checkpoint` as DIR/checkpoint.twck, atomically (WriteFileAtomically: a kill at any
+// moment leaves the previous file whole). With keep > 1 the file it replaces stays as
+// DIR/checkpoint-<its step>.twck (a hard link: no copy), and of those only the keep - 1
+// newest remain.
+void SaveCheckpoint(const std::string& dir, const Checkpoint& checkpoint, int keep = 1);
+// Reads and checks a checkpoint (CheckpointPath(path)) before returning it: every length
+// against the file before allocating, the digest, finite values, a step count in [0, 2^53].
+Checkpoint LoadCheckpoint(const std::string& path);
 
 // Every variable of the Plan, assembled. With a transport this is collective: every rank calls
 // it at the same point.

@@ -62,6 +62,7 @@ struct RunContext {
   // Tracing (RunOptions::trace): spans per device, each written by its device's thread only,
   // and when each in-flight communication act started.
   bool trace = false;
+  bool check_finite = false;                        // RunOptions::check_finite
   std::vector<std::vector<plan::TraceSpan>> spans;  // by device
   std::vector<int64_t> comm_started;                // by task
   static int64_t NowNs();

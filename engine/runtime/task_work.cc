@@ -1,6 +1,7 @@
 #include "engine/runtime/task_work.h"
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,24 @@ void ReadFeed(RunContext& ctx, Device& device, const PreparedTask& t, const Laun
   Tensor host(slot.shape(), slot.dtype());
   ctx.feeds.Read(t.feed, l.piece, t.feed_region, host);
   device.Upload(host, slot);
+}
+
+// RunOptions::check_finite: NumericsError at an output's first NaN or infinity.
+void CheckFinite(Device& device, const PreparedTask& t, const Launch& l,
+                 const std::vector<Tensor>& outputs) {
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    if (!IsFloating(outputs[i].dtype())) continue;
+    const bool on_host = device.type() == DeviceType::kCpu;
+    const Tensor downloaded = on_host ? Tensor() : device.Download(outputs[i]);
+    const Tensor& host = on_host ? outputs[i] : downloaded;
+    const int64_t e = FirstNonFinite(host);
+    if (e < 0) continue;
+    // The executor's error names the task and the piece.
+    throw NumericsError("op " + t.task->op().type() + " on device " +
+                        std::to_string(t.task->device()) + " wrote " +
+                        std::to_string(host.GetDouble(e)) + " at element " + std::to_string(e) +
+                        " of output " + std::to_string(i) + " (--check-finite)");
+  }
 }
 
 }  // namespace
@@ -83,6 +102,7 @@ void RunTaskWork(RunContext& ctx, const PreparedTask& t, const Launch& l) {
       for (size_t i = 0; i < t.inputs.size(); ++i) inputs.push_back(in(i));
       for (size_t i = 0; i < t.outputs.size(); ++i) outputs.push_back(out(i));
       RunKernel(device, t, inputs, outputs);
+      if (ctx.check_finite) CheckFinite(device, t, l, outputs);
       return;
     }
     case plan::COPY: {

@@ -428,6 +428,7 @@ RunResult ThreadedExecutor::Run(const FeedFn& feeds, const RunOptions& options) 
   RunContext ctx(plan, impl.tasks, impl.devices, impl.arenas, impl.regst_device, feed_cache);
   ctx.transport = impl.transport;
   ctx.trace = options.trace;
+  ctx.check_finite = options.check_finite;
   if (options.trace) {
     ctx.spans.resize(plan.devices_size());
     ctx.comm_started.assign(plan.tasks_size(), 0);

@@ -43,6 +43,10 @@ struct RunOptions {
   int64_t steps = 1;
   double watchdog_seconds = 60;
   bool trace = false;  // record every act's span (RunResult::trace)
+  // After every COMPUTE act, scan its floating outputs and stop the run at the first NaN or
+  // infinity with a NumericsError naming the op, the task, the element and the piece (a
+  // debugging mode: it reads every output once more, and downloads it from an accelerator).
+  bool check_finite = false;
   // What the FeedFn gives each feed (feed_spec.h): this rank's rows (kLocal) or the whole
   // batch (kGlobal). One rank holding every device: the same.
   FeedMode feed = FeedMode::kLocal;

@@ -19,7 +19,8 @@ void BindErrors(py::module_& m) {
                         {ErrorKind::kComm, "CommError", PyExc_RuntimeError},
                         {ErrorKind::kTimeout, "TimeoutError", PyExc_RuntimeError},
                         {ErrorKind::kOutOfMemory, "OutOfMemoryError", PyExc_RuntimeError},
-                        {ErrorKind::kDevice, "DeviceError", PyExc_RuntimeError}};
+                        {ErrorKind::kDevice, "DeviceError", PyExc_RuntimeError},
+                        {ErrorKind::kNumerics, "NumericsError", PyExc_ArithmeticError}};
   // The classes live as long as the interpreter (the module holds them); the translator finds
   // them by kind.
   static PyObject* classes[std::size(kinds)];

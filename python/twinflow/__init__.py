@@ -9,8 +9,8 @@ ranks of `mpirun`), and `simulate()` times on a modelled cluster.
     import twinflow as tw
 """
 from . import _C
-from ._C import (CommError, DeviceError, InvalidArgumentError, OutOfMemoryError, PlanError,
-                 SbpError, ShapeError, TimeoutError)
+from ._C import (CommError, DeviceError, InvalidArgumentError, NumericsError, OutOfMemoryError,
+                 PlanError, SbpError, ShapeError, TimeoutError)
 from .placement import placement
 from . import sbp
 from .tensor import Tensor, TensorSpec, tensor, from_numpy
@@ -22,6 +22,7 @@ from .tune import tune, TuneReport
 __all__ = [
     "placement", "sbp", "Tensor", "TensorSpec", "tensor", "from_numpy", "manual_seed", "nn",
     "optim", "distributed", "models", "Graph", "InvalidArgumentError", "ShapeError", "SbpError",
-    "PlanError", "CommError", "TimeoutError", "OutOfMemoryError", "DeviceError", "tune",
+    "PlanError", "CommError", "TimeoutError", "OutOfMemoryError", "DeviceError", "NumericsError",
+    "tune",
     "TuneReport",
 ]

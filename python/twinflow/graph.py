@@ -93,11 +93,19 @@ class Graph:
         batch, as with DistributedSampler; feed_shapes() says which) or "global" (the whole
         batch). In one process both are the whole batch. Compiling again (under any strategy)
         keeps the trained state: parameters, optimizer state and steps_done."""
-        StrategyLayout(strategy, devices, placement)  # errors now, not at the first step
-        if search not in ("auto", "exact", "propagate"):
-            raise _C.InvalidArgumentError(f"search must be auto, exact or propagate, got {search!r}")
-        if feed not in ("local", "global"):
-            raise _C.InvalidArgumentError(f"feed must be local or global, got {feed!r}")
+        # A failed compile leaves the graph refusing to run until one succeeds: training on
+        # under the previous strategy would hide the mistake.
+        object.__setattr__(self, "_compile_error", None)
+        try:
+            StrategyLayout(strategy, devices, placement)  # errors now, not at the first step
+            if search not in ("auto", "exact", "propagate"):
+                raise _C.InvalidArgumentError(
+                    f"search must be auto, exact or propagate, got {search!r}")
+            if feed not in ("local", "global"):
+                raise _C.InvalidArgumentError(f"feed must be local or global, got {feed!r}")
+        except Exception as e:
+            object.__setattr__(self, "_compile_error", e)
+            raise
         kept = self._take_state_out()
         self._close_runner()
         self._options.update(strategy=strategy, devices=devices, placement=placement,
@@ -297,6 +305,10 @@ class Graph:
     def step(self, *batch):
         """One step on numpy arrays (or tw.Tensor): the loss as a float when training (the
         parameters are updated), else the outputs as numpy arrays."""
+        if getattr(self, "_compile_error", None) is not None:
+            raise _C.InvalidArgumentError(
+                f"the last compile() failed ({self._compile_error}); call compile() again "
+                "before step()")
         if self._specs is None:
             self._program_for([as_spec(b, f"input {i}") for i, b in enumerate(batch)])
             self._check_traced_shards(batch)

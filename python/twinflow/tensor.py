@@ -109,12 +109,18 @@ def as_array(value, what):
 
 
 def as_spec(value, what):
+    """The TensorSpec of a graph input's example or batch. An empty batch (a leading extent of
+    0) is refused: its mean loss would be 0/0."""
     if isinstance(value, TensorSpec):
-        return value
-    if isinstance(value, Tensor):
-        return value.spec()
-    array = as_array(value, what)
-    return TensorSpec(array.shape, dtype_name(array.dtype))
+        spec = value
+    elif isinstance(value, Tensor):
+        spec = value.spec()
+    else:
+        array = as_array(value, what)
+        spec = TensorSpec(array.shape, dtype_name(array.dtype))
+    if len(spec.shape) >= 1 and spec.shape[0] == 0:
+        raise _C.InvalidArgumentError(f"{what}: an empty batch (shape {tuple(spec.shape)})")
+    return spec
 
 
 def _numpy_name(dtype):

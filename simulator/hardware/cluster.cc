@@ -4,7 +4,10 @@
 #include <google/protobuf/text_format.h>
 
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
 #include <map>
+#include <utility>
 
 #include "engine/core/error.h"
 #include "engine/core/file_io.h"
@@ -53,11 +56,65 @@ const std::map<std::string, std::string>& PresetTexts() {
   return presets;
 }
 
+[[noreturn]] void Refuse(const std::string& what) {
+  throw InvalidArgumentError("cluster spec: " + what);
+}
+
+std::string Number(double value) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%g", value);
+  return text;
+}
+
+// `value` finite and in [low, high]: the bounds hold every real machine by orders of
+// magnitude, and keep the cost arithmetic far from overflow and underflow (a bandwidth of
+// 1e-30 once made transfers cost infinity and broke lowering).
+void CheckRange(double value, double low, double high, const std::string& field) {
+  if (!std::isfinite(value) || value < low || value > high) {
+    Refuse(field + " is " + Number(value) + ", outside [" + Number(low) + ", " + Number(high) +
+           "]");
+  }
+}
+
 void CheckLink(const Link& link, const std::string& what) {
-  if (!(link.bandwidth() > 0) || !(link.latency_s() >= 0) || !(link.efficiency() > 0) ||
-      link.efficiency() > 1) {
-    throw InvalidArgumentError("cluster spec: " + what +
-                               " needs bandwidth > 0, latency_s >= 0 and efficiency in (0, 1]");
+  CheckRange(link.bandwidth(), 1e3, 1e18, what + ".bandwidth (bytes/s)");
+  CheckRange(link.latency_s(), 0, 10, what + ".latency_s");
+  if (!(link.efficiency() > 0)) Refuse(what + ".efficiency must be in (0, 1]");
+  CheckRange(link.efficiency(), 0, 1, what + ".efficiency");
+}
+
+void CheckDevice(const DeviceModel& d) {
+  CheckRange(d.peak_flops(), 1e3, 1e21, "device.peak_flops");
+  CheckRange(d.memory_bandwidth(), 1e3, 1e18, "device.memory_bandwidth (bytes/s)");
+  CheckRange(d.contended_memory_bandwidth(), 0, 1e18,
+             "device.contended_memory_bandwidth (0: none)");
+  if (d.memory_bytes() < (int64_t{1} << 20) || d.memory_bytes() > (int64_t{1} << 50)) {
+    Refuse("device.memory_bytes is " + std::to_string(d.memory_bytes()) +
+           ", outside [1 MiB, 1 PiB]");
+  }
+  CheckRange(d.launch_overhead_s(), 0, 1, "device.launch_overhead_s");
+  for (const auto& [value, field] : {std::pair{d.flops_efficiency(), "flops_efficiency"},
+                                     std::pair{d.memory_efficiency(), "memory_efficiency"}}) {
+    if (!(value > 0)) Refuse(std::string("device.") + field + " must be in (0, 1]");
+    CheckRange(value, 0, 1, std::string("device.") + field);
+  }
+  for (const auto& [value, field] :
+       {std::pair{d.activation_memory_efficiency(), "activation_memory_efficiency"},
+        std::pair{d.rowwise_memory_efficiency(), "rowwise_memory_efficiency"},
+        std::pair{d.attention_efficiency(), "attention_efficiency"}}) {
+    CheckRange(value, 0, 1, std::string("device.") + field + " (0: the general efficiency)");
+  }
+  if (d.gemm_tile() < 0 || d.gemm_tile() > 65536) {
+    Refuse("device.gemm_tile is " + std::to_string(d.gemm_tile()) + ", outside [0, 65536]");
+  }
+  CheckRange(d.gemm_k_overhead(), 0, 1e6, "device.gemm_k_overhead");
+}
+
+void CheckKernelTimes(const ClusterSpec& spec) {
+  for (const KernelTime& k : spec.kernel_times()) {
+    const std::string what = "kernel_times '" + k.key() + "'";
+    CheckRange(k.seconds(), 0, 1e6, what + " seconds");
+    CheckRange(k.contended_seconds(), 0, 1e6, what + " contended_seconds (0: none)");
   }
 }
 
@@ -97,45 +154,32 @@ ClusterSpec ParseClusterSpec(const std::string& text, const std::string& origin)
   if (!google::protobuf::TextFormat::ParseFromString(text, &spec)) {
     throw InvalidArgumentError(origin + ": not a ClusterSpec in protobuf text");
   }
-  if (spec.nodes() == 0) spec.set_nodes(1);
+  if (!spec.has_nodes()) spec.set_nodes(1);
   ValidateClusterSpec(spec);
   return spec;
 }
 
 void ValidateClusterSpec(const ClusterSpec& spec) {
   if (spec.nodes() < 1 || spec.nodes() > (1 << 20)) {
-    throw InvalidArgumentError("cluster spec: nodes must be in [1, 2^20]");
+    Refuse("nodes is " + std::to_string(spec.nodes()) + ", outside [1, 2^20]");
   }
   if (spec.devices_per_node() < 1 || spec.devices_per_node() > 4096) {
-    throw InvalidArgumentError("cluster spec: devices_per_node must be in [1, 4096]");
+    Refuse("devices_per_node is " + std::to_string(spec.devices_per_node()) +
+           ", outside [1, 4096]");
   }
-  const DeviceModel& d = spec.device();
-  if (!(d.peak_flops() > 0) || !(d.memory_bandwidth() > 0) || d.memory_bytes() <= 0 ||
-      !(d.launch_overhead_s() >= 0) || !(d.flops_efficiency() > 0) || d.flops_efficiency() > 1 ||
-      !(d.memory_efficiency() > 0) || d.memory_efficiency() > 1) {
-    throw InvalidArgumentError(
-        "cluster spec: device needs peak_flops, memory_bandwidth, memory_bytes > 0, "
-        "launch_overhead_s >= 0 and efficiencies in (0, 1]");
+  if (spec.has_cores_per_node() && (spec.cores_per_node() < 1 || spec.cores_per_node() > 65536)) {
+    Refuse("cores_per_node is " + std::to_string(spec.cores_per_node()) +
+           ", outside [1, 65536] (leave it out when each device has its own cores)");
   }
-  for (const double e : {d.activation_memory_efficiency(), d.rowwise_memory_efficiency(),
-                         d.attention_efficiency()}) {
-    if (!(e >= 0) || e > 1) {
-      throw InvalidArgumentError(
-          "cluster spec: device's activation, rowwise and attention efficiencies must be in "
-          "[0, 1] (0: the device's general efficiency)");
-    }
-  }
-  if (d.gemm_tile() < 0 || !(d.gemm_k_overhead() >= 0)) {
-    throw InvalidArgumentError("cluster spec: device's gemm_tile and gemm_k_overhead must be >= 0");
-  }
+  CheckDevice(spec.device());
   const int nics = spec.nics_per_node();
   if (nics < 0 || nics > spec.devices_per_node() || (nics > 0 && spec.devices_per_node() % nics)) {
-    throw InvalidArgumentError("cluster spec: nics_per_node must divide devices_per_node (" +
-                               std::to_string(spec.devices_per_node()) + "), got " +
-                               std::to_string(nics));
+    Refuse("nics_per_node must divide devices_per_node (" +
+           std::to_string(spec.devices_per_node()) + "), got " + std::to_string(nics));
   }
   CheckLink(spec.intra_node(), "intra_node");
   CheckLink(spec.inter_node(), "inter_node");
+  CheckKernelTimes(spec);
 }
 
 Topology::Topology(ClusterSpec spec) : spec_(std::move(spec)) { ValidateClusterSpec(spec_); }

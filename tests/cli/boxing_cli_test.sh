@@ -45,7 +45,7 @@ check "devices-per-node must be an integer" 2 "4x" err -- \
 # Malformed values: each message names the text that was wrong.
 check "malformed shape" 2 "7,x" err -- boxing --from "$from" --to "$to" --shape 7,x
 check "negative shape" 2 "7,-5" err -- boxing --from "$from" --to "$to" --shape 7,-5
-check "huge shape" 2 "too large" err -- \
+check "huge shape" 2 "more than 2^60 elements" err -- \
   boxing --from "$from" --to "$to" --shape 9000000000,9000000000,9000000000
 check "malformed dtype" 2 "f33" err -- boxing --from "$from" --to "$to" --shape 7,5 --dtype f33
 check "malformed sbp" 2 "S(x)" err -- \

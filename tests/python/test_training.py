@@ -316,3 +316,26 @@ def test_cuda_models_compile_and_explain_without_a_gpu():
     assert str(tw.placement("cuda", 4, [2, 2])) == "cuda:0-3 [2,2]"
     with pytest.raises(tw.InvalidArgumentError, match="unknown device type 'tpu'"):
         tw.models.mlp(device="tpu", widths=(4, 8, 2), batch=4).explain()
+
+
+def test_a_failed_compile_stops_training_until_one_succeeds():
+    tw.manual_seed(0)
+    model = Mlp()
+    step = TrainStep(model, tw.optim.SGD(model.parameters(), lr=0.1))
+    x, labels = batches(1)[0]
+    step.compile(strategy="dp=2")
+    step(x, labels)
+    with pytest.raises(tw.InvalidArgumentError):
+        step.compile(strategy="bogus=1")
+    with pytest.raises(tw.InvalidArgumentError, match="last compile"):
+        step(x, labels)
+    step.compile(strategy="dp=2")
+    assert np.isfinite(step(x, labels))
+
+
+def test_an_empty_batch_is_refused():
+    tw.manual_seed(0)
+    model = Mlp()
+    step = TrainStep(model, tw.optim.SGD(model.parameters(), lr=0.1))
+    with pytest.raises(tw.InvalidArgumentError, match="empty batch"):
+        step(np.zeros((0, 12), np.float32), np.zeros((0,), np.int64))

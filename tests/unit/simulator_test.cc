@@ -328,5 +328,47 @@ TEST(ClusterSpec, PresetsAndErrors) {
   EXPECT_THROW(Simulate(plan, Cluster(1, 1e10, 0), SimOptions{}), InvalidArgumentError);
 }
 
+std::string Replaced(std::string text, const std::string& from, const std::string& to) {
+  return text.replace(text.find(from), from.size(), to);
+}
+
+// Every field is range-checked, finite and positive where it must be, and the error names the
+// field: NaN or negative kernel times, explicit zero nodes or cores, and link costs so extreme
+// that they once broke lowering (bandwidth 1e-30) or gave nonsense (1e-10).
+TEST(ClusterSpec, OutOfRangeFieldsAreRefusedNamingTheField) {
+  const std::string base =
+      "devices_per_node: 2 device { name: 'd' peak_flops: 1e12 memory_bandwidth: 1e12 "
+      "memory_bytes: 1000000000 launch_overhead_s: 1e-6 flops_efficiency: 1 "
+      "memory_efficiency: 1 } intra_node { bandwidth: 1e9 latency_s: 1e-6 efficiency: 1 } ";
+  EXPECT_NO_THROW(ParseClusterSpec(base + "inter_node { bandwidth: 1e9 efficiency: 1 }", "f"));
+  const std::string inter = "inter_node { bandwidth: 1e9 efficiency: 1 } ";
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {base + "inter_node { bandwidth: 1e-30 efficiency: 1 }", "inter_node.bandwidth"},
+      {base + "inter_node { bandwidth: 1e-10 efficiency: 1 }", "inter_node.bandwidth"},
+      {base + "inter_node { bandwidth: inf efficiency: 1 }", "inter_node.bandwidth"},
+      {base + "inter_node { bandwidth: 1e9 latency_s: nan efficiency: 1 }", "latency_s"},
+      {base + inter + "kernel_times { key: 'k' seconds: nan }", "kernel_times 'k' seconds"},
+      {base + inter + "kernel_times { key: 'k' seconds: -1 }", "kernel_times 'k' seconds"},
+      {base + inter + "kernel_times { key: 'k' seconds: 1 contended_seconds: -2 }",
+       "contended_seconds"},
+      {base + inter + "cores_per_node: 0", "cores_per_node"},
+      {base + inter + "cores_per_node: -3", "cores_per_node"},
+      {base + inter + "nodes: 0", "nodes"},
+      {Replaced(base, "peak_flops: 1e12", "peak_flops: nan") + inter, "device.peak_flops"},
+      {Replaced(base, "memory_bytes: 1000000000", "memory_bytes: 10") + inter,
+       "device.memory_bytes"},
+      {Replaced(base, "launch_overhead_s: 1e-6", "launch_overhead_s: -1e-6") + inter,
+       "launch_overhead_s"},
+  };
+  for (const auto& [text, field] : cases) {
+    try {
+      ParseClusterSpec(text, "f.pbtxt");
+      ADD_FAILURE() << "accepted: " << text;
+    } catch (const InvalidArgumentError& e) {
+      EXPECT_NE(e.message().find(field), std::string::npos) << e.message();
+    }
+  }
+}
+
 }  // namespace
 }  // namespace twinflow::sim
