@@ -10,13 +10,14 @@
 #include "engine/core/error.h"
 #include "engine/plan/memory_overlaps.h"
 #include "engine/plan/plan_fold.h"
+#include "engine/plan/slot_alignment.h"
 
 namespace twinflow::compiler {
 namespace {
 
-constexpr int64_t kAlignment = 64;
-
-int64_t Aligned(int64_t bytes) { return (bytes + kAlignment - 1) / kAlignment * kAlignment; }
+int64_t Aligned(int64_t bytes) {
+  return (bytes + plan::kSlotAlignment - 1) / plan::kSlotAlignment * plan::kSlotAlignment;
+}
 
 // A register living inside a chain, over positions [first, last]. Positions count in halves:
 // serial task i acts at 2i, and a floating collective between serial positions a and b runs

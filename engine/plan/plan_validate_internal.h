@@ -83,6 +83,7 @@ class Validator {
   void CheckRanks() const;
   // plan_validate_memory.cc
   void CheckMemory() const;
+  void CheckAligned(int64_t device, const SlotOffset& s) const;
   // plan_validate_bindings.cc
   void CheckBindings() const;
 

@@ -1,6 +1,7 @@
 // What each task kind takes: data inputs and outputs, COMPUTE ops, COPY/SEND/RECV transfers,
 // and COLLECTIVE groups, members and issue orders.
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <optional>
 #include <set>
@@ -116,6 +117,11 @@ void Validator::CheckCompute(int64_t t, const std::vector<int64_t>& in,
     }
     if (attr.value_case() == Attr::VALUE_NOT_SET)
       Fail(what + " attr '" + Clip(attr.name()) + "' has no value");
+    // Learning rates, betas, epsilons, scales: a NaN would train on without a word.
+    if (attr.value_case() == Attr::kF && !std::isfinite(attr.f())) {
+      Fail(what + " attr '" + Clip(attr.name()) + "' is " + std::to_string(attr.f()) +
+           ": hyper-parameters must be finite");
+    }
   }
   struct Side {
     const char* name;

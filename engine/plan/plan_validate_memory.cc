@@ -1,12 +1,32 @@
 // Memory plans: one per device, every slot of every register placed once inside its arena.
+#include <algorithm>
 #include <set>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "engine/core/dtype.h"
+#include "engine/plan/plan_enums.h"
 #include "engine/plan/plan_validate_internal.h"
+#include "engine/plan/slot_alignment.h"
 
 namespace twinflow::plan::validation {
+
+// A slot must start where its dtype may be loaded from (UBSan caught a misaligned float in an
+// optimizer kernel of a mutated Plan), and at kSlotAlignment on accelerators.
+void Validator::CheckAligned(int64_t device, const SlotOffset& s) const {
+  const Regst& regst = plan_.regsts(s.regst());
+  if (IsControl(s.regst())) return;
+  const std::string what = RegstText(s.regst()) + " slot " + Str(s.slot());
+  const int64_t dtype_bytes = DTypeSize(FromProto(regst.tensor().dtype(), what));
+  const bool cpu = plan_.devices(static_cast<int>(device)).type() == DEVICE_CPU;
+  const int64_t alignment = cpu ? dtype_bytes : std::max(dtype_bytes, kSlotAlignment);
+  if (s.offset() % alignment != 0) {
+    Fail("memory plan of device " + Str(device) + " places " + what + " at offset " +
+         Str(s.offset()) + ", not a multiple of " + Str(alignment) + " bytes" +
+         (cpu ? " (its dtype's size)" : " (the accelerator's slot alignment)"));
+  }
+}
 
 void Validator::CheckMemory() const {
   if (plan_.memory_size() != NumDevices()) {
@@ -46,6 +66,7 @@ void Validator::CheckMemory() const {
         Fail(what + " places " + slot + " (" + Str(regst.bytes_per_slot()) + " bytes) at offset " +
              Str(s.offset()) + ", outside the arena of " + Str(arena) + " bytes");
       }
+      CheckAligned(d, s);
       ++offsets_of[s.regst()];
     }
   }

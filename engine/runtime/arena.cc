@@ -6,6 +6,7 @@
 
 #include "engine/core/error.h"
 #include "engine/plan/memory_overlaps.h"
+#include "engine/plan/slot_alignment.h"
 #include "engine/runtime/plan_tensors.h"
 
 namespace twinflow::runtime {
@@ -72,10 +73,10 @@ Arena::Arena(const plan::Plan& plan, int device, Device& bytes_from) : device_(d
       }
       // The compiler aligns every slot; a GPU faults on (and cuBLASLt refuses) misaligned data,
       // so a hand-written Plan must align there too.
-      if (bytes_from.type() != DeviceType::kCpu && o.offset() % kAlignment != 0) {
+      if (bytes_from.type() != DeviceType::kCpu && o.offset() % plan::kSlotAlignment != 0) {
         throw PlanError(where + ": slot " + std::to_string(o.slot()) + " of " + name +
                         " at offset " + std::to_string(o.offset()) + " is not " +
-                        std::to_string(kAlignment) + "-byte aligned");
+                        std::to_string(plan::kSlotAlignment) + "-byte aligned");
       }
       layout.offsets[o.slot()] = o.offset();
     }

@@ -24,8 +24,6 @@ namespace twinflow::runtime {
 
 class Arena {
  public:
-  static constexpr int64_t kAlignment = 64;
-
   // PlanError when a slot has no offset or does not fit; OutOfMemoryError when the arena
   // cannot be allocated. The bytes come from `bytes_from`, which must outlive the arena.
   Arena(const plan::Plan& plan, int device, Device& bytes_from);

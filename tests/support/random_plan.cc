@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "engine/plan/plan_io.h"
+#include "engine/plan/slot_alignment.h"
 #include "tests/support/token_sim.h"
 
 namespace twinflow::testing {
@@ -350,7 +351,9 @@ class Generator {
           slot->set_regst(regst.id());
           slot->set_slot(s);
           slot->set_offset(offset);
-          offset += regst.bytes_per_slot();
+          // Slots start at the alignment the validator asks of every device.
+          offset += (regst.bytes_per_slot() + plan::kSlotAlignment - 1) / plan::kSlotAlignment *
+                    plan::kSlotAlignment;
         }
       }
       memory->set_arena_bytes(offset);

@@ -4,7 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <functional>
+#include <limits>
 #include <string>
 
 #include "engine/core/error.h"
@@ -123,6 +125,34 @@ TEST(PlanValidate, EmptyPlanIsValid) {
   plan.set_version(kPlanVersion);
   plan.set_pieces_per_step(1);
   EXPECT_NO_THROW(ValidatePlan(plan));
+}
+
+// What the executors assume: a slot starts where its dtype loads from (a mutated Plan once fed
+// a misaligned float to an optimizer kernel), at kSlotAlignment on an accelerator, and every
+// hyper-parameter is finite (a NaN learning rate once trained on without a word).
+TEST(PlanValidate, SlotsAreAlignedAndHyperParametersFinite) {
+  ExpectInvalid(
+      [](Plan& p) {
+        p.mutable_memory(1)->set_arena_bytes(32);
+        p.mutable_memory(1)->mutable_offsets(0)->set_offset(2);
+      },
+      {"regst 3 slot 0 at offset 2", "multiple of 4 bytes"});
+  ExpectInvalid(
+      [](Plan& p) {
+        p.mutable_devices(1)->set_type(DEVICE_CUDA);
+        p.mutable_memory(1)->set_arena_bytes(128);
+        p.mutable_memory(1)->mutable_offsets(0)->set_offset(16);
+      },
+      {"offset 16", "multiple of 64 bytes (the accelerator's slot alignment)"});
+  for (double bad : {std::nan(""), std::numeric_limits<double>::infinity()}) {
+    ExpectInvalid(
+        [bad](Plan& p) {
+          Attr* lr = p.mutable_tasks(1)->mutable_op()->add_attrs();
+          lr->set_name("lr");
+          lr->set_f(bad);
+        },
+        {"task 1 'relu@0' attr 'lr'", "hyper-parameters must be finite"});
+  }
 }
 
 TEST(PlanValidate, IdsMustEqualIndices) {
