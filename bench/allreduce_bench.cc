@@ -68,7 +68,7 @@ double SecondsPerCall(int iterations, Begin begin, Fn fn, End end) {
 }
 
 int Main(int argc, char** argv) {
-  comm::MpiSession mpi;
+  comm::MpiSession mpi("allreduce_bench");
   const int iterations = argc > 1 ? std::max(1, std::atoi(argv[1])) : 20;
   const int p = mpi.size();
   const plan::Plan plan = AllReducePlan(p);

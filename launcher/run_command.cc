@@ -1,6 +1,7 @@
 #include "launcher/run_command.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -9,6 +10,7 @@
 #include <iostream>
 #include <memory>
 #include <optional>
+#include <thread>
 #include <tuple>
 
 #include "engine/comm/launch_environment.h"
@@ -25,6 +27,7 @@
 #include "engine/runtime/threaded_executor.h"
 #include "kernels/builtin_kernels.h"
 #include "launcher/model_args.h"
+#include "launcher/startup_agreement.h"
 #include "launcher/trace_args.h"
 
 namespace twinflow::launcher {
@@ -62,8 +65,8 @@ std::map<std::string, Tensor> RankBatch(const models::BuiltModel& model, int64_t
 
 // Every rank learns every rank's job text; a failure or a different job anywhere stops all of
 // them with the same report, so no rank is left waiting for another.
-void AgreeOnJob(const std::string& mine, int rank) {
-  const std::vector<std::string> jobs = comm::AllgatherText(mine);
+void AgreeOnJob(const std::string& mine, int rank, double seconds) {
+  const std::vector<std::string> jobs = AgreeOnStartup("run", mine, rank, seconds);
   for (size_t r = 0; r < jobs.size(); ++r) {
     if (jobs[r].rfind("error ", 0) != 0) continue;
     const std::string rest = jobs[r].substr(6);  // "<exit code> <message>"
@@ -114,6 +117,10 @@ ArgParser RunParser() {
   parser.Optional("steps", "N", "training steps", "10")
       .Optional("data-seed", "N", "seed of the synthetic batches", "7")
       .Optional("watchdog", "SECONDS", "fail if no task finishes for this long", "60")
+      .Optional("startup-timeout", "SECONDS",
+                "under mpirun: fail, naming them, when ranks have not all started MPI or "
+                "reached the startup agreement within this long of each other",
+                "10")
       .Optional("plan", "FILE",
                 "run this Plan (from `twinflow compile` with the same model flags) "
                 "instead of compiling")
@@ -408,7 +415,10 @@ int RunRunCommand(const std::vector<std::string>& args, std::ostream& out) {
     return 0;
   }
   std::unique_ptr<comm::MpiSession> mpi;
-  if (comm::MpiSession::LaunchedByMpirun()) mpi = std::make_unique<comm::MpiSession>();
+  if (comm::MpiSession::LaunchedByMpirun()) {
+    mpi = std::make_unique<comm::MpiSession>("twinflow run",
+                                             parsed.GetPositiveDouble("startup-timeout"));
+  }
   const int rank = mpi ? mpi->rank() : 0;
   const int ranks = mpi ? mpi->size() : 1;
 
@@ -426,7 +436,11 @@ int RunRunCommand(const std::vector<std::string>& args, std::ostream& out) {
   }
   if (mpi) {
     try {
-      AgreeOnJob(job_text, rank);
+      AgreeOnJob(job_text, rank, parsed.GetPositiveDouble("startup-timeout"));
+    } catch (const TimeoutError& e) {
+      // A rank did not answer: nothing more can be agreed with it; end the job.
+      std::cerr << "twinflow run: error: " << e.message() << std::endl;
+      mpi->Abort(ExitCodeFor(e.kind()));
     } catch (const Error& e) {
       // Every rank prints its refusal before any exits: mpirun ends the others as soon as one
       // rank exits non-zero, which would cut their reports short.
@@ -448,6 +462,9 @@ int RunRunCommand(const std::vector<std::string>& args, std::ostream& out) {
     if (ranks == 1) throw;
     // The other ranks may be waiting on this one: end them all, naming the culprit.
     std::cerr << "twinflow run: error: rank " << rank << ": " << e.message() << std::endl;
+    // After a stall every surviving rank's watchdog fires within moments of the others: give
+    // them a second to report too before the abort ends them.
+    if (e.kind() == ErrorKind::kTimeout) std::this_thread::sleep_for(std::chrono::seconds(1));
     mpi->Abort(ExitCodeFor(e.kind()));
   }
 }

@@ -17,6 +17,7 @@
 #include "launcher/cluster_args.h"
 #include "launcher/cluster_plan.h"
 #include "launcher/model_args.h"
+#include "launcher/startup_agreement.h"
 #include "launcher/tune_outcome.h"
 #include "models/strategy.h"
 #include "models/tune_candidates.h"
@@ -215,6 +216,26 @@ void PrintTuneSummary(std::ostream& out, const ParsedArgs& parsed, const sim::To
   }
 }
 
+// Under mpirun: every rank runs `twinflow tune` with the same arguments (they share out one
+// list of candidates), or the job ends naming the rank that differs or does not answer.
+void AgreeOnArguments(const std::vector<std::string>& args, const comm::MpiSession& mpi) {
+  std::string mine;
+  for (const std::string& a : args) mine += a + '\x1f';
+  try {
+    const std::vector<std::string> all =
+        AgreeOnStartup("tune", mine, mpi.rank(), comm::MpiSession::kStartSeconds);
+    for (size_t r = 1; r < all.size(); ++r) {
+      if (all[r] != all[0]) {
+        throw InvalidArgumentError("rank " + std::to_string(r) +
+                                   " runs tune with other arguments than rank 0");
+      }
+    }
+  } catch (const Error& e) {
+    std::cerr << "twinflow tune: error: " << e.message() << std::endl;
+    mpi.Abort(ExitCodeFor(e.kind()));
+  }
+}
+
 }  // namespace
 
 int RunTuneCommand(const std::vector<std::string>& args, std::ostream& out) {
@@ -236,9 +257,11 @@ int RunTuneCommand(const std::vector<std::string>& args, std::ostream& out) {
   const graph::OpRegistry registry = ops::BuiltinOps();
   const sbp::AlphaBetaConfig cost = sim::SearchCostConfig(topology.spec());
   std::unique_ptr<comm::MpiSession> mpi;
-  if (comm::MpiSession::LaunchedByMpirun()) mpi = std::make_unique<comm::MpiSession>();
+  if (comm::MpiSession::LaunchedByMpirun())
+    mpi = std::make_unique<comm::MpiSession>("twinflow tune");
   const int rank = mpi ? mpi->rank() : 0;
   const int ranks = mpi ? mpi->size() : 1;
+  if (mpi) AgreeOnArguments(args, *mpi);
   const auto start = std::chrono::steady_clock::now();
   const TuneSetting setting{parser, args, topology, registry, cost, fixed};
   std::signal(SIGINT, OnInterrupt);

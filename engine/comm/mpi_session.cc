@@ -2,8 +2,12 @@
 
 #include <mpi.h>
 
+#include <chrono>
+#include <cstdio>
 #include <cstdlib>
+#include <thread>
 
+#include "engine/comm/deadline_guard.h"
 #include "engine/core/error.h"
 
 namespace twinflow::comm {
@@ -12,7 +16,15 @@ bool MpiSession::LaunchedByMpirun() {
   return std::getenv("OMPI_COMM_WORLD_SIZE") != nullptr || std::getenv("PMIX_RANK") != nullptr;
 }
 
-MpiSession::MpiSession() {
+MpiSession::MpiSession(const std::string& program, double start_seconds) {
+  const char* rank = std::getenv("OMPI_COMM_WORLD_RANK");
+  char seconds[32];
+  std::snprintf(seconds, sizeof(seconds), "%g", start_seconds);
+  const DeadlineGuard guard(start_seconds,
+                            program + ": error: rank " + (rank ? rank : "?") +
+                                ": MPI did not start within " + seconds +
+                                " s: a process of this job did not start MPI (every rank must run "
+                                "the same twinflow command; or one was stopped or died)");
   // Open MPI's non-blocking all-reduce picks its algorithm by message size, and for the
   // megabytes of gradients training moves its default is about half as fast as the ring
   // (bench/mpi_bench.sh measures both). A user's own setting wins (setenv does not overwrite).
@@ -81,6 +93,117 @@ std::vector<std::string> AllgatherText(const std::string& text) {
     all.emplace_back(reinterpret_cast<const char*>(bytes.data()), bytes.size());
   }
   return all;
+}
+
+namespace {
+
+// Tags the startup agreement's messages: they are all received before a run's first message,
+// and MPI guarantees tags up to 32767.
+constexpr int kStartupTag = 32767;
+
+std::string Received(int source) {
+  MPI_Status status{};
+  CheckMpi(MPI_Probe(source, kStartupTag, MPI_COMM_WORLD, &status), "MPI_Probe");
+  int count = 0;
+  MPI_Get_count(&status, MPI_CHAR, &count);
+  std::string text(static_cast<size_t>(count), '\0');
+  CheckMpi(MPI_Recv(text.data(), count, MPI_CHAR, source, kStartupTag, MPI_COMM_WORLD,
+                    MPI_STATUS_IGNORE),
+           "MPI_Recv");
+  return text;
+}
+
+void SendText(const std::string& text, int dest) {
+  CheckMpi(MPI_Send(text.data(), static_cast<int>(text.size()), MPI_CHAR, dest, kStartupTag,
+                    MPI_COMM_WORLD),
+           "MPI_Send");
+}
+
+// Polls for a startup message from `source` until `deadline`; false when none came.
+bool Arrived(int source, std::chrono::steady_clock::time_point deadline) {
+  while (true) {
+    int flag = 0;
+    CheckMpi(MPI_Iprobe(source, kStartupTag, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE),
+             "MPI_Iprobe");
+    if (flag) return true;
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+}
+
+// "0 <text of rank 0>\n..." becomes, and comes from, one message: lengths, then the texts.
+std::string Pack(const std::vector<std::string>& texts) {
+  std::string packed;
+  for (const std::string& t : texts) packed += std::to_string(t.size()) + ":" + t;
+  return packed;
+}
+
+std::vector<std::string> Unpack(const std::string& packed) {
+  std::vector<std::string> texts;
+  size_t at = 0;
+  while (at < packed.size()) {
+    const size_t colon = packed.find(':', at);
+    if (colon == std::string::npos) throw CommError("startup agreement: a garbled reply");
+    const size_t length = std::stoul(packed.substr(at, colon - at));
+    texts.push_back(packed.substr(colon + 1, length));
+    at = colon + 1 + length;
+  }
+  return texts;
+}
+
+std::string Seconds(double seconds) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%g", seconds);
+  return text;
+}
+
+}  // namespace
+
+std::vector<std::string> GatherAtStartup(const std::string& text, double seconds) {
+  int rank = 0, size = 1;
+  CheckMpi(MPI_Comm_rank(MPI_COMM_WORLD, &rank), "MPI_Comm_rank");
+  CheckMpi(MPI_Comm_size(MPI_COMM_WORLD, &size), "MPI_Comm_size");
+  const auto start = std::chrono::steady_clock::now();
+  if (rank != 0) {
+    SendText(text, 0);  // small: returns at once (eager), whatever rank 0 does
+    const auto deadline = start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                      std::chrono::duration<double>(1.5 * seconds));
+    if (!Arrived(0, deadline)) {
+      throw TimeoutError("rank " + std::to_string(rank) +
+                         ": rank 0 did not answer the startup "
+                         "agreement within " +
+                         Seconds(1.5 * seconds) +
+                         " s (stopped, hung, or "
+                         "running another command)");
+    }
+    const std::string reply = Received(0);
+    if (reply.rfind("timeout ", 0) == 0) throw TimeoutError(reply.substr(8));
+    return Unpack(reply);
+  }
+  std::vector<std::string> texts(static_cast<size_t>(size));
+  texts[0] = text;
+  const auto deadline = start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                    std::chrono::duration<double>(seconds));
+  std::string missing;
+  for (int r = 1; r < size; ++r) {
+    if (Arrived(r, deadline)) {
+      texts[static_cast<size_t>(r)] = Received(r);
+    } else {
+      missing += (missing.empty() ? "" : ", ") + std::to_string(r);
+    }
+  }
+  if (!missing.empty()) {
+    const std::string message = (missing.find(',') == std::string::npos ? "rank " : "ranks ") +
+                                missing + " did not join the startup agreement within " +
+                                Seconds(seconds) + " s (stopped, hung, or running another command)";
+    for (int r = 1; r < size; ++r) {
+      if (!texts[static_cast<size_t>(r)].empty()) SendText("timeout " + message, r);
+    }
+    throw TimeoutError(message);
+  }
+  const std::string packed = Pack(texts);
+  for (int r = 1; r < size; ++r) SendText(packed, r);
+  return texts;
 }
 
 }  // namespace twinflow::comm

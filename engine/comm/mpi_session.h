@@ -16,7 +16,10 @@ class MpiSession {
   // only then, the launcher starts a session.
   static bool LaunchedByMpirun();
 
-  MpiSession();
+  // `program` ("twinflow run") prefixes the message with which the process ends when MPI does
+  // not start within `start_seconds` (DeadlineGuard): a process of the job never started MPI.
+  explicit MpiSession(const std::string& program, double start_seconds = kStartSeconds);
+  static constexpr double kStartSeconds = 10;
   ~MpiSession();  // MPI_Finalize
   MpiSession(const MpiSession&) = delete;
   MpiSession& operator=(const MpiSession&) = delete;
@@ -44,5 +47,12 @@ void CheckMpi(int code, const std::string& call);
 std::vector<std::vector<std::byte>> AllgatherBytes(const std::vector<std::byte>& bytes);
 // The same for text: what ranks compare before a run (job descriptions, Plan hashes).
 std::vector<std::string> AllgatherText(const std::string& text);
+
+// The startup agreement: every rank's `text`, in rank order, on every rank, within a deadline.
+// Rank 0 collects the texts point to point (polling) and sends them all back, so that a rank
+// that never calls in (stopped, hung, or running another command) is named: TimeoutError on
+// rank 0 naming the ranks that did not answer within `seconds`, and on the others naming rank
+// 0 after 1.5 x `seconds`. Callers end the job (MpiSession::Abort) on that error.
+std::vector<std::string> GatherAtStartup(const std::string& text, double seconds);
 
 }  // namespace twinflow::comm

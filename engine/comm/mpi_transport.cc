@@ -127,7 +127,8 @@ MpiTransport::MpiTransport(const plan::Plan& plan, const MpiSession& session)
   CheckMpi(MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &value, &found), "MPI_Comm_get_attr");
   tag_limit_ = found ? *static_cast<int*>(value) : 32767;
   for (const plan::Task& t : plan.tasks()) {
-    if (t.kind() == plan::SEND && (t.tag() + 1) * kPieceWindow - 1 > tag_limit_) {
+    // The two highest tags are the liveness probe's.
+    if (t.kind() == plan::SEND && (t.tag() + 1) * kPieceWindow - 1 > tag_limit_ - 2) {
       throw PlanError("task '" + t.name() + "' has tag " + std::to_string(t.tag()) +
                       ", beyond what MPI's tags can carry here");
     }
@@ -199,8 +200,66 @@ void MpiTransport::Enqueue(std::string what, Op op) {
   wake_.notify_all();
 }
 
+std::vector<int> MpiTransport::Unresponsive(double seconds) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  if (stop_ || !thread_.joinable() || size_ < 2) return {};
+  probe_seconds_ = seconds;
+  probe_wanted_ = true;
+  probe_done_ = false;
+  wake_.notify_all();
+  const auto limit = std::chrono::duration<double>(seconds + 5);
+  if (!probe_changed_.wait_for(lock, limit, [this] { return probe_done_; })) return {};
+  return probe_result_;
+}
+
+void MpiTransport::ServeProbes(Probe& probe) {
+  const int ping = static_cast<int>(tag_limit_);
+  const int pong = ping - 1;
+  for (int tag : {ping, pong}) {
+    while (true) {
+      int flag = 0;
+      MPI_Status status{};
+      CheckMpi(MPI_Iprobe(MPI_ANY_SOURCE, tag, MPI_COMM_WORLD, &flag, &status), "MPI_Iprobe");
+      if (!flag) break;
+      char byte = 0;
+      CheckMpi(
+          MPI_Recv(&byte, 1, MPI_CHAR, status.MPI_SOURCE, tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE),
+          "MPI_Recv");
+      if (tag == pong) probe.answered.insert(status.MPI_SOURCE);
+      // One byte goes out eagerly: this returns at once even toward a stopped rank.
+      if (tag == ping) {
+        CheckMpi(MPI_Send(&byte, 1, MPI_CHAR, status.MPI_SOURCE, pong, MPI_COMM_WORLD), "MPI_Send");
+      }
+    }
+  }
+  std::lock_guard<std::mutex> lock(mutex_);
+  const auto now = std::chrono::steady_clock::now();
+  if (probe_wanted_ && !probe.active) {
+    probe.active = true;
+    probe.answered.clear();
+    probe.deadline = now + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                               std::chrono::duration<double>(probe_seconds_));
+    const char byte = 0;
+    for (int r = 0; r < size_; ++r) {
+      if (r != rank_) {
+        CheckMpi(MPI_Send(&byte, 1, MPI_CHAR, r, ping, MPI_COMM_WORLD), "MPI_Send");
+      }
+    }
+  } else if (probe.active && now >= probe.deadline) {
+    probe_result_.clear();
+    for (int r = 0; r < size_; ++r) {
+      if (r != rank_ && !probe.answered.count(r)) probe_result_.push_back(r);
+    }
+    probe.active = false;
+    probe_wanted_ = false;
+    probe_done_ = true;
+    probe_changed_.notify_all();
+  }
+}
+
 void MpiTransport::Loop() {
   std::vector<Op> active;
+  Probe probe;
   bool failed = false;
   while (true) {
     std::vector<Op> fresh;
@@ -208,13 +267,14 @@ void MpiTransport::Loop() {
       std::unique_lock<std::mutex> lock(mutex_);
       if (active.empty() || failed) {
         wake_.wait_for(lock, std::chrono::milliseconds(50),
-                       [this] { return stop_ || !pending_.empty(); });
+                       [this] { return stop_ || !pending_.empty() || probe_wanted_; });
       }
       if (stop_) return;  // a finished run has nothing in flight; a failed one is abandoned
       fresh.swap(pending_);
     }
     if (failed) continue;
     try {
+      ServeProbes(probe);
       for (Op& op : fresh) {
         op.start(&op.request);
         active.push_back(std::move(op));

@@ -29,11 +29,13 @@
 //     in-process path).
 #include <mpi.h>
 
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 #include <utility>
@@ -68,6 +70,7 @@ class MpiTransport : public runtime::Transport {
                                     const runtime::SinkValues& local) override;
   std::vector<std::vector<std::byte>> Allgather(const std::vector<std::byte>& bytes) override;
   std::vector<std::string> Pending() const override;
+  std::vector<int> Unresponsive(double seconds) override;
 
   static constexpr int64_t kPieceWindow = 8;
 
@@ -109,7 +112,15 @@ class MpiTransport : public runtime::Transport {
                 Done done) const;
   Op GatherAndComputeOp(const plan::Task& task, const CollectiveComm& c, const Members& members,
                         ReduceOp op, Done done) const;
+  // The comm thread's side of Unresponsive: a probe in progress.
+  struct Probe {
+    bool active = false;
+    std::chrono::steady_clock::time_point deadline;
+    std::set<int> answered;
+  };
   void Loop();
+  // Answers other ranks' pings, takes pongs, and starts or ends this rank's probe.
+  void ServeProbes(Probe& probe);
   int Tag(const plan::Task& task, int64_t piece) const;
   int PeerRank(const plan::Task& task) const;
 
@@ -125,6 +136,12 @@ class MpiTransport : public runtime::Transport {
   std::map<int64_t, std::string> in_flight_;  // started and not completed, by op id
   int64_t next_op_ = 0;
   bool stop_ = false;
+  // Unresponsive's request and answer, under mutex_.
+  double probe_seconds_ = 0;
+  bool probe_wanted_ = false;
+  bool probe_done_ = false;
+  std::vector<int> probe_result_;
+  std::condition_variable probe_changed_;
   Fail fail_;
   std::thread thread_;
 };

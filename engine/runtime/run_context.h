@@ -63,6 +63,7 @@ struct RunContext {
   // and when each in-flight communication act started.
   bool trace = false;
   bool check_finite = false;                        // RunOptions::check_finite
+  std::vector<int> unresponsive_ranks;              // after a stall: Transport::Unresponsive
   std::vector<std::vector<plan::TraceSpan>> spans;  // by device
   std::vector<int64_t> comm_started;                // by task
   static int64_t NowNs();

@@ -107,6 +107,19 @@ struct ThreadJoiner {
   }
 };
 
+// How long a stalled run waits for the other ranks to answer a liveness probe.
+constexpr double kLivenessProbeSeconds = 2;
+
+// "rank 2 did not answer ...; " for a stall report, or nothing when every rank answered.
+std::string Culprits(const std::vector<int>& ranks) {
+  if (ranks.empty()) return "";
+  std::string list;
+  for (int r : ranks) list += (list.empty() ? "" : ", ") + std::to_string(r);
+  return (ranks.size() == 1 ? "rank " : "ranks ") + list +
+         " did not answer a liveness probe within " +
+         std::to_string(static_cast<int>(kLivenessProbeSeconds)) + " s (stopped, hung or gone); ";
+}
+
 // A run that ended otherwise than with every local actor done throws: the first failure of a
 // device or the transport, a stall the watchdog caught, or actors left unfinished.
 void CheckRunEnd(const RunContext& ctx, RunEnd end, double watchdog_seconds) {
@@ -114,7 +127,7 @@ void CheckRunEnd(const RunContext& ctx, RunEnd end, double watchdog_seconds) {
   if (end == RunEnd::kTimedOut) {
     std::ostringstream seconds;
     seconds << watchdog_seconds;
-    throw TimeoutError("no act completed for " + seconds.str() +
+    throw TimeoutError(Culprits(ctx.unresponsive_ranks) + "no act completed for " + seconds.str() +
                        " s; waiting:" + DescribeStall(ctx));
   }
   for (const auto& actor : ctx.actors) {
@@ -389,7 +402,12 @@ RunEnd ThreadedExecutor::Impl::RunDevices(RunContext& ctx,
   for (auto& worker : workers) {
     threads.emplace_back([w = worker.get()] { w->Run(); });
   }
-  return WatchRun(ctx, watchdog_seconds);
+  const RunEnd end = WatchRun(ctx, watchdog_seconds);
+  // Ask while the transport still runs (and answers others' probes): who is not responding?
+  if (end == RunEnd::kTimedOut && transport) {
+    ctx.unresponsive_ranks = transport->Unresponsive(kLivenessProbeSeconds);
+  }
+  return end;
 }
 
 void ThreadedExecutor::Impl::CollectResults(RunContext& ctx, int64_t steps,

@@ -56,6 +56,13 @@ class Transport {
   // The operations of the last run that had not completed when it ended, one line each
   // (e.g. "MPI: task 'x/recv@1' piece 3 receiving 4096 bytes from rank 0"), for stall reports.
   virtual std::vector<std::string> Pending() const = 0;
+  // After the watchdog caught a stall, during the run: the other ranks that do not answer a
+  // liveness probe within `seconds` (stopped, hung or gone), so the report names the culprit.
+  // Called from the watcher thread; the transport's own thread does the probing. None here.
+  virtual std::vector<int> Unresponsive(double seconds) {
+    (void)seconds;
+    return {};
+  }
 };
 
 }  // namespace twinflow::runtime

@@ -183,7 +183,7 @@ class Runner {
 
 void BindRunner(py::module_& m) {
   py::class_<comm::MpiSession>(m, "MpiSession")
-      .def(py::init<>())
+      .def(py::init([] { return new comm::MpiSession("twinflow (python)"); }))
       .def_static("launched_by_mpirun", &comm::MpiSession::LaunchedByMpirun)
       .def_property_readonly("rank", &comm::MpiSession::rank)
       .def_property_readonly("size", &comm::MpiSession::size)

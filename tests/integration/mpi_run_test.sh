@@ -153,17 +153,29 @@ else
   bad "truncated checkpoint: status $status" "$work/err"
 fi
 
-# fault NAME SIGNAL [FLAGS...]: starts a long 2-rank job, sends SIGNAL to one rank's process
-# after 2 s, and sets status (mpirun's) and took (seconds from the signal to mpirun's end).
-long=(--model mlp --widths 64,256,256,10 --batch 64 --devices 2 --strategy dp=2 --steps 100000)
+# rank_pid RANK: the pid of the twinflow process of that MPI rank, or nothing.
+rank_pid() {
+  local p
+  for p in $(pgrep -f -- "^$tf run --model mlp --widths 64,256,256,10"); do
+    if tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=$1"; then
+      echo "$p"
+      return
+    fi
+  done
+}
+
+# fault NP RANK SIGNAL [FLAGS...]: starts a long NP-rank data-parallel job, sends SIGNAL to the
+# process of rank RANK after 2 s, and sets status (mpirun's) and took (seconds from the signal
+# to mpirun's end).
 fault() {
-  local signal="$1"
-  shift
-  timeout 100 "${mpirun[@]}" -np 2 "$tf" run "${long[@]}" "$@" >"$work/out" 2>"$work/err" &
+  local np="$1" rank="$2" signal="$3"
+  shift 3
+  timeout 100 "${mpirun[@]}" -np "$np" "$tf" run --model mlp --widths 64,256,256,10 --batch 64 \
+    --devices "$np" --strategy "dp=$np" --steps 100000 "$@" >"$work/out" 2>"$work/err" &
   local launcher=$!
   victim=""
   for _ in $(seq 1 100); do
-    victim="$(pgrep -f -n -- "^$tf run --model mlp --widths 64,256,256,10" || true)"
+    victim="$(rank_pid "$rank")"
     [ -n "$victim" ] && break
     sleep 0.1
   done
@@ -179,20 +191,50 @@ fault() {
 }
 
 # A rank killed mid-run: mpirun ends the others and exits non-zero, naming the rank.
-fault KILL
+fault 2 1 KILL
 if [ -n "$victim" ] && [ "$status" -ne 0 ] && [ "$took" -le 15 ] && grep -q "rank" "$work/err"; then
   ok "a killed rank ends the job in ${took} s (status $status), naming the rank"
 else
   bad "killed rank: status $status after ${took} s (victim '$victim')" "$work/err"
 fi
 
-# A rank that stalls (stopped): the others' watchdog fails the job within its limit.
-fault STOP --watchdog 2
+# A rank that stalls (stopped): every other rank's watchdog fails the job within its limit,
+# naming the stopped rank (a liveness probe) and the MPI operations in flight.
+fault 2 1 STOP --watchdog 2
 if [ "$status" -ne 0 ] && [ "$took" -le 15 ] && grep -q "no act completed" "$work/err" &&
-   grep -q "MPI: task" "$work/err"; then
-  ok "a stalled rank trips the watchdog in ${took} s (status $status), naming the MPI operations in flight"
+   grep -q "MPI: task" "$work/err" &&
+   grep -q "rank 0: rank 1 did not answer a liveness probe" "$work/err"; then
+  ok "a stalled rank trips the watchdog in ${took} s (status $status), named by the other"
 else
   bad "stalled rank: status $status after ${took} s" "$work/err"
+fi
+fault 4 2 STOP --watchdog 2
+named=$(grep -c "rank [013]: rank 2 did not answer a liveness probe" "$work/err")
+if [ "$status" -ne 0 ] && [ "$took" -le 15 ] && [ "$named" -eq 3 ]; then
+  ok "of 4 ranks, the 3 survivors of a stalled one each name it, in ${took} s"
+else
+  bad "stalled rank of 4: status $status after ${took} s, named by $named ranks" "$work/err"
+fi
+
+# The startup is bounded too: a process that never starts MPI ends the job, named; a rank
+# running another command is refused.
+start=$(date +%s)
+timeout 60 "${mpirun[@]}" -np 1 "$tf" run "${mlp[@]}" --devices 2 --strategy dp=2 \
+  --startup-timeout 5 : -np 1 sleep 30 >"$work/out" 2>"$work/err"
+status=$?
+took=$(($(date +%s) - start))
+if [ "$status" -ne 0 ] && [ "$took" -le 15 ] && grep -q "MPI did not start within 5 s" "$work/err"; then
+  ok "a process that never starts MPI ends the job in ${took} s, named"
+else
+  bad "a process without MPI: status $status after ${took} s" "$work/err"
+fi
+timeout 60 "${mpirun[@]}" -np 1 "$tf" run "${mlp[@]}" --devices 2 --strategy dp=2 : \
+  -np 1 "$tf" tune --model mlp --widths 12,24,16,5 --batch 8 --devices 2 --cluster dgx-a100 >"$work/out" 2>"$work/err"
+status=$?
+if [ "$status" -eq 2 ] && grep -q "rank 1 runs \`twinflow tune\` and rank 0 \`twinflow run\`" "$work/err"; then
+  ok "ranks running different commands are refused (status 2)"
+else
+  bad "different commands: status $status" "$work/err"
 fi
 
 # Different jobs on the ranks: every rank refuses, naming the difference.
