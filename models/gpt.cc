@@ -19,7 +19,7 @@ namespace {
 class GptWriter {
  public:
   GptWriter(graph::GraphBuilder& builder, const GptConfig& config, const BuildOptions& options)
-      : b_(builder), c_(config), o_(options), s_(options.strategy) {}
+      : b_(builder), c_(config), o_(options), s_(options.strategy), layer_ops_(builder) {}
 
   graph::TensorId Weight(const std::string& name, Shape shape, WeightRole role,
                          const std::string& init = "normal") {
@@ -101,7 +101,7 @@ class GptWriter {
         b_, qkv[0], qkv[1], qkv[2], c_.heads, p + "/attention", c_.attention, c_.KvHeads());
     // Selective recomputation's segment: the attention core, when it holds [seq, seq] scores.
     if (c_.attention == ops::AttentionKind::kUnfused)
-      attention_cores_.push_back(LayerOps(b_, first));
+      attention_cores_.push_back(layer_ops_.Ops(first));
     return out;
   }
 
@@ -126,6 +126,8 @@ class GptWriter {
   }
   std::vector<graph::TensorId>& parameters() { return parameters_; }
   const std::vector<std::vector<graph::OpId>>& attention_cores() const { return attention_cores_; }
+  // One block's ops from `first` on, for full recomputation.
+  std::vector<graph::OpId> LayerOps(graph::OpId first) { return layer_ops_.Ops(first); }
 
  private:
   uint64_t NextSeed() { return o_.seed * 100000 + (seed_counter_++); }
@@ -136,6 +138,7 @@ class GptWriter {
   const Strategy& s_;
   std::vector<graph::TensorId> parameters_;
   std::vector<std::vector<graph::OpId>> attention_cores_;  // each block's, in order
+  LayerOpsFinder layer_ops_;
   uint64_t seed_counter_ = 0;
 };
 
@@ -209,7 +212,7 @@ BuiltModel BuildGpt(const graph::OpRegistry& registry, const GptConfig& full_con
     writer.Stage(StageOf(layer, config.layers, strategy.stages()));
     const auto first = static_cast<graph::OpId>(builder.graph().ops().size());
     h = writer.Block(h, layer);
-    blocks.push_back(LayerOps(builder, first));
+    blocks.push_back(writer.LayerOps(first));
   }
   const int64_t flat_tokens = config.batch * config.sequence;
   const graph::TensorId normed =

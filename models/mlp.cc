@@ -38,6 +38,7 @@ BuiltModel BuildMlp(const graph::OpRegistry& registry, const MlpConfig& config,
 
   std::vector<graph::TensorId> parameters;
   std::vector<std::vector<graph::OpId>> layer_ops;
+  LayerOpsFinder finder(builder);
   graph::TensorId h = x;
   for (int64_t i = 0; i < layers; ++i) {
     const auto first = static_cast<graph::OpId>(builder.graph().ops().size());
@@ -60,7 +61,7 @@ BuiltModel BuildMlp(const graph::OpRegistry& registry, const MlpConfig& config,
                      name + "/bias_add");
     if (!column) PinActivation(builder, strategy, h);  // a column/row pair ends whole
     if (i + 1 < layers) h = builder.Add1("relu", {h}, {}, name + "/relu");
-    layer_ops.push_back(LayerOps(builder, first));
+    layer_ops.push_back(finder.Ops(first));
   }
   const bool classes_split = !strategy.automatic && strategy.tp > 1 && (layers - 1) % 2 == 0;
   if (classes_split) PinClassSplitLogits(builder, strategy, h);

@@ -24,27 +24,28 @@ int64_t MicroBatch(int64_t batch, const Strategy& strategy) {
   return batch / strategy.micro_batches;
 }
 
-std::vector<graph::OpId> LayerOps(const graph::GraphBuilder& builder, graph::OpId first,
-                                  graph::OpId end) {
-  std::vector<graph::OpId> ops;
-  const graph::LogicalGraph& graph = builder.graph();
+std::vector<graph::OpId> LayerOpsFinder::Ops(graph::OpId first, graph::OpId end) {
+  const graph::LogicalGraph& graph = builder_.graph();
   const auto& all = graph.ops();
   end = end < 0 ? static_cast<graph::OpId>(all.size())
                 : std::min<graph::OpId>(end, static_cast<graph::OpId>(all.size()));
   // Ops computed from the weights alone (a weight's low-precision copy) hold no activation:
   // recomputing them would only keep the fp32 weights alive into the backward pass.
-  std::vector<bool> from_state(graph.tensors().size(), false);
-  for (graph::OpId id = 0; id < end; ++id) {
+  from_state_.resize(graph.tensors().size(), false);
+  for (auto id = static_cast<graph::OpId>(kept_.size()); id < end; ++id) {
     const graph::OpNode& op = all[id];
-    const graph::OpRole role = builder.registry().Find(op.type).role;
+    const graph::OpRole role = builder_.registry().Find(op.type).role;
     bool state = role == graph::OpRole::kVariable;
     if (role == graph::OpRole::kCompute && !op.inputs.empty()) {
       state = std::all_of(op.inputs.begin(), op.inputs.end(),
-                          [&](graph::TensorId t) { return from_state[t]; });
+                          [&](graph::TensorId t) { return static_cast<bool>(from_state_[t]); });
     }
-    for (graph::TensorId t : op.outputs) from_state[t] = state;
-    const bool source = builder.registry().Find(op.type).is_source();
-    if (id >= first && !source && !state) ops.push_back(id);
+    for (graph::TensorId t : op.outputs) from_state_[t] = state;
+    kept_.push_back(!builder_.registry().Find(op.type).is_source() && !state);
+  }
+  std::vector<graph::OpId> ops;
+  for (graph::OpId id = std::max<graph::OpId>(first, 0); id < end; ++id) {
+    if (kept_[id]) ops.push_back(id);
   }
   return ops;
 }

@@ -25,11 +25,21 @@ BuiltModel FinishModel(graph::GraphBuilder& builder, graph::TensorId losses,
                        const std::vector<std::vector<graph::OpId>>& layers = {},
                        const graph::OptimizerConfig& default_optimizer = {});
 
-// The ops of `builder` with ids in [first, end) (end -1: to the last), source ops (the layer's
-// weights) and ops computed from weights alone (their low-precision copies) left out: one layer
-// for activation recomputation.
-std::vector<graph::OpId> LayerOps(const graph::GraphBuilder& builder, graph::OpId first,
-                                  graph::OpId end = -1);
+// Finds the ops of one layer for activation recomputation as a model is built: the ops of
+// `builder` with ids in [first, end) (end -1: to the last), source ops (the layer's weights)
+// and ops computed from weights alone (their low-precision copies) left out. It scans each op
+// once however many layers are asked for (a 100,000-layer model once took minutes in a
+// rescan per layer). Lifetime: keeps `builder` by reference; it must outlive the finder.
+class LayerOpsFinder {
+ public:
+  explicit LayerOpsFinder(const graph::GraphBuilder& builder) : builder_(builder) {}
+  std::vector<graph::OpId> Ops(graph::OpId first, graph::OpId end = -1);
+
+ private:
+  const graph::GraphBuilder& builder_;
+  std::vector<bool> from_state_;  // per tensor: computed from weights alone
+  std::vector<bool> kept_;        // per op scanned: a recomputable op
+};
 
 // A variable initialised from N(0, std^2) (or zeros/ones), seeded per parameter.
 graph::TensorId Parameter(graph::GraphBuilder& builder, const std::string& name, Shape shape,

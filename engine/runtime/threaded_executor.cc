@@ -2,6 +2,8 @@
 
 #include <atomic>
 #include <chrono>
+#include <fstream>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -148,6 +150,39 @@ const plan::Plan& Runnable(const plan::Plan& plan) {
   return plan;
 }
 
+// The memory this machine can give now (MemAvailable), or nullopt where it cannot tell.
+std::optional<int64_t> AvailableHostBytes() {
+  std::ifstream meminfo("/proc/meminfo");
+  std::string key;
+  int64_t kib = 0;
+  std::string unit;
+  while (meminfo >> key >> kib >> unit) {
+    if (key == "MemAvailable:") return kib * 1024;
+  }
+  return std::nullopt;
+}
+
+// Before any arena is allocated (and zero-filled): the cpu arenas of this process together
+// must fit the memory available, or several that fit alone would bring the OOM killer.
+void CheckHostMemory(const plan::Plan& plan, const Transport* transport) {
+  const int rank = transport ? transport->rank() : 0;
+  int64_t total = 0;
+  int devices = 0;
+  for (const plan::MemoryPlan& memory : plan.memory()) {
+    const plan::Device& device = plan.devices(static_cast<int>(memory.device()));
+    if (device.rank() != rank || device.type() != plan::DEVICE_CPU) continue;
+    total += memory.arena_bytes();
+    ++devices;
+  }
+  const std::optional<int64_t> available = AvailableHostBytes();
+  if (available && total > *available) {
+    throw OutOfMemoryError("the arenas of this process's " + std::to_string(devices) +
+                           " cpu devices need " + std::to_string(total) +
+                           " bytes in all, more than the " + std::to_string(*available) +
+                           " bytes of memory available (MemAvailable)");
+  }
+}
+
 }  // namespace
 
 struct ThreadedExecutor::Impl {
@@ -155,6 +190,7 @@ struct ThreadedExecutor::Impl {
        const DeviceFactory& make_device)
       : plan(p), transport(t), rank(t ? t->rank() : 0) {
     CheckDevices(plan, transport);
+    CheckHostMemory(plan, transport);
     tasks = PrepareTasks(plan, kernels);
     acts = plan::ActsPerStep(plan);
     for (const plan::Regst& r : plan.regsts()) {

@@ -145,8 +145,9 @@ class Builder {
       if (outputs.size() != 1) throw InvalidArgumentError("a training graph returns one loss");
       options.optimizer = graph::ParseOptimizer(optimizer);
       std::vector<std::vector<graph::OpId>> segments;
+      models::LayerOpsFinder finder(builder_);
       for (const auto& [first, end] : recompute) {
-        segments.push_back(models::LayerOps(builder_, first, end));
+        segments.push_back(finder.Ops(first, end));
         if (segments.back().empty()) segments.pop_back();
       }
       options.strategy.recompute =

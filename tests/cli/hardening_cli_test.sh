@@ -44,6 +44,10 @@ check "explain with widths whose product overflows is refused" 2 "more than 2^60
 check "run --devices-per-rank 0 is refused" 2 "--devices-per-rank" err -- \
   run "${mlp[@]}" --strategy dp=2 --devices-per-rank 0 --steps 1
 
+# Arenas that would not fit this machine together are refused before any is allocated.
+check "run with arenas larger than the machine's memory is refused" 1 "bytes of memory available" err -- \
+  run --model mlp --widths 60000,60000,4 --batch 2 --devices 2 --strategy dp=2 --steps 1
+
 # Cluster specs: link costs that once broke lowering are refused naming the field.
 sed 's/inter_node { bandwidth: 1e10/inter_node { bandwidth: 1e-30/' >"$work/slow.pbtxt" <<'PBTXT'
 name: "slow" devices_per_node: 2
