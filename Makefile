@@ -7,6 +7,9 @@
 #   make test        build and run every test except those labelled slow
 #   make test-slow   the tests labelled slow
 #   make bench       build and run the benchmarks (build/bin/bench_*, bench/mpi_bench.sh)
+#   make test-sanitize  the unit, property and integration tests built with Clang, ASan and
+#                    UBSan (build-sanitize/)
+#   make fuzz        the libFuzzer targets (tests/fuzz), FUZZ_RUNS executions each (10^6)
 #
 # Variables: BUILD_DIR (default build), BUILD_TYPE (RelWithDebInfo), CMAKE_ARGS (extra
 # configure flags, e.g. -DTWINFLOW_CUDA=OFF), CTEST_ARGS (extra ctest flags, e.g. -R cli).
@@ -15,13 +18,16 @@ BUILD_DIR ?= build
 BUILD_TYPE ?= RelWithDebInfo
 CMAKE_ARGS ?=
 CTEST_ARGS ?=
+SANITIZE_DIR ?= build-sanitize
+FUZZ_RUNS ?= 1000000
 
-.PHONY: all deps configure build test test-slow demo bench clean help
+.PHONY: all deps configure build test test-slow demo bench clean help sanitize-configure \
+	test-sanitize fuzz
 
 all: build
 
 help:
-	@sed -n '5,12p' $(firstword $(MAKEFILE_LIST)) | sed 's/^# \{0,1\}//'
+	@sed -n '5,15p' $(firstword $(MAKEFILE_LIST)) | sed 's/^# \{0,1\}//'
 
 deps:
 	scripts/install-deps
@@ -73,5 +79,22 @@ bench: deps
 	bench/mpi_bench.sh $(BUILD_DIR)
 	bench/tune_bench.sh $(BUILD_DIR)
 
+# One Clang build with ASan, UBSan and libFuzzer's instrumentation serves both targets below
+# (no CUDA: nvcc does not take the sanitizers).
+sanitize-configure:
+	scripts/install-deps --sanitize
+	CC=clang-14 CXX=clang++-14 cmake -S . -B $(SANITIZE_DIR) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	  -DTWINFLOW_SANITIZE=ON -DTWINFLOW_CUDA=OFF
+
+# Leak checking is off: Open MPI and protobuf keep process-lifetime allocations on purpose.
+test-sanitize: sanitize-configure
+	cmake --build $(SANITIZE_DIR) --target unit_tests property_tests integration_tests
+	ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=print_stacktrace=1 ctest --test-dir $(SANITIZE_DIR) \
+	  --output-on-failure -j2 -L "unit|property|integration" -LE "slow|mpi" $(CTEST_ARGS)
+
+fuzz: sanitize-configure
+	cmake --build $(SANITIZE_DIR) --target twinflow fuzz_plan fuzz_checkpoint fuzz_cluster_spec fuzz_text
+	scripts/fuzz $(SANITIZE_DIR) $(FUZZ_RUNS)
+
 clean:
-	rm -rf $(BUILD_DIR)
+	rm -rf $(BUILD_DIR) $(SANITIZE_DIR)

@@ -197,7 +197,10 @@ void SaveCheckpoint(const std::string& dir, const Checkpoint& checkpoint, int ke
 
 Checkpoint LoadCheckpoint(const std::string& where) {
   const std::string path = CheckpointPath(where);
-  const std::string bytes = ReadFile(path);
+  return ParseCheckpoint(ReadFile(path), path);
+}
+
+Checkpoint ParseCheckpoint(const std::string& bytes, const std::string& path) {
   if (bytes.size() < kMagicSize + kDigestSize || bytes.compare(0, kMagicSize, kMagic) != 0) {
     throw InvalidArgumentError("checkpoint '" + path +
                                "': not a twinflow checkpoint (or truncated)");

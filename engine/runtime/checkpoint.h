@@ -34,6 +34,8 @@ void SaveCheckpoint(const std::string& dir, const Checkpoint& checkpoint, int ke
 // Reads and checks a checkpoint (CheckpointPath(path)) before returning it: every length
 // against the file before allocating, the digest, finite values, a step count in [0, 2^53].
 Checkpoint LoadCheckpoint(const std::string& path);
+// The same checks on a checkpoint file's bytes; `origin` names it in errors.
+Checkpoint ParseCheckpoint(const std::string& bytes, const std::string& origin);
 
 // Every variable of the Plan, assembled. With a transport this is collective: every rank calls
 // it at the same point.
