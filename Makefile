@@ -83,7 +83,7 @@ bench: deps
 # (no CUDA: nvcc does not take the sanitizers).
 sanitize-configure:
 	scripts/install-deps --sanitize
-	CC=clang-14 CXX=clang++-14 cmake -S . -B $(SANITIZE_DIR) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	CC=clang-14 CXX=clang++-14 cmake -S . -B $(SANITIZE_DIR) -G Ninja -DCMAKE_BUILD_TYPE=Sanitize \
 	  -DTWINFLOW_SANITIZE=ON -DTWINFLOW_CUDA=OFF
 
 # Leak checking is off: Open MPI and protobuf keep process-lifetime allocations on purpose.

@@ -256,8 +256,9 @@ int64_t FirstNonFinite(const Tensor& t) {
 }
 
 bool BitEqual(const Tensor& a, const Tensor& b) {
+  // memcmp of no bytes may still not take null pointers (an empty tensor's).
   return a.shape() == b.shape() && a.dtype() == b.dtype() &&
-         std::memcmp(a.raw(), b.raw(), a.nbytes()) == 0;
+         (a.nbytes() == 0 || std::memcmp(a.raw(), b.raw(), a.nbytes()) == 0);
 }
 
 double CloseRatio(const Tensor& a, const Tensor& b, double rtol, double atol) {

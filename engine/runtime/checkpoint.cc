@@ -55,7 +55,7 @@ class Reader {
   }
   void Bytes(std::byte* into, uint64_t size, const char* what) {
     Need(size, what);
-    std::memcpy(into, bytes_.data() + at_, size);
+    if (size > 0) std::memcpy(into, bytes_.data() + at_, size);  // an empty tensor's is null
     at_ += size;
   }
   bool done() const { return at_ == end_; }

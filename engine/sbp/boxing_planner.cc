@@ -50,7 +50,9 @@ std::optional<Path> ShortestPath(BoxingGraph& graph, bool point_to_point, double
   label[graph.source()] = Label{0.0, 0};
   frontier.emplace(0.0, 0, graph.source());
   while (!frontier.empty()) {
-    const auto [time, steps, node] = frontier.top();
+    // A plain variable, not a structured binding: lambdas below capture it (Clang 14 cannot
+    // capture bindings).
+    const int node = std::get<2>(frontier.top());
     frontier.pop();
     if (done[node]) continue;
     done[node] = true;

@@ -148,8 +148,9 @@ void RegisterScalarKernels(KernelRegistry& registry);  // scalar_kernels.cc
 void RegisterElementwiseKernels(KernelRegistry& registry) {
   const std::pair<const char*, BinaryOp> binaries[] = {
       {"add", BinaryOp::kAdd}, {"sub", BinaryOp::kSub}, {"mul", BinaryOp::kMul}};
-  for (const auto& [name, op] : binaries) {
-    const std::string type = name;
+  for (const auto& binary : binaries) {
+    const std::string type = binary.first;
+    const BinaryOp op = binary.second;  // a variable: Clang 14 cannot capture bindings
     RegisterCpu(registry, type, kNumeric,
                 [type, op](const KernelContext& ctx) { BinaryKernel(ctx, type, op); });
   }

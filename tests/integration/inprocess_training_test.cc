@@ -76,6 +76,7 @@ std::vector<double> DistributedLosses(const models::BuiltModel& model, int64_t s
   runtime::RunOptions run;
   run.steps = steps;
   run.watchdog_seconds = 30;
+  run.check_finite = true;  // a NaN or infinity anywhere fails the test, naming the op
   const runtime::RunResult result = executor.Run(feeds, run);
   // The memory plan is what the run used: its highest slot was live at some point, and the
   // live bytes never exceeded the planned peak (shared bytes are checked by the arena).

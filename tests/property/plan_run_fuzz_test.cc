@@ -124,6 +124,31 @@ std::map<std::string, Tensor> Batch(int64_t step) {
           {"labels", labels}};
 }
 
+// The cases the issue found running: a negative region begin and a misaligned slot are refused
+// before anything runs.
+TEST(PlanRunFuzz, NegativeRegionsAndMisalignedSlotsAreRefused) {
+  plan::Plan plan = TrainingPlan();
+  bool mutated = false;
+  for (plan::Task& task : *plan.mutable_tasks()) {
+    for (plan::RegionDesc& region : *task.mutable_op()->mutable_input_regions()) {
+      if (mutated || region.ranges_size() == 0) continue;
+      region.mutable_ranges(0)->set_begin(-1);
+      mutated = true;
+    }
+  }
+  ASSERT_TRUE(mutated);
+  EXPECT_THROW(plan::ValidatePlan(plan), PlanError);
+  plan = TrainingPlan();
+  plan::SlotOffset* slot = nullptr;
+  for (plan::SlotOffset& s : *plan.mutable_memory(0)->mutable_offsets()) {
+    if (plan.regsts(static_cast<int>(s.regst())).bytes_per_slot() > 0) slot = &s;
+  }
+  ASSERT_NE(slot, nullptr);
+  slot->set_offset(slot->offset() + 2);
+  plan.mutable_memory(0)->set_arena_bytes(plan.memory(0).arena_bytes() + 64);
+  EXPECT_THROW(plan::ValidatePlan(plan), PlanError);
+}
+
 RC_GTEST_PROP(PlanRunFuzz, AcceptedMutantsRunToTheEndOrFailNamed, ()) {
   plan::Plan plan = TrainingPlan();
   const int mutations = Uniform(1, 3);
