@@ -9,8 +9,7 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   try {
-    twinflow::sim::ParseClusterSpec(std::string(reinterpret_cast<const char*>(data), size),
-                                    "fuzz");
+    twinflow::sim::ParseClusterSpec(std::string(reinterpret_cast<const char*>(data), size), "fuzz");
   } catch (const twinflow::InvalidArgumentError&) {
   }
   return 0;
