@@ -12,17 +12,26 @@
 
 namespace twinflow::comm {
 
+namespace {
+
+// "10", "1.5": seconds as messages print them.
+std::string Seconds(double seconds) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%g", seconds);
+  return text;
+}
+
+}  // namespace
+
 bool MpiSession::LaunchedByMpirun() {
   return std::getenv("OMPI_COMM_WORLD_SIZE") != nullptr || std::getenv("PMIX_RANK") != nullptr;
 }
 
 MpiSession::MpiSession(const std::string& program, double start_seconds) {
   const char* rank = std::getenv("OMPI_COMM_WORLD_RANK");
-  char seconds[32];
-  std::snprintf(seconds, sizeof(seconds), "%g", start_seconds);
   const DeadlineGuard guard(start_seconds,
                             program + ": error: rank " + (rank ? rank : "?") +
-                                ": MPI did not start within " + seconds +
+                                ": MPI did not start within " + Seconds(start_seconds) +
                                 " s: a process of this job did not start MPI (every rank must run "
                                 "the same twinflow command; or one was stopped or died)");
   // Open MPI's non-blocking all-reduce picks its algorithm by message size, and for the
@@ -149,12 +158,6 @@ std::vector<std::string> Unpack(const std::string& packed) {
     at = colon + 1 + length;
   }
   return texts;
-}
-
-std::string Seconds(double seconds) {
-  char text[32];
-  std::snprintf(text, sizeof(text), "%g", seconds);
-  return text;
 }
 
 }  // namespace

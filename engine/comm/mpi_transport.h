@@ -117,6 +117,7 @@ class MpiTransport : public runtime::Transport {
     bool active = false;
     std::chrono::steady_clock::time_point deadline;
     std::set<int> answered;
+    std::chrono::steady_clock::time_point served;  // when pings were last looked for
   };
   void Loop();
   // Answers other ranks' pings, takes pongs, and starts or ends this rank's probe.
