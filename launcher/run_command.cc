@@ -462,9 +462,14 @@ int RunRunCommand(const std::vector<std::string>& args, std::ostream& out) {
     if (ranks == 1) throw;
     // The other ranks may be waiting on this one: end them all, naming the culprit.
     std::cerr << "twinflow run: error: rank " << rank << ": " << e.message() << std::endl;
-    // After a stall every surviving rank's watchdog fires within moments of the others: give
-    // them a second to report too before the abort ends them.
-    if (e.kind() == ErrorKind::kTimeout) std::this_thread::sleep_for(std::chrono::seconds(1));
+    // After a stall every surviving rank's watchdog fires, but not at once: a loaded host
+    // delays some by seconds. Give the others one more watchdog period and probe to report
+    // too before the abort ends them (at most 10 s more: the job has hung already).
+    if (e.kind() == ErrorKind::kTimeout) {
+      const double grace =
+          std::min(parsed.GetPositiveDouble("watchdog"), 8.0) + runtime::kLivenessProbeSeconds;
+      std::this_thread::sleep_for(std::chrono::duration<double>(grace));
+    }
     mpi->Abort(ExitCodeFor(e.kind()));
   }
 }

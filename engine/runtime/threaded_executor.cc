@@ -109,9 +109,6 @@ struct ThreadJoiner {
   }
 };
 
-// How long a stalled run waits for the other ranks to answer a liveness probe.
-constexpr double kLivenessProbeSeconds = 2;
-
 // "rank 2 did not answer ...; " for a stall report, or nothing when every rank answered.
 std::string Culprits(const std::vector<int>& ranks) {
   if (ranks.empty()) return "";

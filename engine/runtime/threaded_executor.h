@@ -39,6 +39,9 @@
 
 namespace twinflow::runtime {
 
+// How long a stalled run waits for the other ranks to answer a liveness probe.
+inline constexpr double kLivenessProbeSeconds = 2;
+
 struct RunOptions {
   int64_t steps = 1;
   double watchdog_seconds = 60;
