@@ -140,6 +140,8 @@ int RunExplainCommand(const std::vector<std::string>& args, std::ostream& out) {
   if (parsed.Given("memory-limit")) {
     options.memory_limit = parsed.GetPositiveDouble("memory-limit") * 1024.0 * 1024.0 * 1024.0;
   }
+  options.boxing_detail = sbp::BoxingDetail::kPriceOnly;  // the report lists no transfers
+  options.progress = PassProgress("SBP search (ops priced, then boxed)");
   const compiler::SbpAssignment assignment =
       compiler::SearchSbp(model.graph, registry, cost, options);
   const double seconds =

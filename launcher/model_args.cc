@@ -232,10 +232,6 @@ sbp::AlphaBetaConfig CostConfigFromArgs(const ParsedArgs& args, const std::strin
   return config;
 }
 
-namespace {
-
-// A compile pass's progress on stderr when it runs long: a line at most every 5 s after its
-// first 5 s and 5%, with the share done and the time left at the pace so far.
 std::function<void(int64_t, int64_t)> PassProgress(const std::string& pass) {
   using Clock = std::chrono::steady_clock;
   auto start = std::make_shared<Clock::time_point>(Clock::now());
@@ -255,8 +251,6 @@ std::function<void(int64_t, int64_t)> PassProgress(const std::string& pass) {
               << " so far, about " << FormatSeconds(wall * (1 - part) / part) << " left\n";
   };
 }
-
-}  // namespace
 
 compiler::Compiled CompileFromArgs(const models::BuiltModel& model, const ParsedArgs& args,
                                    const graph::OpRegistry& registry, int64_t devices_per_rank,

@@ -1,6 +1,7 @@
 #pragma once
 // The model flags shared by `explain`, `compile`, `run`, `sim`, `tune` and `calibrate`: which
 // model, its sizes, the devices and the strategy. Declared once, parsed into a built model.
+#include <functional>
 #include <string>
 
 #include "engine/compiler/compile.h"
@@ -38,6 +39,10 @@ std::string OptimizerLabelFromArgs(const ParsedArgs& args);
 
 // The --cost-model preset (default `fallback`) with --devices-per-node applied.
 sbp::AlphaBetaConfig CostConfigFromArgs(const ParsedArgs& args, const std::string& fallback);
+
+// A compile pass's progress on stderr when it runs long: a line at most every 5 s after its
+// first 5 s and 5%, with the share done and the time left at the pace so far.
+std::function<void(int64_t, int64_t)> PassProgress(const std::string& pass);
 
 // Compiles `model` to a Plan under the flags' cost model (--cost-model; else `cluster_cost`
 // when given, the simulated cluster's; else cpu-host: what runs here), fetching its loss every

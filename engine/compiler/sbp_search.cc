@@ -27,7 +27,9 @@ bool AllAxes(const sbp::NdSbp& nd, const sbp::Sbp& sbp) {
 // pipeline stages repeat them on shifted devices, which the cost model prices alike.
 class BoxingPricer {
  public:
-  explicit BoxingPricer(const sbp::CostModel& cost_model) : cost_model_(cost_model) {}
+  // The cost model must outlive the pricer (one search).
+  BoxingPricer(const sbp::CostModel& cost_model, sbp::BoxingDetail detail)
+      : cost_model_(cost_model), detail_(detail) {}
 
   double Time(const graph::TensorMeta& meta, const sbp::Layout& src, const sbp::Layout& dst) {
     if (src == dst) return 0;
@@ -51,7 +53,7 @@ class BoxingPricer {
     if (it == plans_.end()) {
       it = plans_
                .emplace(key, sbp::PlanBoxing(meta.shape, meta.dtype, shifted_src, shifted_dst,
-                                             cost_model_))
+                                             cost_model_, detail_))
                .first;
     }
     sbp::BoxingPlan plan = it->second;
@@ -129,6 +131,7 @@ class BoxingPricer {
   }
 
   const sbp::CostModel& cost_model_;
+  const sbp::BoxingDetail detail_;
   std::map<std::string, std::map<sbp::NdSbp, double>> cache_;
   std::map<std::string, sbp::BoxingPlan> plans_;
 };
@@ -392,7 +395,7 @@ std::string LargestTensors(const graph::LogicalGraph& graph, const SearchModel& 
 
 SbpAssignment SearchSbp(const graph::LogicalGraph& graph, const graph::OpRegistry& registry,
                         const sbp::CostModel& cost_model, const SbpSearchOptions& options) {
-  BoxingPricer pricer(cost_model);
+  BoxingPricer pricer(cost_model, options.boxing_detail);
   MinSumSolution solution;
   SearchModel model;
   if (options.method == SbpSearchOptions::Method::kPropagate) {

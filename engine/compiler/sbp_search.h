@@ -14,6 +14,7 @@
 #include "engine/graph/op_def.h"
 #include "engine/graph/op_registry.h"
 #include "engine/sbp/boxing_plan.h"
+#include "engine/sbp/boxing_planner.h"
 #include "engine/sbp/cost_model.h"
 
 namespace twinflow::compiler {
@@ -31,6 +32,8 @@ struct SbpSearchOptions {
   // Restrict the search to pure data parallelism: inputs split on the batch over every mesh
   // axis, variables replicated.
   bool data_parallel_only = false;
+  // The chosen boxings with their send-recv transfer lists (for lowering) or priced only.
+  sbp::BoxingDetail boxing_detail = sbp::BoxingDetail::kTransfers;
   // Called as the edges are priced and as the chosen boxings are planned, with the ops done of
   // all (twice over the graph: pricing, then planning); it must not throw.
   std::function<void(int64_t done, int64_t total)> progress;

@@ -168,20 +168,42 @@ LinkBytes AlphaBetaCostModel::CollectiveLinkBytes(CollectiveKind kind,
       }
       break;
     }
-    case CollectiveKind::kAllToAll: {
-      const int64_t per_pair = RoundDiv(bytes, p);
-      for (int64_t i = 0; i < p; ++i) {
-        for (int64_t j = 0; j < p; ++j) {
-          if (i != j) AddBytes(out, Classify(group[i], group[j]), per_pair);
-        }
-      }
+    case CollectiveKind::kAllToAll:
+      AllToAllLinkBytes(group, RoundDiv(bytes, p), out);
       break;
-    }
     case CollectiveKind::kBroadcast:
       for (int64_t i = 0; i + 1 < p; ++i) AddBytes(out, Classify(group[i], group[i + 1]), bytes);
       break;
   }
   return out;
+}
+
+void AlphaBetaCostModel::AllToAllLinkBytes(const std::vector<DeviceId>& group, int64_t per_pair,
+                                           LinkBytes& out) const {
+  // Every ordered pair of members exchanges per_pair bytes. Counted by node and device rather
+  // than pair by pair, which a thousand-device group would make a million Classify calls.
+  std::map<int64_t, int64_t> on_node;
+  std::map<std::pair<int64_t, DeviceType>, int64_t> on_node_of_type;
+  std::map<DeviceId, int64_t> on_device;
+  for (const DeviceId& d : group) {
+    const int64_t node = d.index / config_.devices_per_node;
+    ++on_node[node];
+    ++on_node_of_type[{node, d.type}];
+    ++on_device[d];
+  }
+  const auto pairs_within = [](const auto& counts) {
+    int64_t pairs = 0;
+    for (const auto& entry : counts) pairs += entry.second * entry.second;
+    return pairs;
+  };
+  const int64_t p = static_cast<int64_t>(group.size());
+  const int64_t same_device = pairs_within(on_device) - p;  // i != j, one device listed twice
+  const int64_t same_type = pairs_within(on_node_of_type) - p - same_device;
+  const int64_t same_node = pairs_within(on_node) - p - same_device;
+  AddBytes(out, LinkClass::kSameDevice, same_device * per_pair);
+  AddBytes(out, LinkClass::kIntraNode, same_type * per_pair);
+  AddBytes(out, LinkClass::kHostDevice, (same_node - same_type) * per_pair);
+  AddBytes(out, LinkClass::kInterNode, (p * p - pairs_within(on_node)) * per_pair);
 }
 
 double AlphaBetaCostModel::ComputeTime(double flops, int64_t bytes, DType dtype) const {
@@ -195,6 +217,13 @@ double AlphaBetaCostModel::MessageTime(const DeviceId& src, const DeviceId& dst,
   if (bytes <= 0 || src == dst) return 0.0;
   const LinkParams& params = Link(Classify(src, dst));
   return params.latency + static_cast<double>(bytes) / params.bandwidth;
+}
+
+double AlphaBetaCostModel::InterNodeTime(int64_t count, int64_t bytes) const {
+  if (count <= 0) return 0.0;
+  const LinkParams& params = Link(LinkClass::kInterNode);
+  return static_cast<double>(count) * params.latency +
+         static_cast<double>(bytes) / params.bandwidth;
 }
 
 double AlphaBetaCostModel::FastestMessageTime(int64_t bytes) const {

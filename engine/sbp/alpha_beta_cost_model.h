@@ -65,8 +65,13 @@ class AlphaBetaCostModel : public CostModel {
   double ComputeTime(double flops, int64_t bytes, DType dtype) const override;
   double MessageTime(const DeviceId& src, const DeviceId& dst, int64_t bytes) const override;
   double FastestMessageTime(int64_t bytes) const override;
+  int64_t NodeSize() const override { return config_.devices_per_node; }
+  double InterNodeTime(int64_t count, int64_t bytes) const override;
 
  private:
+  void AllToAllLinkBytes(const std::vector<DeviceId>& group, int64_t per_pair,
+                         LinkBytes& out) const;
+
   AlphaBetaConfig config_;
   std::array<LinkParams, 4> link_table_;  // by LinkClass, for the hot path
 };

@@ -90,7 +90,7 @@ std::optional<Path> ShortestPath(BoxingGraph& graph, bool point_to_point, double
 }  // namespace
 
 BoxingPlan PlanBoxing(const Shape& shape, DType dtype, const Layout& src, const Layout& dst,
-                      const CostModel& cost_model) {
+                      const CostModel& cost_model, BoxingDetail detail) {
   src.Validate(shape);
   dst.Validate(shape);
   BoxingPlan plan{shape, dtype, src, dst, {}};
@@ -107,7 +107,9 @@ BoxingPlan PlanBoxing(const Shape& shape, DType dtype, const Layout& src, const 
   if (!best) throw SbpError("boxing: no path from " + src.ToString() + " to " + dst.ToString());
   int from = graph.source();
   for (auto& [node, step] : best->steps) {
-    plan.steps.push_back(graph.Materialize(std::move(step), from, node));
+    plan.steps.push_back(detail == BoxingDetail::kTransfers
+                             ? graph.Materialize(std::move(step), from, node)
+                             : std::move(step));
     from = node;
   }
   return plan;

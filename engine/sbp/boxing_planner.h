@@ -13,10 +13,15 @@
 
 namespace twinflow::sbp {
 
+// What a plan's send-recv steps carry: their transfer lists, which lowering turns into
+// copies, or only their time and link bytes, which is all a report needs. A send-recv among
+// thousands of devices can list millions of transfers.
+enum class BoxingDetail { kTransfers, kPriceOnly };
+
 // Throws SbpError when either layout does not fit the shape. Deterministic: the same inputs
 // always give the same plan.
 BoxingPlan PlanBoxing(const Shape& shape, DType dtype, const Layout& src, const Layout& dst,
-                      const CostModel& cost_model);
+                      const CostModel& cost_model, BoxingDetail detail = BoxingDetail::kTransfers);
 
 // The time of the cheapest plan from `src` to every layout of the tensor on `dst_placement`,
 // by NdSbp, from one search: what the SBP search needs when it prices every signature of a

@@ -36,6 +36,43 @@ bool GroupsAreIndependent(const Layout& layout, int axis, const Sbp& x, const Sb
   return true;
 }
 
+int64_t Overlap(const Range& a, const Range& b) {
+  return std::max<int64_t>(0, std::min(a.end, b.end) - std::max(a.begin, b.begin));
+}
+
+// The most elements an all_to_all member m sends to another member r of `group`: the block
+// from[m] ∩ to[r]. Within a group only the gather axis of the source slices and the scatter
+// axis of the destination slices vary (the other mesh axes are fixed), so the block is
+// a_m * b_r * c, and its largest over r != m needs only the two largest b: O(group), where
+// every pair would be O(group^2) for a thousand-device all_to_all.
+int64_t LargestAllToAllBlock(const std::vector<int64_t>& group, const std::vector<Region>& from,
+                             const std::vector<Region>& to, int gather, int scatter) {
+  const Region& from0 = from[group[0]];
+  const Region& to0 = to[group[0]];
+  int64_t common = 1;
+  for (int k = 0; k < from0.rank(); ++k) {
+    if (k != gather && k != scatter) common *= Overlap(from0.ranges[k], to0.ranges[k]);
+  }
+  // b of the two members receiving the most: (b, position in group).
+  std::pair<int64_t, size_t> first{-1, 0}, second{-1, 0};
+  for (size_t i = 0; i < group.size(); ++i) {
+    const std::pair<int64_t, size_t> b{Overlap(from0.ranges[scatter], to[group[i]].ranges[scatter]),
+                                       i};
+    if (b.first > first.first) {
+      second = first;
+      first = b;
+    } else if (b.first > second.first) {
+      second = b;
+    }
+  }
+  int64_t largest = 0;
+  for (size_t i = 0; i < group.size(); ++i) {
+    const int64_t a = Overlap(from[group[i]].ranges[gather], to0.ranges[gather]);
+    largest = std::max(largest, a * (i == first.second ? second.first : first.first));
+  }
+  return largest * common;
+}
+
 // Prices one collective run on every group at once: the groups are disjoint and concurrent,
 // so the step takes as long as its slowest group, and link bytes add up.
 void PriceCollective(const StepContext& ctx, CollectiveKind kind, BoxingStep& step,
@@ -128,18 +165,15 @@ std::optional<BoxingStep> AxisStep(const StepContext& ctx, const LayoutFacts& fr
       continue;
     }
     int64_t largest = 0;
+    if (step.kind == BoxingStepKind::kAllToAll) {  // the largest block that leaves its device
+      largest = LargestAllToAllBlock(group, from.regions, to_regions, x.axis, to_sbp.axis) *
+                DTypeSize(ctx.dtype);
+    }
     for (int64_t m : group) {
       if (step.kind == BoxingStepKind::kReduceScatter) {
         largest = std::max(largest, Bytes(to_regions[m], ctx.dtype));
       } else if (step.kind == BoxingStepKind::kAllGather) {
         largest = std::max(largest, Bytes(from.regions[m], ctx.dtype));
-      } else {  // all_to_all: the largest block that leaves its device
-        for (int64_t r : group) {
-          if (r != m) {
-            largest = std::max(
-                largest, from.regions[m].IntersectNumel(to_regions[r]) * DTypeSize(ctx.dtype));
-          }
-        }
       }
     }
     group_bytes.push_back(largest * p);

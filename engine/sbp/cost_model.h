@@ -50,6 +50,14 @@ class CostModel {
   // A lower bound on MessageTime over every pair of distinct devices.
   virtual double FastestMessageTime(int64_t bytes) const = 0;
 
+  // Devices whose index / NodeSize() agree share a node, and MessageTime prices every message
+  // between two nodes alike, affine in its bytes, so `count` such messages of `bytes` in all
+  // take InterNodeTime(count, bytes) sent one after another. 0: no such structure. Lets the
+  // boxing search price a redistribution among thousands of devices without visiting each of
+  // its millions of cross-node pieces.
+  virtual int64_t NodeSize() const = 0;
+  virtual double InterNodeTime(int64_t count, int64_t bytes) const = 0;
+
   // A set of concurrent point-to-point transfers: each device sends its messages one after
   // another, and receives them one after another, so the set takes the largest of those sums.
   double TransferTime(const std::vector<Transfer>& transfers) const;

@@ -41,6 +41,12 @@ check "a boxing search over 1.7 M layouts names its cap" 2 "more than its cap of
   --to "cpu:0-255 [2,2,2,2,2,2,2,2] (B,B,B,B,B,B,B,S(1))" --shape 256,256
 check "explain with widths whose product overflows is refused" 2 "more than 2^60 elements" err -- \
   explain --model mlp --widths 9223372036854775807,4,4 --batch 8 --devices 2
+# The SBP search over a 65,536-device placement: it took minutes, summing every piece of every
+# send_recv; summed per device in closed form it takes seconds. `timeout` bounds a regression.
+start=$(date +%s)
+timeout 120 "$tf" explain --model mlp --devices 65536 --summary >"$work/out" 2>"$work/err"
+verify "explain over 65,536 devices finishes ($(($(date +%s) - start)) s)" \
+  grep -q "65536 devices" "$work/out"
 check "run --devices-per-rank 0 is refused" 2 "--devices-per-rank" err -- \
   run "${mlp[@]}" --strategy dp=2 --devices-per-rank 0 --steps 1
 

@@ -11,6 +11,7 @@
 #include "engine/sbp/alpha_beta_cost_model.h"
 #include "engine/sbp/boxing_executor.h"
 #include "engine/sbp/boxing_planner.h"
+#include "engine/sbp/boxing_steps.h"
 #include "engine/sbp/distribute.h"
 #include "engine/sbp/slicing.h"
 
@@ -228,6 +229,90 @@ RC_GTEST_PROP(BoxingProperty, TimesFromOneSourceMatchSinglePlans, ()) {
   const double single = PlanBoxing(shape, DType::kF32, src, dst, cost).time();
   RC_ASSERT(times.count(dst.nd_sbp) == 1u);
   RC_ASSERT(std::fabs(times.at(dst.nd_sbp) - single) <= 1e-9 * (1 + single));
+}
+
+}  // namespace
+}  // namespace twinflow::sbp
+
+namespace twinflow::sbp {
+namespace {
+
+// The closed-form pricing of a send-recv step (send_recv_closed_form.h) agrees with walking
+// its pieces: the same link bytes, and the same time up to rounding.
+RC_GTEST_PROP(BoxingProperty, SendRecvPricedInClosedFormMatchesTheWalk, ()) {
+  const Shape shape = DrawShape();
+  const Layout src = DrawLayout(shape, DrawPlacement());
+  const Layout dst = DrawLayout(shape, DrawOtherPlacement(src.placement));
+  RC_PRE(!HasEffectivePartial(src) && !HasEffectivePartial(dst));
+  const AlphaBetaCostModel cost = DrawCostModel();
+  const DType dtype = *rc::gen::elementOf(std::vector<DType>{DType::kF32, DType::kBF16});
+  const StepContext ctx{shape, dtype, cost};
+  const LayoutFacts from = ComputeFacts(shape, src), to = ComputeFacts(shape, dst);
+  const std::vector<int64_t> local = SourceIndexOfDestinations(src.placement, dst.placement);
+  const auto priced = SendRecvStep(ctx, from, to, local, /*with_transfers=*/false);
+  const auto walked = SendRecvStep(ctx, from, to, local, /*with_transfers=*/true);
+  RC_ASSERT(priced.has_value() == walked.has_value());
+  if (!priced) return;
+  RC_LOG() << src.ToString() << " -> " << dst.ToString() << " " << shape.ToString() << ": "
+           << priced->time << " vs " << walked->time << "\n";
+  RC_ASSERT(std::fabs(priced->time - walked->time) <= 1e-12 + 1e-9 * walked->time);
+  RC_ASSERT(priced->link_bytes == walked->link_bytes);
+}
+
+}  // namespace
+}  // namespace twinflow::sbp
+
+namespace twinflow::sbp {
+namespace {
+
+// All-to-all steps are priced in O(group) (the largest block factored, link bytes counted by
+// node, boxing_steps.cc and alpha_beta_cost_model.cc); pricing every pair of members agrees.
+RC_GTEST_PROP(BoxingProperty, AllToAllPricedInLinearTimeMatchesEveryPair, ()) {
+  std::vector<int64_t> dims = {*rc::gen::inRange<int64_t>(0, 10),
+                               *rc::gen::inRange<int64_t>(0, 10)};
+  if (*rc::gen::inRange(0, 2)) dims.push_back(*rc::gen::inRange<int64_t>(1, 5));
+  const Shape shape(dims);
+  const Placement placement = DrawPlacement();
+  const Shape& mesh = placement.hierarchy();
+  const int axis = *rc::gen::inRange(0, mesh.rank());
+  RC_PRE(mesh[axis] > 1);
+  const int gather = *rc::gen::inRange(0, shape.rank());
+  const int scatter = (gather + *rc::gen::inRange(1, shape.rank())) % shape.rank();
+  Layout src = DrawLayout(shape, placement);
+  src.nd_sbp[axis] = Sbp::Split(gather);
+  Layout dst = src;
+  dst.nd_sbp[axis] = Sbp::Split(scatter);
+  const AlphaBetaCostModel cost = DrawCostModel();
+  const StepContext ctx{shape, DType::kF32, cost};
+  const LayoutFacts from = ComputeFacts(shape, src), to = ComputeFacts(shape, dst);
+  const auto step = AxisStep(ctx, from, to, axis);
+  RC_PRE(step.has_value());
+  RC_ASSERT(step->kind == BoxingStepKind::kAllToAll);
+
+  double time = 0;
+  LinkBytes link_bytes;
+  for (const std::vector<int64_t>& group : step->groups) {
+    const auto p = static_cast<int64_t>(group.size());
+    int64_t largest = 0;
+    std::vector<DeviceId> devices;
+    for (int64_t m : group) {
+      devices.push_back(placement.device(m));
+      for (int64_t r : group) {
+        if (r != m) largest = std::max(largest, from.regions[m].IntersectNumel(to.regions[r]));
+      }
+    }
+    const int64_t bytes = largest * 4 * p;
+    time = std::max(time, cost.CollectiveTime(CollectiveKind::kAllToAll, devices, bytes));
+    const int64_t per_pair = (2 * bytes + p) / (2 * p);
+    for (int64_t i = 0; i < p && per_pair > 0; ++i) {
+      for (int64_t j = 0; j < p; ++j) {
+        if (i != j) link_bytes[cost.Classify(devices[i], devices[j])] += per_pair;
+      }
+    }
+  }
+  RC_LOG() << src.ToString() << " -> " << dst.ToString() << " " << shape.ToString() << "\n";
+  RC_ASSERT(step->time == time);
+  RC_ASSERT(step->link_bytes == link_bytes);
 }
 
 }  // namespace
