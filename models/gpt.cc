@@ -4,6 +4,7 @@
 // norm or RMSNorm) and an untied language-model head. Under tensor parallelism the attention
 // projections and the MLP pair up Megatron-style, the token table and the head split the
 // vocabulary, and the loss is built for split classes.
+#include <algorithm>
 #include <cmath>
 
 #include "engine/core/error.h"
@@ -174,6 +175,30 @@ void CheckConfig(const GptConfig& c, const Strategy& s) {
   }
 }
 
+// Refuses a config whose graph would pass kMaxGraphOps. Its size is linear in the layers:
+// extrapolated from builds of k and 2k layers (k the pipeline's stages, the fewest it allows).
+void CheckGraphSize(const graph::OpRegistry& registry, const GptConfig& config,
+                    const BuildOptions& options, int64_t stages) {
+  const int64_t k = std::max<int64_t>(1, stages);
+  if (config.layers <= 2 * k) return;
+  const auto ops = [&](int64_t layers) {
+    GptConfig small = config;
+    small.layers = layers;
+    return static_cast<double>(BuildGpt(registry, small, options).graph.ops().size());
+  };
+  const double base = ops(k);
+  const double estimate =
+      base + (ops(2 * k) - base) * static_cast<double>(config.layers - k) / static_cast<double>(k);
+  if (estimate > static_cast<double>(kMaxGraphOps)) {
+    throw InvalidArgumentError(
+        "a decoder of " + std::to_string(config.layers) + " layers would build about " +
+        std::to_string(static_cast<int64_t>(estimate)) + " ops, more than the cap of " +
+        std::to_string(kMaxGraphOps) + " (about " +
+        std::to_string(static_cast<int64_t>((ops(2 * k) - base) / static_cast<double>(k))) +
+        " a layer): fewer layers, or --inference for the forward graph alone");
+  }
+}
+
 }  // namespace
 
 BuiltModel BuildGpt(const graph::OpRegistry& registry, const GptConfig& full_config,
@@ -182,6 +207,7 @@ BuiltModel BuildGpt(const graph::OpRegistry& registry, const GptConfig& full_con
   options.strategy.Resolve(options.devices);
   const Strategy& strategy = options.strategy;
   CheckConfig(full_config, strategy);
+  CheckGraphSize(registry, full_config, given, strategy.automatic ? 1 : strategy.stages());
   GptConfig config = full_config;  // the graph is written for one micro-batch
   config.batch = MicroBatch(full_config.batch, strategy);
   graph::GraphBuilder builder(registry,

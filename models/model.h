@@ -106,7 +106,12 @@ GptConfig DecoderConfig(DecoderFamily family, const std::string& preset = "");
 // fit).
 BuiltModel BuildMlp(const graph::OpRegistry& registry, const MlpConfig& config,
                     const BuildOptions& options);
-// Builds a GPT or a Llama, as the config's choices say.
+// Builds a GPT or a Llama, as the config's choices say. A graph of more than kMaxGraphOps
+// ops (its size extrapolated from two small builds) is refused before it is built: millions of
+// ops take minutes and gigabytes to build, search and lower (about 2.3 KB an op in explain).
+// The default GPT block is 242 ops with training, so the cap is about 8,000 blocks: 80 times
+// GPT-3's 96.
+inline constexpr int64_t kMaxGraphOps = 2'000'000;
 BuiltModel BuildGpt(const graph::OpRegistry& registry, const GptConfig& config,
                     const BuildOptions& options);
 

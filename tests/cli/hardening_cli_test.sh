@@ -47,6 +47,8 @@ start=$(date +%s)
 timeout 120 "$tf" explain --model mlp --devices 65536 --summary >"$work/out" 2>"$work/err"
 verify "explain over 65,536 devices finishes ($(($(date +%s) - start)) s)" \
   grep -q "65536 devices" "$work/out"
+check "explain of a 20,000-layer GPT is refused before it is built" 2 "more than the cap" err -- \
+  explain --model gpt --layers 20000 --summary
 check "run --devices-per-rank 0 is refused" 2 "--devices-per-rank" err -- \
   run "${mlp[@]}" --strategy dp=2 --devices-per-rank 0 --steps 1
 

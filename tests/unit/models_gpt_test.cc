@@ -196,6 +196,30 @@ TEST(GptModel, ErrorsNameTheField) {
   }
 }
 
+// A graph past kMaxGraphOps is refused before it is built, its size extrapolated from two
+// small builds; one just under the cap matches the extrapolation.
+TEST(GptModel, HugeGraphsAreRefusedBeforeTheyAreBuilt) {
+  GptConfig config = SmallGpt();
+  const auto ops = [&](int64_t layers, const std::string& strategy, int64_t devices) {
+    config.layers = layers;
+    return static_cast<int64_t>(
+        BuildGpt(Registry(), config, Options(strategy, devices)).graph.ops().size());
+  };
+  const int64_t per_layer = ops(2, "auto", 1) - ops(1, "auto", 1);
+  const int64_t fits = (kMaxGraphOps - ops(1, "auto", 1)) / per_layer;  // layers under the cap
+  config.layers = fits * 2;
+  const std::string refusal =
+      InvalidArgumentText([&] { BuildGpt(Registry(), config, Options("auto", 1)); });
+  EXPECT_PRED2(Contains, refusal, std::to_string(fits * 2) + " layers");
+  EXPECT_PRED2(Contains, refusal, "more than the cap of 2000000");
+  config.layers = int64_t{1} << 40;  // refused at once, not after an hour of building
+  EXPECT_PRED2(Contains,
+               InvalidArgumentText([&] { BuildGpt(Registry(), config, Options("pp=2", 2)); }),
+               "more than the cap");
+  // Linear in the layers: 6 layers over 2 stages is extrapolated from 2 and 4 exactly.
+  EXPECT_EQ(ops(6, "pp=2", 2) - ops(4, "pp=2", 2), ops(4, "pp=2", 2) - ops(2, "pp=2", 2));
+}
+
 TEST(GptModel, Gpt3Preset) {
   const GptConfig c = GptConfig::Gpt3_175B();
   EXPECT_EQ(c.layers, 96);
