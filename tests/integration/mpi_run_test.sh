@@ -198,6 +198,13 @@ else
   bad "killed rank: status $status after ${took} s (victim '$victim')" "$work/err"
 fi
 
+fault 4 2 KILL
+if [ -n "$victim" ] && [ "$status" -ne 0 ] && [ "$took" -le 15 ] && grep -q "rank 2" "$work/err"; then
+  ok "of 4 ranks, a killed one ends the job in ${took} s (status $status), mpirun naming rank 2"
+else
+  bad "killed rank of 4: status $status after ${took} s (victim '$victim')" "$work/err"
+fi
+
 # A rank that stalls (stopped): every other rank's watchdog fails the job within its limit,
 # naming the stopped rank (a liveness probe) and the MPI operations in flight.
 fault 2 1 STOP --watchdog 2
@@ -227,6 +234,17 @@ if [ "$status" -ne 0 ] && [ "$took" -le 15 ] && grep -q "MPI did not start withi
   ok "a process that never starts MPI ends the job in ${took} s, named"
 else
   bad "a process without MPI: status $status after ${took} s" "$work/err"
+fi
+start=$(date +%s)
+timeout 60 "${mpirun[@]}" -np 3 "$tf" run "${mlp[@]}" --devices 4 --strategy dp=4 \
+  --startup-timeout 5 : -np 1 sleep 30 >"$work/out" 2>"$work/err"
+status=$?
+took=$(($(date +%s) - start))
+named=$(grep -c "rank [012]: MPI did not start within 5 s" "$work/err")
+if [ "$status" -ne 0 ] && [ "$took" -le 15 ] && [ "$named" -ge 1 ]; then
+  ok "of 4 processes, one never starting MPI ends the job in ${took} s ($named ranks report)"
+else
+  bad "4 processes, one without MPI: status $status after ${took} s" "$work/err"
 fi
 timeout 60 "${mpirun[@]}" -np 1 "$tf" run "${mlp[@]}" --devices 2 --strategy dp=2 : \
   -np 1 "$tf" tune --model mlp --widths 12,24,16,5 --batch 8 --devices 2 --cluster dgx-a100 >"$work/out" 2>"$work/err"
