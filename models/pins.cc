@@ -4,6 +4,7 @@
 #include <optional>
 
 #include "engine/core/error.h"
+#include "engine/graph/nd_signature_cache.h"
 #include "engine/graph/op_def.h"
 #include "engine/graph/op_registry.h"
 
@@ -95,12 +96,13 @@ void PinBatchSplit(graph::GraphBuilder& builder, const Strategy& strategy, bool 
   binding.binds_consumers = true;
   std::vector<std::vector<graph::OpId>> readers(graph.tensors().size());
   std::vector<std::vector<graph::NdSbpSignature>> nd(graph.ops().size());  // by op id
+  graph::NdSignatureCache signatures;
   for (const graph::OpNode& op : graph.ops()) {
     for (graph::TensorId t : op.inputs) readers[t].push_back(op.id);
     const graph::OpDef& def = builder.registry().Find(op.type);
     if (def.is_source()) continue;
     const std::vector<graph::TensorMeta> metas = MetasOf(graph, op);
-    nd[op.id] = NdSignatures(def, {op.type, op.attrs, metas}, op.placement.hierarchy());
+    nd[op.id] = signatures.Get(def, {op.type, op.attrs, metas}, op.placement.hierarchy());
   }
   std::vector<bool> batch(graph.tensors().size(), false);  // axis 0 is the batch
   for (const graph::OpNode& op : graph.ops()) {            // creation order is a topological order

@@ -177,13 +177,14 @@ void ConnectScope(std::vector<std::set<int>>& neighbours, int v, const std::vect
 // Sums v's factors and minimises over v: a table over `scope` (of `size` rows), and v's best
 // candidate for each row. A factor's entry for a row and candidate c is its row's offset plus
 // c times v's stride in it, so each row costs one pass over the factors' variables and then
-// one addition per factor and candidate.
+// one addition per factor and candidate. `assignment` is scratch of one entry per variable,
+// kept across calls (a fresh one per call would cost O(variables) each time).
 std::pair<Factor, Record> MinimiseOut(const MinSumProblem& p, const FactorSet& set, int v,
-                                      const std::vector<int>& scope, int64_t size) {
+                                      const std::vector<int>& scope, int64_t size,
+                                      std::vector<int>& assignment) {
   const std::vector<int> involved = set.Involved(v);
   Factor result{scope, std::vector<double>(size)};
   Record record{v, scope, std::vector<int>(size)};
-  std::vector<int> assignment(p.domain.size(), 0);
   std::vector<int64_t> stride(involved.size(), 0), offset(involved.size(), 0);
   for (size_t i = 0; i < involved.size(); ++i) {
     int64_t s = 1;
@@ -310,6 +311,7 @@ std::optional<std::vector<int>> MinSumSolver::Eliminate(const MinSumProblem& p,
   for (int v = 0; v < n; ++v) queue.emplace(queued[v] = TableWeight(p, neighbours, v), v);
   std::vector<bool> eliminated(n, false);
   std::vector<Record> records;
+  std::vector<int> assignment(n, 0);  // MinimiseOut's scratch
   while (!queue.empty()) {
     const auto [w, v] = queue.top();
     queue.pop();
@@ -317,7 +319,7 @@ std::optional<std::vector<int>> MinSumSolver::Eliminate(const MinSumProblem& p,
     const std::vector<int> scope = set.ScopeOf(v);
     const int64_t size = TableSize(scope, p.domain);
     if (size * p.domain[v] > table_budget_) return std::nullopt;
-    auto [result, record] = MinimiseOut(p, set, v, scope, size);
+    auto [result, record] = MinimiseOut(p, set, v, scope, size, assignment);
     set.Retire(v);
     eliminated[v] = true;
     ConnectScope(neighbours, v, scope);

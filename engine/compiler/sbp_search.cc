@@ -6,6 +6,7 @@
 
 #include "engine/compiler/min_sum_solver.h"
 #include "engine/core/error.h"
+#include "engine/graph/nd_signature_cache.h"
 #include "engine/sbp/boxing_planner.h"
 #include "engine/sbp/slicing.h"
 
@@ -206,12 +207,13 @@ std::string PinConflict(const graph::LogicalGraph& graph, const graph::OpRegistr
 
 std::vector<NdSbpSignature> CandidatesOf(const graph::LogicalGraph& graph,
                                          const graph::OpRegistry& registry, const graph::OpNode& op,
-                                         bool data_parallel_only) {
+                                         bool data_parallel_only,
+                                         graph::NdSignatureCache& signatures) {
   std::vector<graph::TensorMeta> inputs;
   for (TensorId t : op.inputs) inputs.push_back(graph.tensor(t).meta);
   const graph::OpContext ctx{op.type, op.attrs, inputs};
   const Shape& mesh = op.placement.hierarchy();
-  std::vector<NdSbpSignature> all = graph::NdSignatures(registry.Find(op.type), ctx, mesh);
+  const std::vector<NdSbpSignature>& all = signatures.Get(registry.Find(op.type), ctx, mesh);
   std::vector<NdSbpSignature> kept;
   for (const NdSbpSignature& sig : all) {
     bool ok = true;
@@ -243,11 +245,12 @@ std::vector<NdSbpSignature> CandidatesOf(const graph::LogicalGraph& graph,
 
 // Candidates, compute times and memory of every op: the unary part of the problem.
 SearchModel BuildUnary(const graph::LogicalGraph& graph, const graph::OpRegistry& registry,
-                       const sbp::CostModel& cost_model, bool data_parallel_only) {
+                       const sbp::CostModel& cost_model, bool data_parallel_only,
+                       graph::NdSignatureCache& signatures) {
   SearchModel model;
   std::map<std::string, int> placement_groups;
   for (const graph::OpNode& op : graph.ops()) {
-    model.candidates.push_back(CandidatesOf(graph, registry, op, data_parallel_only));
+    model.candidates.push_back(CandidatesOf(graph, registry, op, data_parallel_only, signatures));
     const graph::OpDef& def = registry.Find(op.type);
     model.assigns.push_back(def.role == graph::OpRole::kAssign);
     std::vector<graph::TensorMeta> logical;
@@ -331,8 +334,9 @@ void AddPairwise(const graph::LogicalGraph& graph, BoxingPricer& pricer, SearchM
 
 SearchModel BuildModel(const graph::LogicalGraph& graph, const graph::OpRegistry& registry,
                        const sbp::CostModel& cost_model, BoxingPricer& pricer,
-                       const SbpSearchOptions& options, bool data_parallel_only) {
-  SearchModel model = BuildUnary(graph, registry, cost_model, data_parallel_only);
+                       const SbpSearchOptions& options, bool data_parallel_only,
+                       graph::NdSignatureCache& signatures) {
+  SearchModel model = BuildUnary(graph, registry, cost_model, data_parallel_only, signatures);
   AddPairwise(graph, pricer, model, options);
   return model;
 }
@@ -396,10 +400,11 @@ std::string LargestTensors(const graph::LogicalGraph& graph, const SearchModel& 
 SbpAssignment SearchSbp(const graph::LogicalGraph& graph, const graph::OpRegistry& registry,
                         const sbp::CostModel& cost_model, const SbpSearchOptions& options) {
   BoxingPricer pricer(cost_model, options.boxing_detail);
+  graph::NdSignatureCache signatures;
   MinSumSolution solution;
   SearchModel model;
   if (options.method == SbpSearchOptions::Method::kPropagate) {
-    model = BuildUnary(graph, registry, cost_model, options.data_parallel_only);
+    model = BuildUnary(graph, registry, cost_model, options.data_parallel_only, signatures);
     solution.choice = Propagate(graph, pricer, model);
     solution.peak_memory = MinSumSolver::PeakMemory(model.problem, solution.choice);
     if (solution.peak_memory > options.memory_limit) {
@@ -411,7 +416,8 @@ SbpAssignment SearchSbp(const graph::LogicalGraph& graph, const graph::OpRegistr
           "; the largest tensors at their leanest: " + LargestTensors(graph, model));
     }
   } else {
-    model = BuildModel(graph, registry, cost_model, pricer, options, options.data_parallel_only);
+    model = BuildModel(graph, registry, cost_model, pricer, options, options.data_parallel_only,
+                       signatures);
     model.problem.memory_limit = options.memory_limit;
     const MinSumSolver solver(options.table_budget);
     if (!options.data_parallel_only) {
@@ -419,7 +425,7 @@ SbpAssignment SearchSbp(const graph::LogicalGraph& graph, const graph::OpRegistr
       try {
         SbpSearchOptions quiet = options;  // its pricing is mostly the cache's: not reported
         quiet.progress = nullptr;
-        SearchModel dp = BuildModel(graph, registry, cost_model, pricer, quiet, true);
+        SearchModel dp = BuildModel(graph, registry, cost_model, pricer, quiet, true, signatures);
         dp.problem.memory_limit = options.memory_limit;
         model.problem.baselines.push_back(MapChoice(dp, solver.Solve(dp.problem).choice, model));
       } catch (const Error&) {
