@@ -47,10 +47,19 @@ class PlanMaker {
   plan::Plan plan;
 };
 
-plan::Plan DataParallelPlan(int nodes) {
+// Folded (`folded`), the Plan holds node 0's devices only and stands them in for every node,
+// as `twinflow sim` folds a data-parallel Plan (docs/simulator.md, Folded plans): the
+// all-reduce group spans the copies, and its flows still run on every node's links.
+plan::Plan DataParallelPlan(int nodes, bool folded) {
   PlanMaker m;
-  const int devices = nodes * kPerNode;
+  const int devices = folded ? kPerNode : nodes * kPerNode;
+  if (folded && nodes > 1) {
+    m.plan.mutable_fold()->set_copies(nodes);
+    m.plan.mutable_fold()->set_stride(kPerNode);
+    m.plan.mutable_fold()->set_block(int64_t{nodes} * kPerNode);
+  }
   plan::CommGroup* group = m.plan.add_groups();
+  group->set_spans_copies(folded && nodes > 1);
   for (int d = 0; d < devices; ++d) {
     plan::Device* device = m.plan.add_devices();
     device->set_id(d);
@@ -97,7 +106,7 @@ Topology NpuCluster(int nodes) {
 
 void BM_SyntheticDataParallel(benchmark::State& state) {
   const int nodes = static_cast<int>(state.range(0));
-  const plan::Plan plan = DataParallelPlan(nodes);
+  const plan::Plan plan = DataParallelPlan(nodes, state.range(1) != 0);
   const Topology topology = NpuCluster(nodes);
   SimResult result;
   for (auto _ : state) {
@@ -113,8 +122,11 @@ void BM_SyntheticDataParallel(benchmark::State& state) {
 }
 BENCHMARK(BM_SyntheticDataParallel)
     ->Unit(benchmark::kMillisecond)
-    ->Arg(128)
-    ->Arg(2048)
+    ->ArgNames({"nodes", "folded"})
+    ->Args({128, 0})
+    ->Args({2048, 0})
+    ->Args({128, 1})
+    ->Args({2048, 1})
     ->Iterations(1);
 
 }  // namespace
