@@ -53,12 +53,12 @@ void PrintBoxings(const graph::LogicalGraph& graph, const compiler::SbpAssignmen
   TextTable table({"consumer op", "tensor", "from", "to", "steps", "bytes moved", "est. time"});
   for (const compiler::BoxingEdge& edge : a.boxings) {
     std::string steps;
-    for (const sbp::BoxingStep& step : edge.plan.steps) {
+    for (const sbp::BoxingStep& step : edge.plan->steps) {
       steps += (steps.empty() ? "" : "+") + std::string(sbp::BoxingStepKindName(step.kind));
     }
     table.Add({graph.op(edge.consumer).name, graph.tensor(edge.tensor).name,
-               edge.plan.src.ToString(), edge.plan.dst.ToString(), steps,
-               FormatBytes(edge.plan.cross_device_bytes()), FormatSeconds(edge.plan.time())});
+               edge.plan->src.ToString(), edge.plan->dst.ToString(), steps,
+               FormatBytes(edge.plan->cross_device_bytes()), FormatSeconds(edge.plan->time())});
   }
   out << "boxings (" << a.boxings.size() << "):\n";
   table.Print(out);

@@ -67,7 +67,7 @@ const sbp::BoxingPlan& Lowerer::PlannedBoxing(TensorId tensor, graph::OpId consu
   auto it = std::lower_bound(edges.begin(), edges.end(), consumer,
                              [](const BoxingEdge& e, graph::OpId op) { return e.consumer < op; });
   for (; it != edges.end() && it->consumer == consumer; ++it) {
-    if (it->tensor == tensor && it->plan.dst == layout) return it->plan;
+    if (it->tensor == tensor && it->plan->dst == layout) return *it->plan;
   }
   throw PlanError("the SBP assignment plans no boxing of '" + graph_.tensor(tensor).name + "' to " +
                   layout.ToString() + " for op '" + graph_.op(consumer).name + "'");

@@ -41,31 +41,33 @@ class BoxingPricer {
   }
 
   // The boxing plan from `src` to `dst`: planned once per (tensor meta, layouts shifted as
-  // Time's), then its layouts shifted back. The rest of a plan (groups, transfers) counts in
-  // parallel indices, which a shift leaves alone.
-  sbp::BoxingPlan Plan(const graph::TensorMeta& meta, const sbp::Layout& src,
-                       const sbp::Layout& dst) {
+  // Time's), then its layouts shifted back, once per shift. The rest of a plan (groups,
+  // transfers) counts in parallel indices, which a shift leaves alone.
+  std::shared_ptr<const sbp::BoxingPlan> Plan(const graph::TensorMeta& meta, const sbp::Layout& src,
+                                              const sbp::Layout& dst) {
     const int64_t shift = Shift(src.placement, dst.placement);
     const sbp::Layout shifted_src{Shifted(src.placement, shift), src.nd_sbp};
     const sbp::Layout shifted_dst{Shifted(dst.placement, shift), dst.nd_sbp};
     const std::string key =
         meta.ToString() + "|" + shifted_src.ToString() + "|" + shifted_dst.ToString();
-    auto it = plans_.find(key);
-    if (it == plans_.end()) {
-      it = plans_
-               .emplace(key, sbp::PlanBoxing(meta.shape, meta.dtype, shifted_src, shifted_dst,
-                                             cost_model_, detail_))
-               .first;
+    auto& planned = plans_[key];
+    if (!planned) {
+      planned = std::make_shared<const sbp::BoxingPlan>(
+          sbp::PlanBoxing(meta.shape, meta.dtype, shifted_src, shifted_dst, cost_model_, detail_));
     }
-    sbp::BoxingPlan plan = it->second;
-    if (shift == 0) return plan;
-    plan.src = src;
-    plan.dst = dst;
-    for (sbp::BoxingStep& step : plan.steps) {
-      step.from.placement = Shifted(step.from.placement, -shift);
-      step.to.placement = Shifted(step.to.placement, -shift);
+    if (shift == 0) return planned;
+    auto& moved = plans_[key + "|" + std::to_string(shift)];
+    if (!moved) {
+      sbp::BoxingPlan plan = *planned;
+      plan.src = src;
+      plan.dst = dst;
+      for (sbp::BoxingStep& step : plan.steps) {
+        step.from.placement = Shifted(step.from.placement, -shift);
+        step.to.placement = Shifted(step.to.placement, -shift);
+      }
+      moved = std::make_shared<const sbp::BoxingPlan>(std::move(plan));
     }
-    return plan;
+    return moved;
   }
 
   // Time() for every pair of `sources` x `targets` on one edge, row by row: the placements
@@ -134,7 +136,7 @@ class BoxingPricer {
   const sbp::CostModel& cost_model_;
   const sbp::BoxingDetail detail_;
   std::map<std::string, std::map<sbp::NdSbp, double>> cache_;
-  std::map<std::string, sbp::BoxingPlan> plans_;
+  std::map<std::string, std::shared_ptr<const sbp::BoxingPlan>> plans_;  // by key, and shift
 };
 
 // An assign writes into its variable where the variable lives: its first input cannot be
@@ -456,7 +458,7 @@ SbpAssignment SearchSbp(const graph::LogicalGraph& graph, const graph::OpRegistr
       if (src == dst) continue;
       BoxingEdge edge{tensor.id, consumer.id, static_cast<int>(i),
                       pricer.Plan(tensor.meta, src, dst)};
-      assignment.boxing_time += edge.plan.time();
+      assignment.boxing_time += edge.plan->time();
       assignment.boxings.push_back(std::move(edge));
     }
   }

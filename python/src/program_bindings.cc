@@ -59,14 +59,14 @@ py::dict Explain(const Program& p) {
   py::list boxings;
   for (const compiler::BoxingEdge& edge : a.boxings) {
     std::vector<std::string> steps;
-    for (const sbp::BoxingStep& step : edge.plan.steps)
+    for (const sbp::BoxingStep& step : edge.plan->steps)
       steps.push_back(sbp::BoxingStepKindName(step.kind));
     boxings.append(py::dict(py::arg("consumer") = graph.op(edge.consumer).name,
                             py::arg("tensor") = graph.tensor(edge.tensor).name,
-                            py::arg("src") = edge.plan.src.ToString(),
-                            py::arg("dst") = edge.plan.dst.ToString(), py::arg("steps") = steps,
-                            py::arg("bytes") = edge.plan.cross_device_bytes(),
-                            py::arg("seconds") = edge.plan.time()));
+                            py::arg("src") = edge.plan->src.ToString(),
+                            py::arg("dst") = edge.plan->dst.ToString(), py::arg("steps") = steps,
+                            py::arg("bytes") = edge.plan->cross_device_bytes(),
+                            py::arg("seconds") = edge.plan->time()));
   }
   return py::dict(py::arg("signatures") = signatures, py::arg("boxings") = boxings,
                   py::arg("compute_seconds") = a.compute_time,

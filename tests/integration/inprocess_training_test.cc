@@ -279,7 +279,7 @@ TEST(SequenceParallel, OneSequenceAReplicaSplitsTheSequence) {
       compiled.assignment.signatures[model.graph.tensor(residual).producer].outputs[0].ToString(),
       "(S(0),S(1))");
   for (const compiler::BoxingEdge& edge : compiled.assignment.boxings) {
-    for (const sbp::BoxingStep& step : edge.plan.steps) {
+    for (const sbp::BoxingStep& step : edge.plan->steps) {
       EXPECT_NE(step.kind, sbp::BoxingStepKind::kAllToAll) << model.graph.op(edge.consumer).name;
     }
   }

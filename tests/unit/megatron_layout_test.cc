@@ -34,7 +34,7 @@ void ExpectNoParameterMoves(const BuiltModel& model, const compiler::SbpAssignme
     EXPECT_FALSE(FromVariable(model, e.tensor))
         << "parameter '" << model.graph.tensor(e.tensor).name << "' is boxed into '"
         << model.graph.op(e.consumer).name << "':\n"
-        << e.plan.ToString();
+        << e.plan->ToString();
   }
 }
 
@@ -48,7 +48,7 @@ std::map<std::string, std::string> BlockForwardBoxings(const BuiltModel& model,
     const graph::OpNode& consumer = model.graph.op(e.consumer);
     if (model.graph.IsBackward(consumer.id) || !consumer.name.starts_with(prefix)) continue;
     std::string kinds;
-    for (const sbp::BoxingStep& step : e.plan.steps) {
+    for (const sbp::BoxingStep& step : e.plan->steps) {
       kinds += std::string(kinds.empty() ? "" : "+") + sbp::BoxingStepKindName(step.kind) + "@" +
                std::to_string(step.mesh_axis);
     }
@@ -111,7 +111,7 @@ TEST(MegatronLayouts, ZeroOneReduceScattersGradientsAndGathersTheUpdatedWeights)
     if (!model.graph.IsBackward(e.consumer) && role != graph::OpRole::kAssign) {
       EXPECT_FALSE(FromVariable(model, e.tensor)) << model.graph.tensor(e.tensor).name;
     }
-    for (const sbp::BoxingStep& step : e.plan.steps) {
+    for (const sbp::BoxingStep& step : e.plan->steps) {
       if (step.mesh_axis != 0) continue;
       scatters += role == graph::OpRole::kOptimizerUpdate &&
                   step.kind == sbp::BoxingStepKind::kReduceScatter;
@@ -135,10 +135,10 @@ TEST(MegatronLayouts, MlpPairsColumnAndRowWithOneAllReduceAndAVocabularyParallel
   for (const compiler::BoxingEdge& e : a.boxings) {
     if (model.graph.IsBackward(e.consumer)) continue;
     const std::string& tensor = model.graph.tensor(e.tensor).name;
-    for (const sbp::BoxingStep& step : e.plan.steps) {
+    for (const sbp::BoxingStep& step : e.plan->steps) {
       // The logits stay split by class: the loss reduces its maxima and sums over tp, and
       // never gathers them.
-      EXPECT_NE(step.kind, sbp::BoxingStepKind::kAllGather) << e.plan.ToString();
+      EXPECT_NE(step.kind, sbp::BoxingStepKind::kAllGather) << e.plan->ToString();
       if (tensor == "layer1/matmul") {
         EXPECT_EQ(step.kind, sbp::BoxingStepKind::kAllReduce);
         ++pair_all_reduces;

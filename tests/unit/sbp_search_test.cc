@@ -41,7 +41,7 @@ int ForwardAllReduces(const models::BuiltModel& m, const SbpAssignment& a) {
         name.find("sgd") != std::string::npos || name.find("assign") != std::string::npos) {
       continue;
     }
-    for (const sbp::BoxingStep& step : edge.plan.steps) {
+    for (const sbp::BoxingStep& step : edge.plan->steps) {
       count += step.kind == sbp::BoxingStepKind::kAllReduce;
     }
   }
@@ -142,12 +142,12 @@ TEST(SbpSearch, ShiftedBoxingPlansEqualThosePlannedDirectly) {
   for (const BoxingEdge& edge : a.boxings) {
     const graph::TensorNode& tensor = m.graph.tensor(edge.tensor);
     const sbp::BoxingPlan want =
-        sbp::PlanBoxing(tensor.meta.shape, tensor.meta.dtype, edge.plan.src, edge.plan.dst, cost);
-    shifted += edge.plan.src.placement.device_ids()[0] >= 2;
-    ASSERT_EQ(edge.plan.steps.size(), want.steps.size()) << tensor.name;
-    EXPECT_EQ(edge.plan.time(), want.time()) << tensor.name;
+        sbp::PlanBoxing(tensor.meta.shape, tensor.meta.dtype, edge.plan->src, edge.plan->dst, cost);
+    shifted += edge.plan->src.placement.device_ids()[0] >= 2;
+    ASSERT_EQ(edge.plan->steps.size(), want.steps.size()) << tensor.name;
+    EXPECT_EQ(edge.plan->time(), want.time()) << tensor.name;
     for (size_t i = 0; i < want.steps.size(); ++i) {
-      const sbp::BoxingStep& got = edge.plan.steps[i];
+      const sbp::BoxingStep& got = edge.plan->steps[i];
       EXPECT_EQ(got.kind, want.steps[i].kind) << tensor.name;
       EXPECT_EQ(got.from, want.steps[i].from) << tensor.name;
       EXPECT_EQ(got.to, want.steps[i].to) << tensor.name;
