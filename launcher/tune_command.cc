@@ -19,6 +19,7 @@
 #include "launcher/model_args.h"
 #include "launcher/startup_agreement.h"
 #include "launcher/tune_outcome.h"
+#include "models/memory_floor.h"
 #include "models/strategy.h"
 #include "models/tune_candidates.h"
 #include "simulator/hardware/search_cost.h"
@@ -80,6 +81,14 @@ Outcome Evaluate(const TuneSetting& setting, const Candidate& candidate, int64_t
     const ParsedArgs one = setting.parser.Parse(with);
     const sim::Topology& cluster = topology;
     const models::BuiltModel model = BuildModelFromArgs(one, setting.registry);
+    // The variables alone may not fit: then no Plan of this strategy does, and compiling and
+    // simulating it (seconds to minutes at cluster scale) would only say so.
+    const int64_t floor = models::VariableBytesFloor(model, setting.registry);
+    if (floor > topology.spec().device().memory_bytes()) {
+      o.peak_bytes = floor;
+      o.why = "out of memory (" + FormatBytes(floor) + " of variables alone, not compiled)";
+      return o;
+    }
     const compiler::Compiled compiled =
         CompileFromArgs(model, one, setting.registry, 0, &setting.cost,
                         SimulatorFold(one, model.strategy, cluster.spec()));
