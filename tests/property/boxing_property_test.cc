@@ -231,12 +231,6 @@ RC_GTEST_PROP(BoxingProperty, TimesFromOneSourceMatchSinglePlans, ()) {
   RC_ASSERT(std::fabs(times.at(dst.nd_sbp) - single) <= 1e-9 * (1 + single));
 }
 
-}  // namespace
-}  // namespace twinflow::sbp
-
-namespace twinflow::sbp {
-namespace {
-
 // The closed-form pricing of a send-recv step (send_recv_closed_form.h) agrees with walking
 // its pieces: the same link bytes, and the same time up to rounding.
 RC_GTEST_PROP(BoxingProperty, SendRecvPricedInClosedFormMatchesTheWalk, ()) {
@@ -258,12 +252,6 @@ RC_GTEST_PROP(BoxingProperty, SendRecvPricedInClosedFormMatchesTheWalk, ()) {
   RC_ASSERT(std::fabs(priced->time - walked->time) <= 1e-12 + 1e-9 * walked->time);
   RC_ASSERT(priced->link_bytes == walked->link_bytes);
 }
-
-}  // namespace
-}  // namespace twinflow::sbp
-
-namespace twinflow::sbp {
-namespace {
 
 // All-to-all steps are priced in O(group) (the largest block factored, link bytes counted by
 // node, boxing_steps.cc and alpha_beta_cost_model.cc); pricing every pair of members agrees.
