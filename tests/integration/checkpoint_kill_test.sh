@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Kills `twinflow run --save` at random moments of saving a checkpoint of about 200 MiB, 20
-# times, and checks after each kill that the checkpoint in the folder still loads, whole, at
-# the step before the save or after it: a save is atomic. Usage:
-# checkpoint_kill_test.sh path/to/twinflow [trials]
+# times (a trial whose run ends before its kill lands does not count, and another is drawn, up
+# to twice as many trials), and checks after each that the checkpoint in the folder still
+# loads, whole, at the step before the save or after it: a save is atomic. Usage:
+# checkpoint_kill_test.sh path/to/twinflow [kills]
 set -uo pipefail
 
-tf="${1:?usage: $0 path/to/twinflow [trials]}"
-trials="${2:-20}"
+tf="${1:?usage: $0 path/to/twinflow [kills]}"
+kills="${2:-20}"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 # 25 M parameters and their momentum: 202 MB of state.
@@ -30,7 +31,10 @@ echo "a resumed step takes ${without} s, with the save ${with} s"
 
 lost=0
 killed=0
-for trial in $(seq 1 "$trials"); do
+trials=0
+while [ "$killed" -lt "$kills" ] && [ "$trials" -lt $((2 * kills)) ]; do
+  trials=$((trials + 1))
+  trial=$trials
   before=$(step_of)
   delay=$(awk -v a="$without" -v b="$with" -v seed="$trial" \
     'BEGIN { srand(seed); print 0.8 * a + rand() * (b - 0.8 * a) }')
@@ -54,4 +58,4 @@ for trial in $(seq 1 "$trials"); do
 done
 leftovers=$(ls "$ck" | grep -c tmp)
 echo "$trials trials, $killed killed before the end, $lost lost checkpoints, $leftovers temporaries left"
-[ "$lost" -eq 0 ] && [ "$leftovers" -eq 0 ] && [ "$killed" -ge $((trials / 2)) ]
+[ "$lost" -eq 0 ] && [ "$leftovers" -eq 0 ] && [ "$killed" -ge "$kills" ]
