@@ -5,6 +5,7 @@
 #include <csignal>
 #include <cstdio>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <tuple>
 
@@ -63,7 +64,24 @@ struct TuneSetting {
   const graph::OpRegistry& registry;
   const sbp::AlphaBetaConfig& cost;
   std::string fixed;  // --with
+  // The variables' floor (models::VariableBytesFloor) by what it depends on: the degrees, the
+  // chunks, sp and zero; not micro-batches, schedule or recomputation, so the candidates that
+  // differ only in those build their model once to be dropped. Lives as long as the tune.
+  std::map<std::tuple<int64_t, int64_t, int64_t, int64_t, bool, bool>, int64_t>* floors;
 };
+
+// What a candidate's variables floor is keyed by in TuneSetting::floors.
+std::tuple<int64_t, int64_t, int64_t, int64_t, bool, bool> FloorKey(const Candidate& c) {
+  return {c.dp, c.tp, c.pp, c.vp, c.sp, c.zero};
+}
+
+// "out of memory (...)" for a candidate whose variables alone pass the device's memory.
+bool DropByFloor(int64_t floor, int64_t memory, Outcome& o) {
+  if (floor <= memory) return false;
+  o.peak_bytes = floor;
+  o.why = "out of memory (" + FormatBytes(floor) + " of variables alone, not compiled)";
+  return true;
+}
 
 // Compiles and simulates one candidate: its command line is the tune flags with the
 // candidate's --strategy and the cluster's --devices added. A failure drops it, with why.
@@ -77,18 +95,18 @@ Outcome Evaluate(const TuneSetting& setting, const Candidate& candidate, int64_t
                                   std::string("--devices"), std::to_string(topology.devices())}) {
     with.push_back(flag);
   }
+  // The variables alone may not fit: then no Plan of this strategy does, and compiling and
+  // simulating it (seconds to minutes at cluster scale) would only say so.
+  const int64_t memory = topology.spec().device().memory_bytes();
+  const auto known = setting.floors->find(FloorKey(candidate));
+  if (known != setting.floors->end() && DropByFloor(known->second, memory, o)) return o;
   try {
     const ParsedArgs one = setting.parser.Parse(with);
     const sim::Topology& cluster = topology;
     const models::BuiltModel model = BuildModelFromArgs(one, setting.registry);
-    // The variables alone may not fit: then no Plan of this strategy does, and compiling and
-    // simulating it (seconds to minutes at cluster scale) would only say so.
     const int64_t floor = models::VariableBytesFloor(model, setting.registry);
-    if (floor > topology.spec().device().memory_bytes()) {
-      o.peak_bytes = floor;
-      o.why = "out of memory (" + FormatBytes(floor) + " of variables alone, not compiled)";
-      return o;
-    }
+    (*setting.floors)[FloorKey(candidate)] = floor;
+    if (DropByFloor(floor, memory, o)) return o;
     const compiler::Compiled compiled =
         CompileFromArgs(model, one, setting.registry, 0, &setting.cost,
                         SimulatorFold(one, model.strategy, cluster.spec()));
@@ -272,7 +290,8 @@ int RunTuneCommand(const std::vector<std::string>& args, std::ostream& out) {
   const int ranks = mpi ? mpi->size() : 1;
   if (mpi) AgreeOnArguments(args, *mpi);
   const auto start = std::chrono::steady_clock::now();
-  const TuneSetting setting{parser, args, topology, registry, cost, fixed};
+  std::map<std::tuple<int64_t, int64_t, int64_t, int64_t, bool, bool>, int64_t> floors;
+  const TuneSetting setting{parser, args, topology, registry, cost, fixed, &floors};
   std::signal(SIGINT, OnInterrupt);
   std::vector<Outcome> outcomes =
       Gathered(EvaluateShare(setting, candidates, rank, ranks, start), candidates, ranks > 1);
