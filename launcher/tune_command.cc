@@ -56,6 +56,10 @@ ArgParser TuneParser() {
   return parser;
 }
 
+// What a candidate's variables floor is keyed by: (dp, tp, pp, vp, sp, zero).
+using FloorKey = std::tuple<int64_t, int64_t, int64_t, int64_t, bool, bool>;
+using Floors = std::map<FloorKey, int64_t>;
+
 // What every candidate's evaluation shares: the command line it extends and the cluster.
 struct TuneSetting {
   const ArgParser& parser;
@@ -67,13 +71,11 @@ struct TuneSetting {
   // The variables' floor (models::VariableBytesFloor) by what it depends on: the degrees, the
   // chunks, sp and zero; not micro-batches, schedule or recomputation, so the candidates that
   // differ only in those build their model once to be dropped. Lives as long as the tune.
-  std::map<std::tuple<int64_t, int64_t, int64_t, int64_t, bool, bool>, int64_t>* floors;
+  Floors* floors;
 };
 
-// What a candidate's variables floor is keyed by in TuneSetting::floors.
-std::tuple<int64_t, int64_t, int64_t, int64_t, bool, bool> FloorKey(const Candidate& c) {
-  return {c.dp, c.tp, c.pp, c.vp, c.sp, c.zero};
-}
+// A candidate's key in TuneSetting::floors.
+FloorKey KeyOf(const Candidate& c) { return {c.dp, c.tp, c.pp, c.vp, c.sp, c.zero}; }
 
 // "out of memory (...)" for a candidate whose variables alone pass the device's memory.
 bool DropByFloor(int64_t floor, int64_t memory, Outcome& o) {
@@ -98,14 +100,14 @@ Outcome Evaluate(const TuneSetting& setting, const Candidate& candidate, int64_t
   // The variables alone may not fit: then no Plan of this strategy does, and compiling and
   // simulating it (seconds to minutes at cluster scale) would only say so.
   const int64_t memory = topology.spec().device().memory_bytes();
-  const auto known = setting.floors->find(FloorKey(candidate));
+  const auto known = setting.floors->find(KeyOf(candidate));
   if (known != setting.floors->end() && DropByFloor(known->second, memory, o)) return o;
   try {
     const ParsedArgs one = setting.parser.Parse(with);
     const sim::Topology& cluster = topology;
     const models::BuiltModel model = BuildModelFromArgs(one, setting.registry);
     const int64_t floor = models::VariableBytesFloor(model, setting.registry);
-    (*setting.floors)[FloorKey(candidate)] = floor;
+    (*setting.floors)[KeyOf(candidate)] = floor;
     if (DropByFloor(floor, memory, o)) return o;
     const compiler::Compiled compiled =
         CompileFromArgs(model, one, setting.registry, 0, &setting.cost,
@@ -290,7 +292,7 @@ int RunTuneCommand(const std::vector<std::string>& args, std::ostream& out) {
   const int ranks = mpi ? mpi->size() : 1;
   if (mpi) AgreeOnArguments(args, *mpi);
   const auto start = std::chrono::steady_clock::now();
-  std::map<std::tuple<int64_t, int64_t, int64_t, int64_t, bool, bool>, int64_t> floors;
+  Floors floors;
   const TuneSetting setting{parser, args, topology, registry, cost, fixed, &floors};
   std::signal(SIGINT, OnInterrupt);
   std::vector<Outcome> outcomes =
