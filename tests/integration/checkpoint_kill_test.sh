@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Kills `twinflow run --save` at random moments of saving a checkpoint of about 200 MiB, 20
 # times (a trial whose run ends before its kill lands does not count, and another is drawn, up
-# to twice as many trials), and checks after each that the checkpoint in the folder still
+# to three times as many trials), and checks after each that the checkpoint in the folder still
 # loads, whole, at the step before the save or after it: a save is atomic. Usage:
 # checkpoint_kill_test.sh path/to/twinflow [kills]
 set -uo pipefail
@@ -32,19 +32,31 @@ echo "a resumed step takes ${without} s, with the save ${with} s"
 lost=0
 killed=0
 trials=0
-while [ "$killed" -lt "$kills" ] && [ "$trials" -lt $((2 * kills)) ]; do
+# The window [lo, hi) where kills are drawn. A run that ends before its kill shows the machine
+# is now faster than when timed above: hi becomes that run's length, so later kills land.
+lo=$(awk -v a="$without" 'BEGIN { print 0.8 * a }')
+hi="$with"
+while [ "$killed" -lt "$kills" ] && [ "$trials" -lt $((3 * kills)) ]; do
   trials=$((trials + 1))
   trial=$trials
   before=$(step_of)
-  delay=$(awk -v a="$without" -v b="$with" -v seed="$trial" \
-    'BEGIN { srand(seed); print 0.8 * a + rand() * (b - 0.8 * a) }')
-  "$tf" run "${model[@]}" --steps 1 --load "$ck" --save "$ck" >/dev/null 2>&1 &
-  pid=$!
-  sleep "$delay"
-  kill -9 "$pid" 2>/dev/null
-  wait "$pid" 2>/dev/null
+  delay=$(awk -v a="$lo" -v b="$hi" -v seed="$trial" \
+    'BEGIN { srand(seed); print a + rand() * (b - a) }')
+  began=$(now)
+  # In the background, so that the shell's "Killed" notice goes with wait's stderr.
+  timeout -s KILL "$delay" "$tf" run "${model[@]}" --steps 1 --load "$ck" --save "$ck" \
+    >/dev/null 2>&1 &
+  wait $! 2>/dev/null
   status=$?
-  [ "$status" -eq 137 ] && killed=$((killed + 1))
+  if [ "$status" -eq 137 ]; then
+    killed=$((killed + 1))
+  elif [ "$status" -ne 0 ]; then
+    echo "FAIL: trial $trial: the run failed by itself (exit $status)"
+    lost=$((lost + 1))
+  else
+    read -r lo hi < <(awk -v a="$began" -v b="$(now)" -v lo="$lo" \
+      'BEGIN { d = b - a; print (lo < 0.9 * d ? lo : 0.7 * d), d }')
+  fi
   after=$(step_of)
   if ! "$tf" run "${model[@]}" --steps 1 --load "$ck" >/dev/null 2>"$work/err" ||
     { [ "$after" != "$before" ] && [ "$after" != "$((before + 1))" ]; }; then
