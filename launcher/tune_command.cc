@@ -5,9 +5,9 @@
 #include <csignal>
 #include <cstdio>
 #include <iostream>
-#include <map>
+#include <limits>
 #include <memory>
-#include <tuple>
+#include <optional>
 
 #include "engine/comm/mpi_session.h"
 #include "engine/compiler/parallelism.h"
@@ -20,7 +20,7 @@
 #include "launcher/model_args.h"
 #include "launcher/startup_agreement.h"
 #include "launcher/tune_outcome.h"
-#include "models/memory_floor.h"
+#include "launcher/tune_screen.h"
 #include "models/strategy.h"
 #include "models/tune_candidates.h"
 #include "simulator/hardware/search_cost.h"
@@ -47,6 +47,9 @@ ArgParser TuneParser() {
       .Optional("with", "OPTIONS",
                 "strategy options every candidate keeps, e.g. precision=bf16,recompute=selective")
       .Optional("json", "FILE", "also write the ranking (every candidate) as JSON")
+      .Switch("exhaustive",
+              "simulate every candidate that fits, also those whose kernels alone are slower than "
+              "the top's")
 
       .Epilog(
           "example:\n  twinflow tune --model gpt --layers 4 --hidden 1024 --heads 16 "
@@ -56,10 +59,6 @@ ArgParser TuneParser() {
   return parser;
 }
 
-// What a candidate's variables floor is keyed by: (dp, tp, pp, vp, sp, zero).
-using FloorKey = std::tuple<int64_t, int64_t, int64_t, int64_t, bool, bool>;
-using Floors = std::map<FloorKey, int64_t>;
-
 // What every candidate's evaluation shares: the command line it extends and the cluster.
 struct TuneSetting {
   const ArgParser& parser;
@@ -67,15 +66,13 @@ struct TuneSetting {
   const sim::Topology& topology;
   const graph::OpRegistry& registry;
   const sbp::AlphaBetaConfig& cost;
-  std::string fixed;  // --with
-  // The variables' floor (models::VariableBytesFloor) by what it depends on: the degrees, the
-  // chunks, sp and zero; not micro-batches, schedule or recomputation, so the candidates that
-  // differ only in those build their model once to be dropped. Lives as long as the tune.
-  Floors* floors;
+  std::string fixed;        // --with
+  int64_t top = 20;         // rows ranked: a candidate that cannot join them is not simulated
+  bool exhaustive = false;  // --exhaustive: simulate every candidate that fits
+  // The candidates' floors and bounds by what they depend on (tune_screen.h). Lives as long
+  // as the tune.
+  Screens* screens;
 };
-
-// A candidate's key in TuneSetting::floors.
-FloorKey KeyOf(const Candidate& c) { return {c.dp, c.tp, c.pp, c.vp, c.sp, c.zero}; }
 
 // "out of memory (...)" for a candidate whose variables alone pass the device's memory.
 bool DropByFloor(int64_t floor, int64_t memory, Outcome& o) {
@@ -85,44 +82,64 @@ bool DropByFloor(int64_t floor, int64_t memory, Outcome& o) {
   return true;
 }
 
-// Compiles and simulates one candidate: its command line is the tune flags with the
-// candidate's --strategy and the cluster's --devices added. A failure drops it, with why.
-Outcome Evaluate(const TuneSetting& setting, const Candidate& candidate, int64_t index) {
-  const sim::Topology& topology = setting.topology;
+// The candidate's command line: the tune flags with its --strategy and the cluster's --devices.
+ParsedArgs CandidateArgs(const TuneSetting& setting, const Candidate& candidate) {
+  std::vector<std::string> with = setting.args;
+  for (const std::string& flag :
+       {std::string("--strategy"), candidate.Text(setting.fixed), std::string("--devices"),
+        std::to_string(setting.topology.devices())}) {
+    with.push_back(flag);
+  }
+  return setting.parser.Parse(with);
+}
+
+// The screen of a candidate, its model left in `model` when it was built for it.
+Screen ScreenOf(const TuneSetting& setting, const Candidate& candidate,
+                std::optional<models::BuiltModel>& model) {
+  return setting.screens->Of(
+      candidate,
+      [&] { return BuildModelFromArgs(CandidateArgs(setting, candidate), setting.registry); },
+      model);
+}
+
+// Compiles and simulates one candidate, unless its screen shows it cannot fit or cannot step
+// faster than `to_beat`. A failure drops it, with why.
+Outcome Evaluate(const TuneSetting& setting, const Candidate& candidate, int64_t index,
+                 double to_beat) {
+  const sim::Topology& cluster = setting.topology;
   Outcome o;
   o.index = index;
   o.candidate = candidate;
-  std::vector<std::string> with = setting.args;
-  for (const std::string& flag : {std::string("--strategy"), o.candidate.Text(setting.fixed),
-                                  std::string("--devices"), std::to_string(topology.devices())}) {
-    with.push_back(flag);
-  }
-  // The variables alone may not fit: then no Plan of this strategy does, and compiling and
-  // simulating it (seconds to minutes at cluster scale) would only say so.
-  const int64_t memory = topology.spec().device().memory_bytes();
-  const auto known = setting.floors->find(KeyOf(candidate));
-  if (known != setting.floors->end() && DropByFloor(known->second, memory, o)) return o;
   try {
-    const ParsedArgs one = setting.parser.Parse(with);
-    const sim::Topology& cluster = topology;
-    const models::BuiltModel model = BuildModelFromArgs(one, setting.registry);
-    const int64_t floor = models::VariableBytesFloor(model, setting.registry);
-    (*setting.floors)[KeyOf(candidate)] = floor;
-    if (DropByFloor(floor, memory, o)) return o;
+    std::optional<models::BuiltModel> model;
+    const Screen screen = ScreenOf(setting, candidate, model);
+    if (!screen.error.empty()) {
+      o.why = screen.error;
+      return o;
+    }
+    // The variables alone may not fit: then no Plan of this strategy does, and compiling and
+    // simulating it (seconds to minutes at cluster scale) would only say so.
+    if (DropByFloor(screen.floor_bytes, cluster.spec().device().memory_bytes(), o)) return o;
+    if (screen.bound_s > to_beat) {
+      o.why = NotSimulatedWhy(screen.bound_s, to_beat, setting.top);
+      return o;
+    }
+    const ParsedArgs one = CandidateArgs(setting, candidate);
+    if (!model) model.emplace(BuildModelFromArgs(one, setting.registry));
     const compiler::Compiled compiled =
-        CompileFromArgs(model, one, setting.registry, 0, &setting.cost,
-                        SimulatorFold(one, model.strategy, cluster.spec()));
+        CompileFromArgs(*model, one, setting.registry, 0, &setting.cost,
+                        SimulatorFold(one, model->strategy, cluster.spec()));
     o.parallelism = compiler::ParallelismTable(
-        compiler::ParallelismByFamily(model.graph, setting.registry, compiled.assignment));
+        compiler::ParallelismByFamily(model->graph, setting.registry, compiled.assignment));
     const sim::SimResult r = sim::Simulate(compiled.plan, cluster, sim::SimOptions{});
     for (const sim::DeviceReport& d : r.devices)
       o.peak_bytes = std::max(o.peak_bytes, d.arena_bytes);
     o.step_s = r.step_s;
     o.mfu = r.mfu;
-    o.samples_per_s = static_cast<double>(SamplesPerStep(model)) / std::max(r.step_s, 1e-12);
+    o.samples_per_s = static_cast<double>(SamplesPerStep(*model)) / std::max(r.step_s, 1e-12);
     if (!r.finished) {
       o.why = "deadlocks";
-    } else if (o.peak_bytes > topology.spec().device().memory_bytes()) {
+    } else if (o.peak_bytes > cluster.spec().device().memory_bytes()) {
       o.why = "out of memory (" + FormatBytes(o.peak_bytes) + ")";
     } else {
       o.ok = true;
@@ -135,20 +152,23 @@ Outcome Evaluate(const TuneSetting& setting, const Candidate& candidate, int64_t
 
 // One candidate's outcome; one out of memory is tried again with zero=1 (with dp), then also
 // with recompute=full, each trading a little time for memory, and keeps the first that fits.
-Outcome EvaluateOrSave(const TuneSetting& setting, const Candidate& candidate, int64_t index) {
-  Outcome o = Evaluate(setting, candidate, index);
+Outcome EvaluateOrSave(const TuneSetting& setting, const Candidate& candidate, int64_t index,
+                       double to_beat) {
+  Outcome o = Evaluate(setting, candidate, index, to_beat);
   Candidate again = candidate;
   for (int step = 0; step < 2 && o.why.starts_with("out of memory"); ++step) {
     // Neither where --with already chose it; zero=1 only with data parallelism.
     const bool chosen = setting.fixed.find(step == 0 ? "zero=" : "recompute=") != std::string::npos;
     if (chosen || (step == 0 && candidate.dp == 1)) continue;
     (step == 0 ? again.zero : again.recompute) = true;
-    const Outcome saved = Evaluate(setting, again, index);
+    const Outcome saved = Evaluate(setting, again, index, to_beat);
+    const std::string what = step == 0 ? "zero=1" : "recompute=full";
     if (saved.ok) {
       o = saved;
     } else if (saved.why.starts_with("out of memory")) {
-      o.why += ", " + FormatBytes(saved.peak_bytes) + " with " +
-               (step == 0 ? "zero=1" : "recompute=full");
+      o.why += ", " + FormatBytes(saved.peak_bytes) + " with " + what;
+    } else if (saved.why.starts_with("not simulated")) {
+      o.why += "; with " + what + " " + saved.why;
     }
   }
   return o;
@@ -165,25 +185,79 @@ extern "C" void OnInterrupt(int) {
   std::signal(SIGINT, SIG_DFL);
 }
 
-// This rank's share of the candidates (every `ranks`-th from `rank`), evaluated in order with
-// a progress line each on stderr, until Ctrl-C.
-std::vector<Outcome> EvaluateShare(const TuneSetting& setting,
-                                   const std::vector<Candidate>& candidates, int rank, int ranks,
-                                   std::chrono::steady_clock::time_point start) {
-  std::vector<Outcome> outcomes;
-  const size_t share = (candidates.size() + ranks - 1 - rank) / ranks;
-  for (size_t i = rank; i < candidates.size() && !interrupted; i += ranks) {
-    outcomes.push_back(EvaluateOrSave(setting, candidates[i], static_cast<int64_t>(i)));
-    const Outcome& o = outcomes.back();
-    const double wall = SecondsSince(start);
-    const double left = wall / static_cast<double>(outcomes.size()) *
-                        static_cast<double>(share - outcomes.size());  // at the pace so far
-    std::cerr << "[" << (ranks > 1 ? "rank " + std::to_string(rank) + ": " : "") << outcomes.size()
-              << "/" << share << ", " << FormatSeconds(wall) << ", about " << FormatSeconds(left)
-              << " left] " << o.candidate.Text(setting.fixed) << ": "
-              << (o.ok ? "step " + FormatSeconds(o.step_s) : o.why) << "\n";
+// The candidates in the order tune evaluates them: the fastest bound first (then candidate
+// order), so the strategies that will rank come early and raise the bar for the rest.
+std::vector<int64_t> BoundOrder(const TuneSetting& setting,
+                                const std::vector<Candidate>& candidates) {
+  const auto start = std::chrono::steady_clock::now();
+  std::vector<std::pair<double, int64_t>> keyed;
+  for (size_t i = 0; i < candidates.size() && !interrupted; ++i) {
+    std::optional<models::BuiltModel> unused;
+    keyed.push_back({ScreenOf(setting, candidates[i], unused).bound_s, static_cast<int64_t>(i)});
   }
-  return outcomes;
+  std::sort(keyed.begin(), keyed.end());
+  std::cerr << "[screened " << keyed.size() << " candidates by their models in "
+            << FormatSeconds(SecondsSince(start)) << "]\n";
+  std::vector<int64_t> order;
+  for (const auto& entry : keyed) order.push_back(entry.second);
+  return order;
+}
+
+// Every rank's outcomes of one batch, on every rank (one rank: its own).
+std::vector<Outcome> Gathered(const std::vector<Outcome>& mine,
+                              const std::vector<Candidate>& candidates, bool distributed) {
+  if (!distributed) return mine;
+  std::vector<Outcome> all;
+  for (const std::string& text : comm::AllgatherText(EncodeOutcomes(mine))) {
+    for (Outcome& o : DecodeOutcomes(text, candidates)) all.push_back(std::move(o));
+  }
+  return all;
+}
+
+// Whether any rank was interrupted (one rank: this one).
+bool AnyInterrupted(bool distributed) {
+  if (!distributed) return interrupted;
+  for (const std::string& flag : comm::AllgatherText(interrupted ? "1" : "0")) {
+    if (flag == "1") return true;
+  }
+  return false;
+}
+
+// Candidates are evaluated in batches of this many, in `order`; each batch's bar is the top's
+// slowest step among the batches before it. A fixed size, not the rank count, so that any
+// number of ranks decides alike and gathers the ranking one rank would; up to this many ranks
+// share a batch.
+constexpr size_t kBatch = 8;
+
+// The outcomes of every candidate (every rank's), this rank taking every `ranks`-th of each
+// batch, with a progress line each on stderr, until Ctrl-C.
+std::vector<Outcome> EvaluateInBatches(const TuneSetting& setting,
+                                       const std::vector<Candidate>& candidates,
+                                       const std::vector<int64_t>& order, int rank, int ranks,
+                                       std::chrono::steady_clock::time_point start) {
+  std::vector<Outcome> done;
+  size_t share = 0, mine = 0;
+  for (size_t p = rank; p < order.size(); p += ranks) ++share;
+  for (size_t first = 0; first < order.size(); first += kBatch) {
+    const double to_beat = setting.exhaustive ? std::numeric_limits<double>::infinity()
+                                              : StepToBeat(done, setting.top);
+    std::vector<Outcome> batch;
+    for (size_t p = first; p < std::min(first + kBatch, order.size()) && !interrupted; ++p) {
+      if (static_cast<int>(p % ranks) != rank) continue;
+      batch.push_back(EvaluateOrSave(setting, candidates[order[p]], order[p], to_beat));
+      const Outcome& o = batch.back();
+      const double wall = SecondsSince(start);
+      ++mine;
+      const double left = wall / static_cast<double>(mine) * static_cast<double>(share - mine);
+      std::cerr << "[" << (ranks > 1 ? "rank " + std::to_string(rank) + ": " : "") << mine << "/"
+                << share << ", " << FormatSeconds(wall) << ", about " << FormatSeconds(left)
+                << " left] " << o.candidate.Text(setting.fixed) << ": "
+                << (o.ok ? "step " + FormatSeconds(o.step_s) : o.why) << "\n";
+    }
+    for (Outcome& o : Gathered(batch, candidates, ranks > 1)) done.push_back(std::move(o));
+    if (AnyInterrupted(ranks > 1)) break;
+  }
+  return done;
 }
 
 // The ranked table of the strategies that fit (`ranked` is ranked), the parallelism of the
@@ -210,27 +284,24 @@ void PrintRanking(std::ostream& out, const std::vector<Outcome>& ranked, int64_t
   }
 }
 
-// Every rank's outcomes, on every rank (one rank: its own).
-std::vector<Outcome> Gathered(const std::vector<Outcome>& mine,
-                              const std::vector<Candidate>& candidates, bool distributed) {
-  if (!distributed) return mine;
-  std::vector<Outcome> all;
-  for (const std::string& text : comm::AllgatherText(EncodeOutcomes(mine))) {
-    for (Outcome& o : DecodeOutcomes(text, candidates)) all.push_back(std::move(o));
-  }
-  return all;
-}
-
 // What was tuned, how many candidates fit, how fast they went, and whether Ctrl-C cut it short.
 void PrintTuneSummary(std::ostream& out, const ParsedArgs& parsed, const sim::Topology& topology,
                       const std::vector<Outcome>& outcomes, size_t candidates, double seconds,
                       int ranks) {
   const sim::ClusterSpec& spec = topology.spec();
-  int64_t feasible = 0;
-  for (const Outcome& o : outcomes) feasible += o.ok;
+  int64_t feasible = 0, skipped = 0;
+  for (const Outcome& o : outcomes) {
+    feasible += o.ok;
+    skipped += o.why.find("not simulated") != std::string::npos;
+  }
   out << "tuned " << parsed.Get("model") << " on " << spec.name() << " x " << spec.nodes()
       << " nodes (" << topology.devices() << " devices): " << feasible << " of " << outcomes.size()
-      << " strategies fit, " << FormatSeconds(seconds) << " ("
+      << " strategies fit"
+      << (skipped > 0 ? " (" + std::to_string(skipped) +
+                            " not simulated: slower than the top by "
+                            "their kernels alone)"
+                      : "")
+      << ", " << FormatSeconds(seconds) << " ("
       << FormatFixed(60.0 * static_cast<double>(outcomes.size()) / std::max(seconds, 1e-9), 1)
       << " configurations per minute"
       << (ranks > 1 ? " over " + std::to_string(ranks) + " ranks" : "") << "); optimizer "
@@ -292,16 +363,18 @@ int RunTuneCommand(const std::vector<std::string>& args, std::ostream& out) {
   const int ranks = mpi ? mpi->size() : 1;
   if (mpi) AgreeOnArguments(args, *mpi);
   const auto start = std::chrono::steady_clock::now();
-  Floors floors;
-  const TuneSetting setting{parser, args, topology, registry, cost, fixed, &floors};
+  Screens screens(registry, topology.spec());
+  const int64_t top = parsed.GetInt("top", 1, 1 << 20);
+  const TuneSetting setting{
+      parser, args, topology, registry, cost, fixed, top, parsed.Given("exhaustive"), &screens};
   std::signal(SIGINT, OnInterrupt);
   std::vector<Outcome> outcomes =
-      Gathered(EvaluateShare(setting, candidates, rank, ranks, start), candidates, ranks > 1);
+      EvaluateInBatches(setting, candidates, BoundOrder(setting, candidates), rank, ranks, start);
   std::signal(SIGINT, SIG_DFL);
   RankOutcomes(outcomes);
   if (rank != 0) return 0;
   PrintTuneSummary(out, parsed, topology, outcomes, candidates.size(), SecondsSince(start), ranks);
-  PrintRanking(out, outcomes, parsed.GetInt("top", 1, 1 << 20), fixed);
+  PrintRanking(out, outcomes, top, fixed);
   if (parsed.Given("json")) WriteFileAtomically(parsed.Get("json"), OutcomesJson(outcomes, fixed));
   for (const Outcome& o : outcomes) {
     if (o.ok) return 0;

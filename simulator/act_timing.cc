@@ -49,10 +49,10 @@ namespace {
 double Or(double value, double fallback) { return value > 0 ? value : fallback; }
 
 // The flops a GEMM costs, as a share of its useful flops: output tiles padded up to whole
-// tiles, and each tile's fixed cost counted as gemm_k_overhead more steps of its K loop.
+// tiles, and each tile's fixed cost (GemmKFactor).
 double GemmWorkFactor(const plan::GemmShape& g, const DeviceModel& d) {
   if (g.m() <= 0 || g.n() <= 0 || g.k() <= 0) return 1.0;
-  double factor = (static_cast<double>(g.k()) + d.gemm_k_overhead()) / static_cast<double>(g.k());
+  double factor = GemmKFactor(g.k(), d);
   if (d.gemm_tile() > 0) {
     const int64_t tile = d.gemm_tile();
     auto padded = [tile](int64_t x) { return static_cast<double>((x + tile - 1) / tile * tile); };
@@ -64,28 +64,36 @@ double GemmWorkFactor(const plan::GemmShape& g, const DeviceModel& d) {
 
 }  // namespace
 
-double ActTiming::KernelSeconds(const plan::Task& t, double contention) const {
-  const DeviceModel& d = topology_.spec().device();
-  const double bytes = static_cast<double>(t.bytes_moved());
-  double compute = t.flops() / (d.peak_flops() * d.flops_efficiency());
-  double memory_efficiency = d.memory_efficiency();
-  switch (t.kernel_class()) {
-    case plan::KERNEL_GEMM:
-      compute *= GemmWorkFactor(t.gemm(), d);
-      break;
+ClassEfficiency EfficiencyOf(const DeviceModel& d, plan::KernelClass k) {
+  ClassEfficiency e{d.flops_efficiency(), d.memory_efficiency()};
+  switch (k) {
     case plan::KERNEL_ATTENTION:
-      compute = t.flops() / (d.peak_flops() * Or(d.attention_efficiency(), d.flops_efficiency()));
+      e.compute = Or(d.attention_efficiency(), e.compute);
       break;
     case plan::KERNEL_ROWWISE:
-      memory_efficiency = Or(d.rowwise_memory_efficiency(), memory_efficiency);
+      e.memory = Or(d.rowwise_memory_efficiency(), e.memory);
       break;
     case plan::KERNEL_ACTIVATION:
-      memory_efficiency = Or(d.activation_memory_efficiency(), memory_efficiency);
+      e.memory = Or(d.activation_memory_efficiency(), e.memory);
       break;
-    default:  // streaming, or a Plan without classes
+    default:  // GEMMs, streaming, or a Plan without classes
       break;
   }
-  return std::max(compute, MemorySeconds(bytes, contention, memory_efficiency));
+  return e;
+}
+
+double GemmKFactor(int64_t k, const DeviceModel& d) {
+  if (k <= 0) return 1.0;
+  return (static_cast<double>(k) + d.gemm_k_overhead()) / static_cast<double>(k);
+}
+
+double ActTiming::KernelSeconds(const plan::Task& t, double contention) const {
+  const DeviceModel& d = topology_.spec().device();
+  const ClassEfficiency e = EfficiencyOf(d, t.kernel_class());
+  double compute = t.flops() / (d.peak_flops() * e.compute);
+  if (t.kernel_class() == plan::KERNEL_GEMM) compute *= GemmWorkFactor(t.gemm(), d);
+  return std::max(compute,
+                  MemorySeconds(static_cast<double>(t.bytes_moved()), contention, e.memory));
 }
 
 double ActTiming::ActSeconds(const plan::Task& t, double contention) {

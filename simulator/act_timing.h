@@ -17,6 +17,16 @@
 
 namespace twinflow::sim {
 
+// The efficiencies an act of kernel class `k` reaches on `d`: of its peak flops and of its
+// memory bandwidth (a class the spec leaves at 0 takes the device's general efficiency).
+struct ClassEfficiency {
+  double compute = 0, memory = 0;
+};
+ClassEfficiency EfficiencyOf(const DeviceModel& d, plan::KernelClass k);
+// A GEMM of inner size `k` costs (k + gemm_k_overhead) / k of its useful flops: each output
+// tile's fixed cost counted as more steps of its K loop (tiles padded whole cost more still).
+double GemmKFactor(int64_t k, const DeviceModel& d);
+
 // Lifetime: keeps `plan` and `topology` by reference; both must outlive this (one
 // Simulation's member).
 class ActTiming {

@@ -4,6 +4,7 @@
 #include <map>
 #include <set>
 
+#include "engine/compiler/kernel_class.h"
 #include "engine/compiler/lower_internal.h"
 #include "engine/compiler/pipeline_schedule.h"
 #include "engine/compiler/plan_memory.h"
@@ -94,22 +95,6 @@ graph::OpCost PhysicalCost(const graph::OpDef& def, const graph::OpNode& op,
   }
 }
 
-plan::KernelClass ToProto(graph::KernelClass kind) {
-  switch (kind) {
-    case graph::KernelClass::kStreaming:
-      return plan::KERNEL_STREAMING;
-    case graph::KernelClass::kActivation:
-      return plan::KERNEL_ACTIVATION;
-    case graph::KernelClass::kRowwise:
-      return plan::KERNEL_ROWWISE;
-    case graph::KernelClass::kGemm:
-      return plan::KERNEL_GEMM;
-    case graph::KernelClass::kAttention:
-      return plan::KERNEL_ATTENTION;
-  }
-  throw PlanError("unknown kernel class");
-}
-
 // Cost hints for the simulator: the op's work on the physical inputs of `task`.
 void SetCostHints(plan::Task& task, const graph::OpNode& op, const graph::OpDef& def,
                   const graph::LogicalGraph& graph) {
@@ -121,7 +106,7 @@ void SetCostHints(plan::Task& task, const graph::OpNode& op, const graph::OpDef&
   const graph::OpCost cost = PhysicalCost(def, op, graph, physical);
   task.set_flops(cost.flops);
   task.set_bytes_moved(cost.bytes_read + cost.bytes_written);
-  task.set_kernel_class(ToProto(def.kernel_class));
+  task.set_kernel_class(PlanKernelClass(def.kernel_class));
   if (cost.gemm.batch > 0) {
     plan::GemmShape& gemm = *task.mutable_gemm();
     gemm.set_batch(cost.gemm.batch);

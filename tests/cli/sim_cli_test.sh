@@ -107,6 +107,12 @@ ranked = [c for c in r if c['fits']]
 assert ranked and [c['rank'] for c in ranked] == list(range(1, len(ranked) + 1))
 assert all(c['strategy'].endswith('precision=bf16') for c in r)
 assert [c['step_s'] for c in ranked] == sorted(c['step_s'] for c in ranked)" "$work/tune.json"
+# A candidate whose kernels alone are slower than the top is not simulated; the top is what
+# simulating every candidate (--exhaustive) ranks.
+"$tf" tune "${gpt[@]}" --cluster cpu-local --nodes 2 --top 3 >"$work/bounded" 2>/dev/null
+"$tf" tune "${gpt[@]}" --cluster cpu-local --nodes 2 --top 3 --exhaustive >"$work/every" 2>/dev/null
+verify "tune's top 3 are those of --exhaustive" \
+  cmp -s <(sed -n '2,5p' "$work/bounded") <(sed -n '2,5p' "$work/every")
 # Ctrl-C: tune stops after the candidate in progress and ranks those done.
 "$tf" tune "${gpt[@]}" --cluster dgx-h100 --max-micro-batches 8 >"$work/out" 2>"$work/err" &
 tune_pid=$!

@@ -1,0 +1,48 @@
+#include "launcher/tune_screen.h"
+
+#include <algorithm>
+
+#include "engine/core/error.h"
+#include "engine/core/text_format.h"
+#include "models/memory_floor.h"
+#include "simulator/step_bound.h"
+
+namespace twinflow::launcher {
+
+Screen Screens::Of(const Candidate& c, const std::function<models::BuiltModel()>& build,
+                   std::optional<models::BuiltModel>& built) {
+  const Key key{c.dp, c.tp, c.pp, c.vp, c.sp, c.zero, c.recompute};
+  const auto found = known_.find(key);
+  if (found != known_.end()) return found->second;
+  Screen screen;
+  try {
+    built.emplace(build());
+    screen.floor_bytes = models::VariableBytesFloor(*built, registry_);
+    screen.bound_s = sim::StepTimeLowerBound(built->graph, registry_, spec_);
+  } catch (const Error& e) {
+    // Not kept: the error may be this candidate's own (its micro-batches, its schedule).
+    screen.error = e.message().substr(0, 100);
+    return screen;
+  }
+  return known_.emplace(key, std::move(screen)).first->second;
+}
+
+double StepToBeat(const std::vector<Outcome>& outcomes, int64_t top) {
+  std::vector<double> steps;
+  for (const Outcome& o : outcomes) {
+    if (o.ok) steps.push_back(o.step_s);
+  }
+  if (top <= 0 || static_cast<int64_t>(steps.size()) < top) {
+    return std::numeric_limits<double>::infinity();
+  }
+  std::nth_element(steps.begin(), steps.begin() + (top - 1), steps.end());
+  return steps[top - 1];
+}
+
+std::string NotSimulatedWhy(double bound_s, double to_beat_s, int64_t top) {
+  return "not simulated: its kernels alone take at least " + FormatSeconds(bound_s) +
+         " a step, and the top " + std::to_string(top) + " are faster (at most " +
+         FormatSeconds(to_beat_s) + ")";
+}
+
+}  // namespace twinflow::launcher

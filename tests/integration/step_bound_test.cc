@@ -1,0 +1,88 @@
+// sim::StepTimeLowerBound, what `twinflow tune` skips strategies by before compiling them: it
+// never exceeds the step time the simulator reports for a Plan compiled from the same graph,
+// whatever the strategy, schedule, precision or cluster (so tune never skips a strategy that
+// would rank), and it is not vacuous where compute dominates.
+#include "simulator/step_bound.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "engine/compiler/compile.h"
+#include "engine/ops/builtin_ops.h"
+#include "engine/sbp/alpha_beta_cost_model.h"
+#include "models/model.h"
+#include "models/strategy.h"
+#include "simulator/hardware/cluster.h"
+#include "simulator/hardware/search_cost.h"
+#include "simulator/sim_executor.h"
+
+namespace twinflow {
+namespace {
+
+const graph::OpRegistry& Ops() {
+  static const graph::OpRegistry registry = ops::BuiltinOps();
+  return registry;
+}
+
+struct Bounded {
+  double bound = 0, step_s = 0;
+};
+
+// A GPT whose GEMMs are large enough for compute to matter on a GPU, on 8 devices.
+Bounded BoundAndSimulate(const std::string& strategy, const std::string& cluster, int nodes) {
+  models::GptConfig config;
+  config.layers = 4;
+  config.hidden = 512;
+  config.heads = 8;
+  config.sequence = 256;
+  config.vocab = 512;
+  config.batch = 16;
+  const sim::Topology topology(sim::Preset(cluster, nodes));
+  models::BuildOptions options;
+  options.strategy = models::ParseStrategy(strategy);
+  options.devices = topology.devices();
+  if (topology.spec().device().kind() == sim::DEVICE_KIND_GPU) options.device = DeviceType::kCuda;
+  const models::BuiltModel model = models::BuildGpt(Ops(), config, options);
+  compiler::CompileOptions compile;
+  compile.lower = models::StrategyLowerOptions(model.strategy);
+  compile.lower.fetches = {model.loss};
+  const sbp::AlphaBetaCostModel cost(sim::SearchCostConfig(topology.spec()));
+  const plan::Plan plan = compiler::Compile(model.graph, Ops(), cost, compile).plan;
+  const sim::SimResult r = sim::Simulate(plan, topology, sim::SimOptions{});
+  EXPECT_TRUE(r.finished) << strategy;
+  return {sim::StepTimeLowerBound(model.graph, Ops(), topology.spec()), r.step_s};
+}
+
+TEST(StepBound, NeverAboveTheSimulatedStepOnAnyStrategy) {
+  const char* strategies[] = {"dp=8",
+                              "tp=8",
+                              "dp=2,tp=4,sp=true",
+                              "dp=4,tp=2,precision=bf16",
+                              "pp=2,dp=4,mb=4",
+                              "pp=4,dp=2,mb=4,schedule=gpipe",
+                              "pp=2,tp=4,mb=4,schedule=zb-h1",
+                              "pp=2,dp=4,mb=4,vp=2",
+                              "dp=8,zero=1,recompute=full",
+                              "pp=2,tp=2,dp=2,mb=2,recompute=selective,precision=bf16",
+                              "auto"};
+  for (const char* strategy : strategies) {
+    for (const auto& [cluster, nodes] :
+         {std::pair<std::string, int>{"dgx-h100", 1}, {"dgx-a100", 1}, {"cpu-local", 4}}) {
+      const Bounded b = BoundAndSimulate(strategy, cluster, nodes);
+      EXPECT_GT(b.bound, 0) << strategy << " on " << cluster;
+      EXPECT_LE(b.bound, b.step_s) << strategy << " on " << cluster;
+      ::testing::Test::RecordProperty(std::string(strategy) + " on " + cluster,
+                                      std::to_string(b.bound / b.step_s));
+    }
+  }
+}
+
+TEST(StepBound, NotVacuousWhereComputeDominates) {
+  // Data parallelism on one A100 node: the step is mostly kernels.
+  const Bounded b = BoundAndSimulate("dp=8", "dgx-a100", 1);
+  EXPECT_GT(b.bound, 0.3 * b.step_s) << b.bound << " against " << b.step_s;
+}
+
+}  // namespace
+}  // namespace twinflow
