@@ -48,11 +48,13 @@ std::function<void(int64_t, int64_t)> PassProgress(const std::string& pass);
 // when given, the simulated cluster's; else cpu-host: what runs here), fetching its loss every
 // step, with its strategy's micro-batches and schedule; devices go to ranks by
 // `devices_per_rank` (0: all on one rank); lowered folded by `fold` (for the simulator) where
-// the graph has that symmetry.
+// the graph has that symmetry. With `searched` (a search of the same model, for another
+// schedule) it is lowered without searching again.
 compiler::Compiled CompileFromArgs(const models::BuiltModel& model, const ParsedArgs& args,
                                    const graph::OpRegistry& registry, int64_t devices_per_rank = 0,
                                    const sbp::AlphaBetaConfig* cluster_cost = nullptr,
-                                   plan::DeviceFold fold = {});
+                                   plan::DeviceFold fold = {},
+                                   const compiler::SbpAssignment* searched = nullptr);
 
 // Loads the Plan file at `path` (PlanError when it is corrupt or invalid) and checks that it
 // was compiled for `model`: the same feeds with the same shapes, the same micro-batches and

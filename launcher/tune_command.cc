@@ -69,16 +69,18 @@ struct TuneSetting {
   std::string fixed;        // --with
   int64_t top = 20;         // rows ranked: a candidate that cannot join them is not simulated
   bool exhaustive = false;  // --exhaustive: simulate every candidate that fits
-  // The candidates' floors and bounds by what they depend on (tune_screen.h). Lives as long
-  // as the tune.
-  Screens* screens;
+  // The candidates' floors and bounds by what they depend on, and the searches schedules
+  // share (tune_screen.h). Both live as long as the tune.
+  Screens* screens = nullptr;
+  SearchCache* searches = nullptr;
 };
 
-// "out of memory (...)" for a candidate whose variables alone pass the device's memory.
+// "out of memory (...)" for a candidate whose floor passes the device's memory.
 bool DropByFloor(int64_t floor, int64_t memory, Outcome& o) {
   if (floor <= memory) return false;
   o.peak_bytes = floor;
-  o.why = "out of memory (" + FormatBytes(floor) + " of variables alone, not compiled)";
+  o.why = "out of memory (at least " + FormatBytes(floor) +
+          " of variables and kept activations, not compiled)";
   return true;
 }
 
@@ -117,26 +119,35 @@ Outcome Evaluate(const TuneSetting& setting, const Candidate& candidate, int64_t
       o.why = screen.error;
       return o;
     }
-    // The variables alone may not fit: then no Plan of this strategy does, and compiling and
-    // simulating it (seconds to minutes at cluster scale) would only say so.
-    if (DropByFloor(screen.floor_bytes, cluster.spec().device().memory_bytes(), o)) return o;
-    if (screen.bound_s > to_beat) {
-      o.why = NotSimulatedWhy(screen.bound_s, to_beat, setting.top);
+    // The floor may not fit: then no Plan of this strategy does, and compiling and simulating
+    // it (seconds to minutes at cluster scale) would only say so.
+    const int64_t memory = cluster.spec().device().memory_bytes();
+    if (DropByFloor(FloorBytes(screen, candidate), memory, o)) return o;
+    if (const double bound = BoundSeconds(screen, candidate); bound > to_beat) {
+      o.why = NotSimulatedWhy(bound, to_beat, setting.top);
       return o;
     }
     const ParsedArgs one = CandidateArgs(setting, candidate);
-    if (!model) model.emplace(BuildModelFromArgs(one, setting.registry));
+    SearchCache::Entry& entry = setting.searches->For(candidate);
+    if (!entry.model) {
+      entry.model.emplace(model ? std::move(*model) : BuildModelFromArgs(one, setting.registry));
+    }
+    model = std::nullopt;
+    const models::BuiltModel& built = *entry.model;
+    entry.model->strategy.schedule = candidate.schedule;  // what the lowering reads of it
     const compiler::Compiled compiled =
-        CompileFromArgs(*model, one, setting.registry, 0, &setting.cost,
-                        SimulatorFold(one, model->strategy, cluster.spec()));
+        CompileFromArgs(built, one, setting.registry, 0, &setting.cost,
+                        SimulatorFold(one, built.strategy, cluster.spec()),
+                        entry.assignment ? &*entry.assignment : nullptr);
+    if (!entry.assignment) entry.assignment = compiled.assignment;
     o.parallelism = compiler::ParallelismTable(
-        compiler::ParallelismByFamily(model->graph, setting.registry, compiled.assignment));
+        compiler::ParallelismByFamily(built.graph, setting.registry, compiled.assignment));
     const sim::SimResult r = sim::Simulate(compiled.plan, cluster, sim::SimOptions{});
     for (const sim::DeviceReport& d : r.devices)
       o.peak_bytes = std::max(o.peak_bytes, d.arena_bytes);
     o.step_s = r.step_s;
     o.mfu = r.mfu;
-    o.samples_per_s = static_cast<double>(SamplesPerStep(*model)) / std::max(r.step_s, 1e-12);
+    o.samples_per_s = static_cast<double>(SamplesPerStep(built)) / std::max(r.step_s, 1e-12);
     if (!r.finished) {
       o.why = "deadlocks";
     } else if (o.peak_bytes > cluster.spec().device().memory_bytes()) {
@@ -193,7 +204,8 @@ std::vector<int64_t> BoundOrder(const TuneSetting& setting,
   std::vector<std::pair<double, int64_t>> keyed;
   for (size_t i = 0; i < candidates.size() && !interrupted; ++i) {
     std::optional<models::BuiltModel> unused;
-    keyed.push_back({ScreenOf(setting, candidates[i], unused).bound_s, static_cast<int64_t>(i)});
+    keyed.push_back({BoundSeconds(ScreenOf(setting, candidates[i], unused), candidates[i]),
+                     static_cast<int64_t>(i)});
   }
   std::sort(keyed.begin(), keyed.end());
   std::cerr << "[screened " << keyed.size() << " candidates by their models in "
@@ -364,9 +376,11 @@ int RunTuneCommand(const std::vector<std::string>& args, std::ostream& out) {
   if (mpi) AgreeOnArguments(args, *mpi);
   const auto start = std::chrono::steady_clock::now();
   Screens screens(registry, topology.spec());
+  SearchCache searches;
   const int64_t top = parsed.GetInt("top", 1, 1 << 20);
-  const TuneSetting setting{
-      parser, args, topology, registry, cost, fixed, top, parsed.Given("exhaustive"), &screens};
+  const TuneSetting setting{parser,   args,     topology, registry,
+                            cost,     fixed,    top,      parsed.Given("exhaustive"),
+                            &screens, &searches};
   std::signal(SIGINT, OnInterrupt);
   std::vector<Outcome> outcomes =
       EvaluateInBatches(setting, candidates, BoundOrder(setting, candidates), rank, ranks, start);

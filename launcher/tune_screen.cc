@@ -4,8 +4,6 @@
 
 #include "engine/core/error.h"
 #include "engine/core/text_format.h"
-#include "models/memory_floor.h"
-#include "simulator/step_bound.h"
 
 namespace twinflow::launcher {
 
@@ -17,14 +15,38 @@ Screen Screens::Of(const Candidate& c, const std::function<models::BuiltModel()>
   Screen screen;
   try {
     built.emplace(build());
-    screen.floor_bytes = models::VariableBytesFloor(*built, registry_);
-    screen.bound_s = sim::StepTimeLowerBound(built->graph, registry_, spec_);
+    screen.memory = models::ProfileMemory(*built, registry_);
+    screen.work = sim::ProfileWork(built->graph, registry_, spec_, built->strategy.micro_batches);
   } catch (const Error& e) {
     // Not kept: the error may be this candidate's own (its micro-batches, its schedule).
     screen.error = e.message().substr(0, 100);
     return screen;
   }
   return known_.emplace(key, std::move(screen)).first->second;
+}
+
+int64_t FloorBytes(const Screen& screen, const Candidate& c) {
+  models::Strategy strategy;
+  strategy.pp = c.pp;
+  strategy.virtual_stages = c.vp;
+  strategy.micro_batches = c.mb;
+  strategy.schedule = c.schedule;
+  return models::MemoryFloor(screen.memory, strategy);
+}
+
+double BoundSeconds(const Screen& screen, const Candidate& c) {
+  return sim::StepTimeLowerBound(screen.work, c.mb);
+}
+
+SearchCache::Entry& SearchCache::For(const Candidate& c) {
+  const Key key{c.dp, c.tp, c.pp, c.vp, c.sp, c.mb, c.zero, c.recompute};
+  for (auto it = entries_.begin(); it != entries_.end();) {
+    const bool same_family = std::get<0>(it->first) == c.dp && std::get<1>(it->first) == c.tp &&
+                             std::get<2>(it->first) == c.pp && std::get<3>(it->first) == c.vp &&
+                             std::get<5>(it->first) == c.mb;
+    it = same_family ? std::next(it) : entries_.erase(it);
+  }
+  return entries_[key];
 }
 
 double StepToBeat(const std::vector<Outcome>& outcomes, int64_t top) {

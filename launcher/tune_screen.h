@@ -1,10 +1,11 @@
 #pragma once
-// What `twinflow tune` learns of a candidate from its model alone, before compiling it: the
-// bytes of its variables (models::VariableBytesFloor: more than the device holds, and no Plan
-// of it fits) and a lower bound on its step time (sim::StepTimeLowerBound: slower than the
-// strategies already ranked, and it cannot join them). Both depend on the degrees, the chunks,
-// sp, zero and recomputation, not on the micro-batches or the schedule, so candidates alike in
-// those share one model build.
+// What `twinflow tune` learns of a candidate from its model alone, before compiling it: a floor
+// under its memory (models::MemoryFloor, its variables and the activations its schedule keeps:
+// more than the device holds, and no Plan of it fits) and a lower bound on its step time
+// (sim::StepTimeLowerBound: slower than the strategies already ranked, and it cannot join
+// them). What they are made of depends on the degrees, the chunks, sp, zero and recomputation,
+// not on the micro-batches or the schedule, which only weigh it, so candidates alike in the
+// rest share one model build.
 #include <cstdint>
 #include <functional>
 #include <limits>
@@ -14,18 +15,25 @@
 #include <tuple>
 #include <vector>
 
+#include "engine/compiler/sbp_search.h"
 #include "engine/graph/op_registry.h"
 #include "launcher/tune_outcome.h"
+#include "models/memory_floor.h"
 #include "models/model.h"
 #include "simulator/hardware/cluster.h"
+#include "simulator/step_bound.h"
 
 namespace twinflow::launcher {
 
 struct Screen {
-  int64_t floor_bytes = 0;  // the variables' bytes on the busiest device
-  double bound_s = 0;       // no Plan of the strategy steps faster
-  std::string error;        // why its model cannot be built (then neither figure is known)
+  models::MemoryProfile memory;  // what models::MemoryFloor weighs
+  sim::WorkProfile work;         // what sim::StepTimeLowerBound weighs
+  std::string error;             // why its model cannot be built (then neither is known)
 };
+
+// The floor under the arena of the candidate's busiest device, and the bound under its step.
+int64_t FloorBytes(const Screen& screen, const Candidate& candidate);
+double BoundSeconds(const Screen& screen, const Candidate& candidate);
 
 // Lifetime: keeps `registry` and `spec` by reference; both must outlive this (the tune's).
 class Screens {
@@ -44,6 +52,25 @@ class Screens {
   const graph::OpRegistry& registry_;
   const sim::ClusterSpec& spec_;
   std::map<Key, Screen> known_;
+};
+
+// The models tune compiled last and their SBP searches, by what the graph depends on: the
+// screen's key and the micro-batches, not the schedule, which only the lowering reads; so the
+// schedules of one strategy search once. It keeps one family (dp, tp, pp, vp, mb: with and
+// without sp, plain, zero and recompute) at a time, the candidates being evaluated family by
+// family (their schedules, alike in bound, next to each other).
+class SearchCache {
+ public:
+  struct Entry {
+    std::optional<models::BuiltModel> model;
+    std::optional<compiler::SbpAssignment> assignment;
+  };
+  // The entry of `candidate` (empty when new); the other families' entries are dropped.
+  Entry& For(const Candidate& candidate);
+
+ private:
+  using Key = std::tuple<int64_t, int64_t, int64_t, int64_t, bool, int64_t, bool, bool>;
+  std::map<Key, Entry> entries_;
 };
 
 // The step time a candidate must beat to rank in the top `top` of `outcomes`: the top-th

@@ -2,31 +2,169 @@
 
 #include <algorithm>
 #include <map>
+#include <utility>
 
+#include "engine/compiler/pipeline_schedule.h"
+#include "engine/compiler/rates.h"
 #include "engine/sbp/slicing.h"
 
 namespace twinflow::models {
+namespace {
 
-int64_t VariableBytesFloor(const BuiltModel& model, const graph::OpRegistry& registry) {
-  std::map<sbp::DeviceId, int64_t> bytes;  // by device
-  for (const graph::OpNode& op : model.graph.ops()) {
-    if (registry.Find(op.type).role != graph::OpRole::kVariable) continue;
-    const sbp::Placement& placement = op.placement;
-    for (const graph::TensorId t : op.outputs) {
-      const graph::TensorNode& node = model.graph.tensor(t);
-      const int64_t size = DTypeSize(node.meta.dtype);
-      const bool pinned = node.pin && node.pin->free_axes.empty();
-      for (int64_t d = 0; d < placement.size(); ++d) {
-        const int64_t elements =
-            pinned ? sbp::PhysicalShape(node.meta.shape, {placement, node.pin->layout}, d).numel()
-                   : node.meta.shape.numel() / placement.size();
-        bytes[placement.device(d)] += elements * size;
-      }
+void AddVariables(const graph::LogicalGraph& graph, const graph::OpNode& op,
+                  std::map<sbp::DeviceId, int64_t>& bytes) {
+  const sbp::Placement& placement = op.placement;
+  for (const graph::TensorId t : op.outputs) {
+    const graph::TensorNode& node = graph.tensor(t);
+    const int64_t size = DTypeSize(node.meta.dtype);
+    const bool pinned = node.pin && node.pin->free_axes.empty();
+    for (int64_t d = 0; d < placement.size(); ++d) {
+      const int64_t elements =
+          pinned ? sbp::PhysicalShape(node.meta.shape, {placement, node.pin->layout}, d).numel()
+                 : node.meta.shape.numel() / placement.size();
+      bytes[placement.device(d)] += elements * size;
     }
   }
-  int64_t most = 0;
-  for (const auto& entry : bytes) most = std::max(most, entry.second);
-  return most;
+}
+
+std::vector<sbp::DeviceId> DevicesOf(const sbp::Placement& placement) {
+  std::vector<sbp::DeviceId> devices;
+  for (int64_t d = 0; d < placement.size(); ++d) devices.push_back(placement.device(d));
+  return devices;
+}
+
+// Whether a backward op on the same devices as `op` reads `tensor`.
+bool KeptForBackward(const graph::LogicalGraph& graph, const graph::OpNode& op,
+                     graph::TensorId tensor, const std::vector<std::vector<graph::OpId>>& readers) {
+  for (const graph::OpId r : readers[tensor]) {
+    const graph::OpNode& reader = graph.op(r);
+    if (graph.IsBackward(r) && reader.placement.device_ids() == op.placement.device_ids()) {
+      return true;
+    }
+  }
+  return false;
+}
+
+double Bytes(const graph::TensorMeta& meta) {
+  return static_cast<double>(meta.shape.numel() * DTypeSize(meta.dtype));
+}
+
+// Union-find root of op `op` among the recomputed ops (`parent` by op id).
+graph::OpId Root(std::vector<graph::OpId>& parent, graph::OpId op) {
+  while (parent[op] != op) op = parent[op] = parent[parent[op]];
+  return op;
+}
+
+// By devices: the most bytes the backward pass reads from one recomputed segment (of one
+// micro-batch). A segment's recomputed ops read each other's outputs and no other segment's
+// (its inputs come through gates), so the segments are the connected parts of the recomputed
+// ops; all its outputs the backward reads are live when its first backward op runs.
+std::map<std::vector<sbp::DeviceId>, double> LargestRecomputedSegments(
+    const graph::LogicalGraph& graph, const std::vector<std::vector<graph::OpId>>& readers) {
+  std::vector<graph::OpId> parent(graph.ops().size());
+  for (size_t i = 0; i < parent.size(); ++i) parent[i] = static_cast<graph::OpId>(i);
+  for (const graph::OpNode& op : graph.ops()) {
+    if (!op.recomputed) continue;
+    for (const graph::TensorId t : op.inputs) {
+      const graph::OpId producer = graph.tensor(t).producer;
+      if (graph.op(producer).recomputed) parent[Root(parent, op.id)] = Root(parent, producer);
+    }
+  }
+  std::map<std::pair<graph::OpId, std::vector<sbp::DeviceId>>, double> segments;
+  for (const graph::OpNode& op : graph.ops()) {
+    if (!op.recomputed) continue;
+    for (const graph::TensorId t : op.outputs) {
+      bool read = false;
+      for (const graph::OpId r : readers[t]) {
+        read = read || (!graph.op(r).recomputed &&
+                        graph.op(r).placement.device_ids() == op.placement.device_ids());
+      }
+      if (read)
+        segments[{Root(parent, op.id), DevicesOf(op.placement)}] += Bytes(graph.tensor(t).meta);
+    }
+  }
+  std::map<std::vector<sbp::DeviceId>, double> largest;
+  for (const auto& [key, bytes] : segments)
+    largest[key.second] = std::max(largest[key.second], bytes);
+  return largest;
+}
+
+}  // namespace
+
+MemoryProfile ProfileMemory(const BuiltModel& model, const graph::OpRegistry& registry) {
+  const graph::LogicalGraph& graph = model.graph;
+  const std::vector<compiler::Rate> rates = compiler::OpRates(graph, registry);
+  std::vector<std::vector<graph::OpId>> readers(graph.tensors().size());
+  for (const graph::OpNode& op : graph.ops()) {
+    for (const graph::TensorId t : op.inputs) readers[t].push_back(op.id);
+  }
+  MemoryProfile profile;
+  std::map<std::pair<std::vector<sbp::DeviceId>, int32_t>, double> kept;
+  for (const graph::OpNode& op : graph.ops()) {
+    if (registry.Find(op.type).role == graph::OpRole::kVariable) {
+      AddVariables(graph, op, profile.variable_bytes);
+      continue;
+    }
+    if (graph.IsBackward(op.id) || rates[op.id] != compiler::Rate::kMicroBatch) continue;
+    for (const graph::TensorId t : op.outputs) {
+      if (!KeptForBackward(graph, op, t, readers)) continue;
+      kept[{DevicesOf(op.placement), op.stage}] += Bytes(graph.tensor(t).meta);
+    }
+  }
+  for (const auto& [where, bytes] : kept)
+    profile.kept.push_back({where.first, where.second, bytes});
+  profile.recomputed = LargestRecomputedSegments(graph, readers);
+  profile.micro_batches = model.strategy.micro_batches;
+  return profile;
+}
+
+namespace {
+
+// The slots a kept activation of `stage` has: the micro-batches its rank runs ahead there.
+double KeptSlots(int32_t stage, const Strategy& strategy) {
+  const int ranks = static_cast<int>(std::max<int64_t>(1, strategy.pp));
+  const std::vector<int64_t> ahead = compiler::MicroBatchesAhead(
+      strategy.schedule != Schedule::kGPipe, strategy.schedule == Schedule::kZeroBubbleH1, ranks,
+      static_cast<int>(strategy.virtual_stages), strategy.micro_batches, stage % ranks);
+  const auto chunk = std::min(static_cast<size_t>(stage / ranks), ahead.size() - 1);
+  return static_cast<double>(ahead[chunk]);
+}
+
+}  // namespace
+
+int64_t MemoryFloor(const MemoryProfile& profile, const Strategy& strategy) {
+  double floor = 0;
+  for (const auto& entry : profile.variable_bytes) {
+    floor = std::max(floor, static_cast<double>(entry.second));
+  }
+  // By the devices of a stage: each device's average share of its kept slots.
+  const double scale =
+      strategy.micro_batches >= profile.micro_batches
+          ? static_cast<double>(profile.micro_batches) / static_cast<double>(strategy.micro_batches)
+          : 0.0;
+  std::map<std::vector<sbp::DeviceId>, double> kept;
+  for (const MemoryProfile::Kept& k : profile.kept) {
+    kept[k.devices] +=
+        KeptSlots(k.stage, strategy) * k.bytes * scale / static_cast<double>(k.devices.size());
+  }
+  for (const auto& [devices, bytes] : profile.recomputed) {
+    kept[devices] += bytes * scale / static_cast<double>(devices.size());
+  }
+  for (const auto& [devices, bytes] : kept) {
+    double variables = 0;
+    for (const sbp::DeviceId& d : devices) {
+      const auto found = profile.variable_bytes.find(d);
+      if (found != profile.variable_bytes.end()) variables += static_cast<double>(found->second);
+    }
+    floor = std::max(floor, variables / static_cast<double>(devices.size()) + bytes);
+  }
+  return static_cast<int64_t>(floor);
+}
+
+int64_t VariableBytesFloor(const BuiltModel& model, const graph::OpRegistry& registry) {
+  Strategy variables_only;
+  const MemoryProfile profile = ProfileMemory(model, registry);
+  return MemoryFloor(MemoryProfile{profile.variable_bytes, {}}, variables_only);
 }
 
 }  // namespace twinflow::models

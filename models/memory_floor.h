@@ -2,17 +2,52 @@
 // A floor under a model's memory per device, from its graph alone (no search, no lowering):
 // what tune uses to drop a strategy that cannot fit before compiling and simulating it.
 #include <cstdint>
+#include <map>
+#include <vector>
 
 #include "engine/graph/op_registry.h"
 #include "models/model.h"
+#include "models/strategy.h"
 
 namespace twinflow::models {
 
-// The most bytes of variables (parameters and optimizer state) any one device holds. Variables
-// live in the arena for the whole step, so every Plan compiled from `model` has an arena at
-// least this large on some device. A variable pinned on every mesh axis is counted in its
-// pinned layout, slice by slice; any other is counted as if split evenly over its devices (the
-// leanest any layout could make it), so the floor holds whatever the search chooses.
+// What the floor is made of, read once from a model's graph; the micro-batches and the
+// schedule only weigh it (MemoryFloor), so models alike in the rest share it.
+struct MemoryProfile {
+  // Bytes of variables (parameters and optimizer state) by device. A variable pinned on every
+  // mesh axis is counted in its pinned layout, slice by slice; any other as if split evenly over
+  // its devices (the leanest any layout could make it), so it holds whatever the search chooses.
+  std::map<sbp::DeviceId, int64_t> variable_bytes;
+  // Activations kept for the backward pass: outputs of per-micro-batch forward ops that a
+  // backward op on the same devices reads (with recomputation, the segments' inputs), in
+  // logical bytes of one micro-batch (the graph holds one), by the devices and pipeline stage
+  // producing them.
+  struct Kept {
+    std::vector<sbp::DeviceId> devices;
+    int32_t stage = 0;
+    double bytes = 0;
+  };
+  std::vector<Kept> kept;
+  // By devices: the most bytes of one recomputed segment's outputs the backward pass reads, of
+  // one micro-batch (live together while the segment's gradients run).
+  std::map<std::vector<sbp::DeviceId>, double> recomputed;
+  int64_t micro_batches = 1;  // the model's: its micro-batch is the step's batch over these
+};
+
+MemoryProfile ProfileMemory(const BuiltModel& model, const graph::OpRegistry& registry);
+
+// At least the arena of the busiest device of every Plan compiled from the model under
+// `strategy` (its pipeline degree, chunks, micro-batches and schedule). Variables live in the
+// arena all step; a kept activation's register has slots for the micro-batches its stage runs
+// ahead (compiler::MicroBatchesAhead), each at least its share of one micro-batch's tensor, and
+// bytes of its own (it outlives its pass). The devices of a stage hold, on average, their
+// variables and those slots (and, with recomputation, one segment's recomputed activations),
+// and the busiest holds at least the average. With more
+// micro-batches than the profiled model's (a smaller micro-batch) a kept tensor is taken as
+// shrinking in proportion, at most what it does; with fewer, the activations are left out.
+int64_t MemoryFloor(const MemoryProfile& profile, const Strategy& strategy);
+
+// The most bytes of variables any one device holds (MemoryFloor without the activations).
 int64_t VariableBytesFloor(const BuiltModel& model, const graph::OpRegistry& registry);
 
 }  // namespace twinflow::models

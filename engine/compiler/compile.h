@@ -25,4 +25,9 @@ struct Compiled {
 Compiled Compile(const graph::LogicalGraph& graph, const graph::OpRegistry& registry,
                  const sbp::CostModel& cost_model, const CompileOptions& options);
 
+// Compile's lowering of `assignment`, a search already run on `graph` (with another schedule
+// or fold: the search reads neither), so that Plans differing only in those share it.
+Compiled CompileSearched(const graph::LogicalGraph& graph, const graph::OpRegistry& registry,
+                         SbpAssignment assignment, const LowerOptions& options);
+
 }  // namespace twinflow::compiler

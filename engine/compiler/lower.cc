@@ -350,10 +350,9 @@ SlotSchedule Lowerer::Schedule(const LowerOptions& options) const {
   SlotSchedule schedule;
   schedule.micro_batches = micro_batches_;
   for (const auto& [device, stages] : device_stages_) {
-    std::vector<int64_t> ahead(stages.size(), micro_batches_);  // GPipe: every micro-batch
-    if (options.one_f_one_b && micro_batches_ > 1) {
-      ahead = MicroBatchesInFlight(Sequence(device), static_cast<int>(stages.size()));
-    }
+    const std::vector<int64_t> ahead = MicroBatchesAhead(
+        options.one_f_one_b, zero_bubble_, pipeline_ranks_, static_cast<int>(stages.size()),
+        micro_batches_, stages.front() % pipeline_ranks_);
     for (size_t c = 0; c < stages.size(); ++c) schedule.ahead[{device, stages[c]}] = ahead[c];
   }
   for (const Rate rate : regst_rate_) schedule.per_micro_batch.push_back(rate == Rate::kMicroBatch);

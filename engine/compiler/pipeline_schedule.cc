@@ -94,4 +94,14 @@ std::vector<int64_t> MicroBatchesInFlight(const std::vector<MicroStep>& sequence
   return most;
 }
 
+std::vector<int64_t> MicroBatchesAhead(bool one_f_one_b, bool zero_bubble, int ranks, int chunks,
+                                       int64_t micro_batches, int rank) {
+  if (!one_f_one_b || micro_batches <= 1) {
+    return std::vector<int64_t>(static_cast<size_t>(chunks), micro_batches);
+  }
+  return MicroBatchesInFlight(zero_bubble ? ZeroBubbleSequence(ranks, micro_batches, rank)
+                                          : PipelineSequence(ranks, chunks, micro_batches, rank),
+                              chunks);
+}
+
 }  // namespace twinflow::compiler

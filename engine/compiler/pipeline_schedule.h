@@ -51,4 +51,11 @@ std::vector<MicroStep> ZeroBubbleSequence(int ranks, int64_t micro_batches, int 
 // the pieces that chunk's activations must be kept for.
 std::vector<int64_t> MicroBatchesInFlight(const std::vector<MicroStep>& sequence, int chunks);
 
+// Per chunk of pipeline rank `rank`: how many micro-batches its per-micro-batch registers let
+// it run ahead (their slots, slot_counts.h rule 4). Every micro-batch without a 1F1B order
+// (GPipe) or with one micro-batch; else MicroBatchesInFlight of the rank's sequence (ZB-H1's
+// with `zero_bubble`).
+std::vector<int64_t> MicroBatchesAhead(bool one_f_one_b, bool zero_bubble, int ranks, int chunks,
+                                       int64_t micro_batches, int rank);
+
 }  // namespace twinflow::compiler

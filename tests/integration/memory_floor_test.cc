@@ -1,6 +1,7 @@
-// models::VariableBytesFloor, the floor tune drops strategies by before compiling them: it never
-// exceeds the arena of a Plan compiled from the model, whatever the strategy (so tune's early
-// "out of memory" never drops a strategy that fits), and it is not vacuous.
+// models::VariableBytesFloor and models::MemoryFloor, the floors tune drops strategies by before
+// compiling them: neither exceeds the arena of a Plan compiled from the model, whatever the
+// strategy, schedule or recomputation (so tune's early "out of memory" never drops a strategy
+// that fits), and neither is vacuous.
 #include "models/memory_floor.h"
 
 #include <gtest/gtest.h>
@@ -23,6 +24,18 @@ const graph::OpRegistry& Ops() {
   return registry;
 }
 
+// The arena of the busiest device of `model` compiled as its strategy says.
+int64_t CompiledArena(const models::BuiltModel& model) {
+  compiler::CompileOptions compile;
+  compile.lower = models::StrategyLowerOptions(model.strategy);
+  compile.lower.fetches = {model.loss};
+  const plan::Plan plan =
+      compiler::Compile(model.graph, Ops(), sbp::AlphaBetaCostModel(), compile).plan;
+  int64_t arena = 0;
+  for (const plan::MemoryPlan& m : plan.memory()) arena = std::max(arena, m.arena_bytes());
+  return arena;
+}
+
 TEST(MemoryFloor, NeverAboveTheCompiledArenaOnAnyStrategy) {
   for (const std::string strategy :
        {"dp=4", "tp=4", "dp=2,tp=2", "pp=2,mb=2", "dp=2,pp=2,mb=2", "dp=4,zero=1",
@@ -33,18 +46,66 @@ TEST(MemoryFloor, NeverAboveTheCompiledArenaOnAnyStrategy) {
       options.devices = 4;
       options.optimizer = graph::ParseOptimizer(optimizer);
       const models::BuiltModel model = models::BuildGpt(Ops(), testing::TinyGptConfig(), options);
-      compiler::CompileOptions compile;
-      compile.lower = models::StrategyLowerOptions(model.strategy);
-      compile.lower.fetches = {model.loss};
-      const plan::Plan plan =
-          compiler::Compile(model.graph, Ops(), sbp::AlphaBetaCostModel(), compile).plan;
-      int64_t arena = 0;
-      for (const plan::MemoryPlan& m : plan.memory()) arena = std::max(arena, m.arena_bytes());
+      const int64_t arena = CompiledArena(model);
       const int64_t floor = models::VariableBytesFloor(model, Ops());
       EXPECT_LE(floor, arena) << strategy << ", " << optimizer;
       // Adam's two moments and the weights are most of a tiny model's arena.
       EXPECT_GT(floor, arena / 20) << strategy << ", " << optimizer;
     }
+  }
+}
+
+TEST(MemoryFloor, WithActivationsNeverAboveTheCompiledArena) {
+  // A longer sequence than the tiny GPT's, so that activations weigh beside the variables.
+  models::GptConfig config = testing::TinyGptConfig();
+  config.layers = 4;
+  config.sequence = 64;
+  config.batch = 16;
+  double largest_share = 0;
+  for (const std::string strategy :
+       {"dp=4", "tp=4", "dp=2,tp=2,sp=true", "dp=4,mb=4", "pp=2,dp=2,mb=4", "pp=4,mb=4",
+        "pp=4,mb=8,schedule=gpipe", "pp=2,tp=2,mb=4,schedule=zb-h1", "pp=2,dp=2,mb=4,vp=2",
+        "pp=2,dp=2,mb=2,recompute=full", "pp=2,tp=2,mb=4,recompute=selective,precision=bf16",
+        "dp=4,zero=1,mb=2", "dp=4,recompute=full", "tp=4,mb=2,recompute=full",
+        "pp=4,mb=8,schedule=gpipe,recompute=full", "pp=2,dp=2,mb=4,vp=2,recompute=full",
+        "pp=2,tp=2,mb=4,schedule=zb-h1,recompute=full,precision=bf16", "auto"}) {
+    models::BuildOptions options;
+    options.strategy = models::ParseStrategy(strategy);
+    options.devices = 4;
+    const models::BuiltModel model = models::BuildGpt(Ops(), config, options);
+    const int64_t arena = CompiledArena(model);
+    const int64_t variables = models::VariableBytesFloor(model, Ops());
+    const int64_t floor = models::MemoryFloor(models::ProfileMemory(model, Ops()), model.strategy);
+    EXPECT_LE(floor, arena) << strategy;
+    EXPECT_GE(floor, variables) << strategy;
+    largest_share = std::max(largest_share, static_cast<double>(floor - variables) / arena);
+    ::testing::Test::RecordProperty(strategy, std::to_string(static_cast<double>(floor) / arena));
+  }
+  // The activations count: somewhere they are a good part of the arena.
+  EXPECT_GT(largest_share, 0.2);
+}
+
+TEST(MemoryFloor, AProfileBoundsMoreMicroBatchesThanItsOwn) {
+  // tune profiles a strategy once, at its fewest micro-batches, and weighs the others by it.
+  models::GptConfig config = testing::TinyGptConfig();
+  config.layers = 4;
+  config.sequence = 64;
+  config.batch = 16;
+  for (const auto& [strategy, profiled] :
+       {std::pair<std::string, std::string>{"dp=4,mb=4", "dp=4,mb=1"},
+        {"pp=2,dp=2,mb=4", "pp=2,dp=2,mb=2"},
+        {"pp=4,mb=8,schedule=gpipe", "pp=4,mb=4,schedule=gpipe"},
+        {"pp=2,dp=2,mb=8,vp=2", "pp=2,dp=2,mb=2,vp=2"},
+        {"pp=2,dp=2,mb=8,recompute=full", "pp=2,dp=2,mb=2,recompute=full"}}) {
+    models::BuildOptions options;
+    options.devices = 4;
+    options.strategy = models::ParseStrategy(strategy);
+    const models::BuiltModel model = models::BuildGpt(Ops(), config, options);
+    options.strategy = models::ParseStrategy(profiled);
+    const models::BuiltModel other = models::BuildGpt(Ops(), config, options);
+    const int64_t floor = models::MemoryFloor(models::ProfileMemory(other, Ops()), model.strategy);
+    EXPECT_LE(floor, CompiledArena(model)) << strategy;
+    EXPECT_GT(floor, models::VariableBytesFloor(model, Ops())) << strategy;
   }
 }
 
