@@ -36,9 +36,11 @@ ArgParser TuneParser() {
       "twinflow tune",
       "Enumerate the (dp, tp, pp, micro-batches, schedule, vp, sp) strategies that fit a "
       "cluster, simulate each (again with zero=1, then recompute=full, when it runs out of "
-      "memory), drop those that still do, and rank the rest. Under mpirun the ranks share "
-      "the candidates and rank 0 prints the ranking one rank would. Ctrl-C stops after the "
-      "candidate in progress and ranks those done.");
+      "memory), drop those that still do, and rank the rest. Each is screened by its model "
+      "first: one whose memory floor passes the device's is not compiled, and one whose "
+      "kernels alone are slower than the top is not simulated (--exhaustive simulates all). "
+      "Under mpirun the ranks share the candidates and rank 0 prints the ranking one rank "
+      "would. Ctrl-C stops after the candidate in progress and ranks those done.");
   AddModelFlags(parser);
   AddClusterFlags(parser);
   AddFoldFlag(parser);
