@@ -3,9 +3,11 @@
 // under its memory (models::MemoryFloor, its variables and the activations its schedule keeps:
 // more than the device holds, and no Plan of it fits) and a lower bound on its step time
 // (sim::StepTimeLowerBound: slower than the strategies already ranked, and it cannot join
-// them). What they are made of depends on the degrees, the chunks, sp, zero and recomputation,
-// not on the micro-batches or the schedule, which only weigh it, so candidates alike in the
-// rest share one model build.
+// them). What they are made of depends on the degrees, the chunks, sp, zero and recomputation;
+// the schedule only weighs it, and so do the micro-batches, the profile being taken at the
+// fewest of a family (candidates come in that order; the graph holds one micro-batch, and a
+// profile weighs any candidate with as many or more safely). So candidates alike in the rest
+// share one model build.
 #include <cstdint>
 #include <functional>
 #include <limits>
