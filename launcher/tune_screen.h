@@ -4,10 +4,11 @@
 // more than the device holds, and no Plan of it fits) and a lower bound on its step time
 // (sim::StepTimeLowerBound: slower than the strategies already ranked, and it cannot join
 // them). What they are made of depends on the degrees, the chunks, sp, zero and recomputation;
-// the schedule only weighs it, and so do the micro-batches, the profile being taken at the
-// fewest of a family (candidates come in that order; the graph holds one micro-batch, and a
-// profile weighs any candidate with as many or more safely). So candidates alike in the rest
-// share one model build.
+// the schedule only weighs it, and so do the micro-batches: the graph holds one micro-batch,
+// and a profile weighs any candidate with as many or more safely (one with fewer gets only
+// the part that does not shrink). Plain candidates are screened in their enumeration order, so
+// each family's profile is taken at its fewest; a retry's (zero, recompute) at whichever comes
+// first. So candidates alike in the rest share one model build.
 #include <cstdint>
 #include <functional>
 #include <limits>
