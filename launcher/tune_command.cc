@@ -200,11 +200,13 @@ extern "C" void OnInterrupt(int) {
 
 // The candidates in the order tune evaluates them: the fastest bound first (then candidate
 // order), so the strategies that will rank come early and raise the bar for the rest.
+// With `stoppable` Ctrl-C cuts the screen short (one rank); ranks screen every candidate, so
+// that they share out one order, and stop together after the first batch.
 std::vector<int64_t> BoundOrder(const TuneSetting& setting,
-                                const std::vector<Candidate>& candidates) {
+                                const std::vector<Candidate>& candidates, bool stoppable) {
   const auto start = std::chrono::steady_clock::now();
   std::vector<std::pair<double, int64_t>> keyed;
-  for (size_t i = 0; i < candidates.size() && !interrupted; ++i) {
+  for (size_t i = 0; i < candidates.size() && !(stoppable && interrupted); ++i) {
     std::optional<models::BuiltModel> unused;
     keyed.push_back({BoundSeconds(ScreenOf(setting, candidates[i], unused), candidates[i]),
                      static_cast<int64_t>(i)});
@@ -384,8 +386,8 @@ int RunTuneCommand(const std::vector<std::string>& args, std::ostream& out) {
                             cost,     fixed,    top,      parsed.Given("exhaustive"),
                             &screens, &searches};
   std::signal(SIGINT, OnInterrupt);
-  std::vector<Outcome> outcomes =
-      EvaluateInBatches(setting, candidates, BoundOrder(setting, candidates), rank, ranks, start);
+  std::vector<Outcome> outcomes = EvaluateInBatches(
+      setting, candidates, BoundOrder(setting, candidates, ranks == 1), rank, ranks, start);
   std::signal(SIGINT, SIG_DFL);
   RankOutcomes(outcomes);
   if (rank != 0) return 0;
