@@ -98,8 +98,8 @@ ParsedArgs CandidateArgs(const TuneSetting& setting, const Candidate& candidate)
 }
 
 // The screen of a candidate, its model left in `model` when it was built for it.
-Screen ScreenOf(const TuneSetting& setting, const Candidate& candidate,
-                std::optional<models::BuiltModel>& model) {
+const Screen& ScreenOf(const TuneSetting& setting, const Candidate& candidate,
+                       std::optional<models::BuiltModel>& model) {
   return setting.screens->Of(
       candidate,
       [&] { return BuildModelFromArgs(CandidateArgs(setting, candidate), setting.registry); },
@@ -116,7 +116,7 @@ Outcome Evaluate(const TuneSetting& setting, const Candidate& candidate, int64_t
   o.candidate = candidate;
   try {
     std::optional<models::BuiltModel> model;
-    const Screen screen = ScreenOf(setting, candidate, model);
+    const Screen& screen = ScreenOf(setting, candidate, model);
     if (!screen.error.empty()) {
       o.why = screen.error;
       return o;
@@ -134,7 +134,6 @@ Outcome Evaluate(const TuneSetting& setting, const Candidate& candidate, int64_t
     if (!entry.model) {
       entry.model.emplace(model ? std::move(*model) : BuildModelFromArgs(one, setting.registry));
     }
-    model = std::nullopt;
     const models::BuiltModel& built = *entry.model;
     entry.model->strategy.schedule = candidate.schedule;  // what the lowering reads of it
     const compiler::Compiled compiled =

@@ -7,8 +7,8 @@
 
 namespace twinflow::launcher {
 
-Screen Screens::Of(const Candidate& c, const std::function<models::BuiltModel()>& build,
-                   std::optional<models::BuiltModel>& built) {
+const Screen& Screens::Of(const Candidate& c, const std::function<models::BuiltModel()>& build,
+                          std::optional<models::BuiltModel>& built) {
   const Key key{c.dp, c.tp, c.pp, c.vp, c.sp, c.zero, c.recompute};
   const auto found = known_.find(key);
   if (found != known_.end()) return found->second;
@@ -19,8 +19,9 @@ Screen Screens::Of(const Candidate& c, const std::function<models::BuiltModel()>
     screen.work = sim::ProfileWork(built->graph, registry_, spec_, built->strategy.micro_batches);
   } catch (const Error& e) {
     // Not kept: the error may be this candidate's own (its micro-batches, its schedule).
-    screen.error = e.message().substr(0, 100);
-    return screen;
+    failed_ = Screen{};
+    failed_.error = e.message().substr(0, 100);
+    return failed_;
   }
   return known_.emplace(key, std::move(screen)).first->second;
 }

@@ -46,15 +46,17 @@ class Screens {
 
   // The screen of `candidate`. When it is not known yet, `build` builds its model, which is
   // left in `built` for the caller to compile; an Error it throws becomes the screen's error
-  // (not kept: the next candidate alike tries again).
-  Screen Of(const Candidate& candidate, const std::function<models::BuiltModel()>& build,
-            std::optional<models::BuiltModel>& built);
+  // (not kept: the next candidate alike tries again; the reference then lasts until the next
+  // call).
+  const Screen& Of(const Candidate& candidate, const std::function<models::BuiltModel()>& build,
+                   std::optional<models::BuiltModel>& built);
 
  private:
   using Key = std::tuple<int64_t, int64_t, int64_t, int64_t, bool, bool, bool>;
   const graph::OpRegistry& registry_;
   const sim::ClusterSpec& spec_;
   std::map<Key, Screen> known_;
+  Screen failed_;  // the last screen whose build failed
 };
 
 // The models tune compiled last and their SBP searches, by what the graph depends on: the

@@ -4,26 +4,12 @@
 #include <map>
 #include <vector>
 
-#include "engine/compiler/kernel_class.h"
+#include "engine/compiler/op_task.h"
 #include "engine/compiler/rates.h"
 #include "simulator/act_timing.h"
 
 namespace twinflow::sim {
 namespace {
-
-// The roles whose ops become COMPUTE tasks (lower.cc's TaskKindOf): kernels on the compute
-// stream. Variables, inputs and assigns are left out (their acts are cheaper or none).
-bool RunsAKernel(graph::OpRole role) {
-  switch (role) {
-    case graph::OpRole::kCompute:
-    case graph::OpRole::kOptimizerUpdate:
-    case graph::OpRole::kStepIncrement:
-    case graph::OpRole::kGradientStatistic:
-      return true;
-    default:
-      return false;
-  }
-}
 
 // The least time the kernels of every act of `op` on its devices add up to (ActTiming's, less
 // the launches, counted apart, and the GEMM's tile padding): its logical flops or bytes at its
@@ -53,7 +39,8 @@ WorkProfile ProfileWork(const graph::LogicalGraph& graph, const graph::OpRegistr
   std::vector<graph::TensorMeta> inputs;
   for (const graph::OpNode& op : graph.ops()) {
     const graph::OpDef& def = registry.Find(op.type);
-    if (!RunsAKernel(def.role) || !def.cost) continue;
+    // Kernels on the compute stream; variables, inputs and assigns are cheaper acts or none.
+    if (compiler::TaskKindOf(def.role) != plan::COMPUTE || !def.cost) continue;
     inputs.clear();
     for (const graph::TensorId t : op.inputs) inputs.push_back(graph.tensor(t).meta);
     WorkProfile::Placement& p = by_devices[op.placement.device_ids()];

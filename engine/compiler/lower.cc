@@ -4,8 +4,8 @@
 #include <map>
 #include <set>
 
-#include "engine/compiler/kernel_class.h"
 #include "engine/compiler/lower_internal.h"
+#include "engine/compiler/op_task.h"
 #include "engine/compiler/pipeline_schedule.h"
 #include "engine/compiler/plan_memory.h"
 #include "engine/compiler/rates.h"
@@ -50,23 +50,6 @@ void AddAttr(plan::OpDesc& op, const std::string& name, const AttrValue& value) 
     plan::IntList* ints = attr->mutable_ints();  // set even when empty: a scalar's shape
     for (int64_t v : *list) ints->add_values(v);
   }
-}
-
-plan::TaskKind TaskKindOf(graph::OpRole role) {
-  switch (role) {
-    case graph::OpRole::kInput:
-      return plan::SOURCE;
-    case graph::OpRole::kVariable:
-      return plan::VARIABLE;
-    case graph::OpRole::kAssign:
-      return plan::ASSIGN;
-    case graph::OpRole::kCompute:
-    case graph::OpRole::kOptimizerUpdate:
-    case graph::OpRole::kStepIncrement:
-    case graph::OpRole::kGradientStatistic:
-      break;
-  }
-  return plan::COMPUTE;
 }
 
 // The op's cost on this device's physical shapes.
@@ -342,8 +325,8 @@ std::vector<int64_t> Lowerer::InputsReadOnce(const graph::OpNode& op,
 std::vector<MicroStep> Lowerer::Sequence(int32_t device) const {
   const std::vector<int32_t>& stages = device_stages_.at(device);
   const int rank = stages.front() % pipeline_ranks_;
-  if (zero_bubble_) return ZeroBubbleSequence(pipeline_ranks_, micro_batches_, rank);
-  return PipelineSequence(pipeline_ranks_, static_cast<int>(stages.size()), micro_batches_, rank);
+  return RankSequence(zero_bubble_, pipeline_ranks_, static_cast<int>(stages.size()),
+                      micro_batches_, rank);
 }
 
 SlotSchedule Lowerer::Schedule(const LowerOptions& options) const {

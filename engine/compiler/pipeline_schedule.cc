@@ -99,9 +99,14 @@ std::vector<int64_t> MicroBatchesAhead(bool one_f_one_b, bool zero_bubble, int r
   if (!one_f_one_b || micro_batches <= 1) {
     return std::vector<int64_t>(static_cast<size_t>(chunks), micro_batches);
   }
-  return MicroBatchesInFlight(zero_bubble ? ZeroBubbleSequence(ranks, micro_batches, rank)
-                                          : PipelineSequence(ranks, chunks, micro_batches, rank),
+  return MicroBatchesInFlight(RankSequence(zero_bubble, ranks, chunks, micro_batches, rank),
                               chunks);
+}
+
+std::vector<MicroStep> RankSequence(bool zero_bubble, int ranks, int chunks, int64_t micro_batches,
+                                    int rank) {
+  if (zero_bubble) return ZeroBubbleSequence(ranks, micro_batches, rank);
+  return PipelineSequence(ranks, chunks, micro_batches, rank);
 }
 
 }  // namespace twinflow::compiler

@@ -46,6 +46,11 @@ std::vector<MicroStep> PipelineSequence(int ranks, int chunks, int64_t micro_bat
 // numbers out of range.
 std::vector<MicroStep> ZeroBubbleSequence(int ranks, int64_t micro_batches, int rank);
 
+// Rank `rank`'s sequence under the schedule the lowering orders by: ZB-H1's with
+// `zero_bubble` (one chunk), else (interleaved) 1F1B's.
+std::vector<MicroStep> RankSequence(bool zero_bubble, int ranks, int chunks, int64_t micro_batches,
+                                    int rank);
+
 // Per chunk of `sequence` (for `chunks` chunks): the most micro-batches between the start of
 // their forward and the end of their last backward step (W where there are W steps) at once,
 // the pieces that chunk's activations must be kept for.
@@ -53,8 +58,7 @@ std::vector<int64_t> MicroBatchesInFlight(const std::vector<MicroStep>& sequence
 
 // Per chunk of pipeline rank `rank`: how many micro-batches its per-micro-batch registers let
 // it run ahead (their slots, slot_counts.h rule 4). Every micro-batch without a 1F1B order
-// (GPipe) or with one micro-batch; else MicroBatchesInFlight of the rank's sequence (ZB-H1's
-// with `zero_bubble`).
+// (GPipe) or with one micro-batch; else MicroBatchesInFlight of its RankSequence.
 std::vector<int64_t> MicroBatchesAhead(bool one_f_one_b, bool zero_bubble, int ranks, int chunks,
                                        int64_t micro_batches, int rank);
 

@@ -1,8 +1,25 @@
-#include "engine/compiler/kernel_class.h"
+#include "engine/compiler/op_task.h"
 
 #include "engine/core/error.h"
 
 namespace twinflow::compiler {
+
+plan::TaskKind TaskKindOf(graph::OpRole role) {
+  switch (role) {
+    case graph::OpRole::kInput:
+      return plan::SOURCE;
+    case graph::OpRole::kVariable:
+      return plan::VARIABLE;
+    case graph::OpRole::kAssign:
+      return plan::ASSIGN;
+    case graph::OpRole::kCompute:
+    case graph::OpRole::kOptimizerUpdate:
+    case graph::OpRole::kStepIncrement:
+    case graph::OpRole::kGradientStatistic:
+      break;
+  }
+  return plan::COMPUTE;
+}
 
 plan::KernelClass PlanKernelClass(graph::KernelClass kind) {
   switch (kind) {
