@@ -255,7 +255,8 @@ std::function<void(int64_t, int64_t)> PassProgress(const std::string& pass) {
 compiler::Compiled CompileFromArgs(const models::BuiltModel& model, const ParsedArgs& args,
                                    const graph::OpRegistry& registry, int64_t devices_per_rank,
                                    const sbp::AlphaBetaConfig* cluster_cost, plan::DeviceFold fold,
-                                   const compiler::SbpAssignment* searched) {
+                                   const compiler::SbpAssignment* searched,
+                                   std::shared_ptr<compiler::BoxingTimes> times) {
   const sbp::AlphaBetaCostModel cost(cluster_cost && !args.Given("cost-model")
                                          ? *cluster_cost
                                          : CostConfigFromArgs(args, "cpu-host"));
@@ -265,6 +266,7 @@ compiler::Compiled CompileFromArgs(const models::BuiltModel& model, const Parsed
   options.lower.devices_per_rank = devices_per_rank;
   options.lower.fold = fold;
   options.search.progress = PassProgress("SBP search (ops priced, then boxed)");
+  options.search.shared_times = std::move(times);
   options.lower.progress = PassProgress("lowering (ops)");
   if (searched) return compiler::CompileSearched(model.graph, registry, *searched, options.lower);
   return compiler::Compile(model.graph, registry, cost, options);

@@ -2,8 +2,10 @@
 // The model flags shared by `explain`, `compile`, `run`, `sim`, `tune` and `calibrate`: which
 // model, its sizes, the devices and the strategy. Declared once, parsed into a built model.
 #include <functional>
+#include <memory>
 #include <string>
 
+#include "engine/compiler/boxing_pricer.h"
 #include "engine/compiler/compile.h"
 #include "engine/graph/op_registry.h"
 #include "engine/sbp/alpha_beta_cost_model.h"
@@ -49,12 +51,14 @@ std::function<void(int64_t, int64_t)> PassProgress(const std::string& pass);
 // step, with its strategy's micro-batches and schedule; devices go to ranks by
 // `devices_per_rank` (0: all on one rank); lowered folded by `fold` (for the simulator) where
 // the graph has that symmetry. With `searched` (a search of the same model, for another
-// schedule) it is lowered without searching again.
+// schedule) it is lowered without searching again; `times`: boxing times shared with other
+// searches on the same cluster (SbpSearchOptions::shared_times).
 compiler::Compiled CompileFromArgs(const models::BuiltModel& model, const ParsedArgs& args,
                                    const graph::OpRegistry& registry, int64_t devices_per_rank = 0,
                                    const sbp::AlphaBetaConfig* cluster_cost = nullptr,
                                    plan::DeviceFold fold = {},
-                                   const compiler::SbpAssignment* searched = nullptr);
+                                   const compiler::SbpAssignment* searched = nullptr,
+                                   std::shared_ptr<compiler::BoxingTimes> times = nullptr);
 
 // Loads the Plan file at `path` (PlanError when it is corrupt or invalid) and checks that it
 // was compiled for `model`: the same feeds with the same shapes, the same micro-batches and

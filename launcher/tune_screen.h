@@ -13,11 +13,13 @@
 #include <functional>
 #include <limits>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <tuple>
 #include <vector>
 
+#include "engine/compiler/boxing_pricer.h"
 #include "engine/compiler/sbp_search.h"
 #include "engine/graph/op_registry.h"
 #include "launcher/tune_outcome.h"
@@ -72,8 +74,12 @@ class SearchCache {
   };
   // The entry of `candidate` (empty when new); the other families' entries are dropped.
   Entry& For(const Candidate& candidate);
+  // Boxing times shared by every search of the tune (one cluster, one cost model): families
+  // differing in sp, zero, recompute or stages price mostly the same edges.
+  const std::shared_ptr<compiler::BoxingTimes>& times() const { return times_; }
 
  private:
+  std::shared_ptr<compiler::BoxingTimes> times_ = std::make_shared<compiler::BoxingTimes>();
   using Key = std::tuple<int64_t, int64_t, int64_t, int64_t, bool, int64_t, bool, bool>;
   std::map<Key, Entry> entries_;
 };

@@ -164,7 +164,9 @@ int64_t MemoryFloor(const MemoryProfile& profile, const Strategy& strategy) {
 int64_t VariableBytesFloor(const BuiltModel& model, const graph::OpRegistry& registry) {
   Strategy variables_only;
   const MemoryProfile profile = ProfileMemory(model, registry);
-  return MemoryFloor(MemoryProfile{profile.variable_bytes, {}}, variables_only);
+  MemoryProfile variables;
+  variables.variable_bytes = profile.variable_bytes;
+  return MemoryFloor(variables, variables_only);
 }
 
 }  // namespace twinflow::models

@@ -4,6 +4,7 @@
 #include <map>
 #include <sstream>
 
+#include "engine/compiler/boxing_pricer.h"
 #include "engine/compiler/min_sum_solver.h"
 #include "engine/core/error.h"
 #include "engine/graph/nd_signature_cache.h"
@@ -23,121 +24,6 @@ bool AllAxes(const sbp::NdSbp& nd, const sbp::Sbp& sbp) {
   }
   return true;
 }
-
-// Boxing times by (shape, dtype, layouts): models repeat the same edges layer after layer, and
-// pipeline stages repeat them on shifted devices, which the cost model prices alike.
-class BoxingPricer {
- public:
-  // The cost model must outlive the pricer (one search).
-  BoxingPricer(const sbp::CostModel& cost_model, sbp::BoxingDetail detail)
-      : cost_model_(cost_model), detail_(detail) {}
-
-  double Time(const graph::TensorMeta& meta, const sbp::Layout& src, const sbp::Layout& dst) {
-    if (src == dst) return 0;
-    const int64_t shift = Shift(src.placement, dst.placement);
-    return Lookup(
-        TimesFrom(meta, {Shifted(src.placement, shift), src.nd_sbp}, Shifted(dst.placement, shift)),
-        src, dst);
-  }
-
-  // The boxing plan from `src` to `dst`: planned once per (tensor meta, layouts shifted as
-  // Time's), then its layouts shifted back, once per shift. The rest of a plan (groups,
-  // transfers) counts in parallel indices, which a shift leaves alone.
-  std::shared_ptr<const sbp::BoxingPlan> Plan(const graph::TensorMeta& meta, const sbp::Layout& src,
-                                              const sbp::Layout& dst) {
-    const int64_t shift = Shift(src.placement, dst.placement);
-    const sbp::Layout shifted_src{Shifted(src.placement, shift), src.nd_sbp};
-    const sbp::Layout shifted_dst{Shifted(dst.placement, shift), dst.nd_sbp};
-    const std::string key =
-        meta.ToString() + "|" + shifted_src.ToString() + "|" + shifted_dst.ToString();
-    auto& planned = plans_[key];
-    if (!planned) {
-      planned = std::make_shared<const sbp::BoxingPlan>(
-          sbp::PlanBoxing(meta.shape, meta.dtype, shifted_src, shifted_dst, cost_model_, detail_));
-    }
-    if (shift == 0) return planned;
-    auto& moved = plans_[key + "|" + std::to_string(shift)];
-    if (!moved) {
-      sbp::BoxingPlan plan = *planned;
-      plan.src = src;
-      plan.dst = dst;
-      for (sbp::BoxingStep& step : plan.steps) {
-        step.from.placement = Shifted(step.from.placement, -shift);
-        step.to.placement = Shifted(step.to.placement, -shift);
-      }
-      moved = std::make_shared<const sbp::BoxingPlan>(std::move(plan));
-    }
-    return moved;
-  }
-
-  // Time() for every pair of `sources` x `targets` on one edge, row by row: the placements
-  // are shifted once and each distinct source layout priced once.
-  std::vector<double> Times(const graph::TensorMeta& meta, const sbp::Placement& from,
-                            const std::vector<const sbp::NdSbp*>& sources, const sbp::Placement& to,
-                            const std::vector<const sbp::NdSbp*>& targets) {
-    const int64_t shift = Shift(from, to);
-    const sbp::Placement shifted_from = Shifted(from, shift), shifted_to = Shifted(to, shift);
-    std::map<sbp::NdSbp, const std::map<sbp::NdSbp, double>*> rows;
-    std::vector<double> out;
-    out.reserve(sources.size() * targets.size());
-    for (const sbp::NdSbp* s : sources) {
-      auto row = rows.find(*s);
-      if (row == rows.end())
-        row = rows.emplace(*s, &TimesFrom(meta, {shifted_from, *s}, shifted_to)).first;
-      for (const sbp::NdSbp* t : targets) {
-        const sbp::Layout src{from, *s}, dst{to, *t};
-        out.push_back(from == to && *s == *t ? 0.0 : Lookup(*row->second, src, dst));
-      }
-    }
-    return out;
-  }
-
- private:
-  // The times from `from` to every layout on placement `to`, cached.
-  const std::map<sbp::NdSbp, double>& TimesFrom(const graph::TensorMeta& meta,
-                                                const sbp::Layout& from, const sbp::Placement& to) {
-    const std::string key = meta.ToString() + "|" + from.ToString() + "|" + to.ToString();
-    auto it = cache_.find(key);
-    if (it == cache_.end()) {
-      it = cache_.emplace(key, sbp::BoxingTimesFrom(meta.shape, meta.dtype, from, to, cost_model_))
-               .first;
-    }
-    return it->second;
-  }
-
-  static double Lookup(const std::map<sbp::NdSbp, double>& times, const sbp::Layout& src,
-                       const sbp::Layout& dst) {
-    const auto time = times.find(dst.nd_sbp);
-    if (time == times.end()) {
-      throw SbpError("boxing: no plan from " + src.ToString() + " to " + dst.ToString());
-    }
-    return time->second;
-  }
-
-  // The largest multiple of the cost model's period that every device id of both placements
-  // exceeds.
-  int64_t Shift(const sbp::Placement& a, const sbp::Placement& b) const {
-    const int64_t period = cost_model_.TranslationPeriod();
-    if (period <= 0) return 0;
-    int64_t lowest = a.device_ids()[0];
-    for (const sbp::Placement* p : {&a, &b}) {
-      for (int64_t id : p->device_ids()) lowest = std::min(lowest, id);
-    }
-    return lowest / period * period;
-  }
-
-  static sbp::Placement Shifted(const sbp::Placement& placement, int64_t shift) {
-    if (shift == 0) return placement;
-    std::vector<int64_t> ids = placement.device_ids();
-    for (int64_t& id : ids) id -= shift;
-    return sbp::Placement(placement.device_type(), ids, placement.hierarchy());
-  }
-
-  const sbp::CostModel& cost_model_;
-  const sbp::BoxingDetail detail_;
-  std::map<std::string, std::map<sbp::NdSbp, double>> cache_;
-  std::map<std::string, std::shared_ptr<const sbp::BoxingPlan>> plans_;  // by key, and shift
-};
 
 // An assign writes into its variable where the variable lives: its first input cannot be
 // re-laid-out (the new value, its second input, is boxed to the variable's layout instead).
@@ -401,7 +287,7 @@ std::string LargestTensors(const graph::LogicalGraph& graph, const SearchModel& 
 
 SbpAssignment SearchSbp(const graph::LogicalGraph& graph, const graph::OpRegistry& registry,
                         const sbp::CostModel& cost_model, const SbpSearchOptions& options) {
-  BoxingPricer pricer(cost_model, options.boxing_detail);
+  BoxingPricer pricer(cost_model, options.boxing_detail, options.shared_times);
   graph::NdSignatureCache signatures;
   MinSumSolution solution;
   SearchModel model;

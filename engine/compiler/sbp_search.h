@@ -20,6 +20,8 @@
 
 namespace twinflow::compiler {
 
+struct BoxingTimes;  // boxing_pricer.h
+
 struct SbpSearchOptions {
   enum class Method {
     kExact,      // the min-sum search over every op at once
@@ -38,6 +40,9 @@ struct SbpSearchOptions {
   // Called as the edges are priced and as the chosen boxings are planned, with the ops done of
   // all (twice over the graph: pricing, then planning); it must not throw.
   std::function<void(int64_t done, int64_t total)> progress;
+  // Boxing times kept across searches whose cost models price alike (boxing_pricer.h); null:
+  // this search prices its own.
+  std::shared_ptr<BoxingTimes> shared_times;
 };
 
 // One edge whose producer and consumer layouts differ, with the boxing that joins them. Edges

@@ -226,15 +226,17 @@ double AlphaBetaCostModel::InterNodeTime(int64_t count, int64_t bytes) const {
          static_cast<double>(bytes) / params.bandwidth;
 }
 
-double AlphaBetaCostModel::FastestMessageTime(int64_t bytes) const {
-  if (bytes <= 0) return 0.0;
-  double fastest = -1;
+double AlphaBetaCostModel::FastestMessagesTime(int64_t count, int64_t bytes) const {
+  if (count <= 0 || bytes <= 0) return 0.0;
+  // Each message pays at least the least latency, and all bytes at best cross the widest link.
+  double latency = -1, bandwidth = 0;
   for (const auto& [link, params] : config_.links) {
     if (link == LinkClass::kSameDevice) continue;
-    const double time = params.latency + static_cast<double>(bytes) / params.bandwidth;
-    if (fastest < 0 || time < fastest) fastest = time;
+    if (latency < 0 || params.latency < latency) latency = params.latency;
+    bandwidth = std::max(bandwidth, params.bandwidth);
   }
-  return fastest;
+  return static_cast<double>(count) * std::max(latency, 0.0) +
+         static_cast<double>(bytes) / bandwidth;
 }
 
 }  // namespace twinflow::sbp

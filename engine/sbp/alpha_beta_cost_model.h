@@ -64,7 +64,7 @@ class AlphaBetaCostModel : public CostModel {
   int64_t TranslationPeriod() const override { return config_.devices_per_node; }
   double ComputeTime(double flops, int64_t bytes, DType dtype) const override;
   double MessageTime(const DeviceId& src, const DeviceId& dst, int64_t bytes) const override;
-  double FastestMessageTime(int64_t bytes) const override;
+  double FastestMessagesTime(int64_t count, int64_t bytes) const override;
   int64_t NodeSize() const override { return config_.devices_per_node; }
   double InterNodeTime(int64_t count, int64_t bytes) const override;
 

@@ -1,6 +1,7 @@
 #include "engine/sbp/boxing_planner.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <queue>
 #include <tuple>
@@ -28,6 +29,16 @@ bool Better(const Label& candidate, const Label& current) {
   return candidate.time <= current.time + tie && candidate.steps < current.steps;
 }
 
+// A time a label reached through one more step from `from` must stay under to be Better than
+// `known` (or than a label through it and further steps): an edge whose lower bound exceeds it
+// less from's time cannot help.
+double Reach(const Label& known, const Label& from) {
+  if (from.steps + 1 < known.steps) return known.time + 2 * kRelativeTie * known.time;
+  // Better needs candidate < known - tie, tie at least kRelativeTie * known: a bound reaching
+  // that, or beyond, cannot win.
+  return std::nextafter(known.time - kRelativeTie * known.time, -1.0);
+}
+
 struct Path {
   double time = 0;
   std::vector<std::pair<int, BoxingStep>> steps;  // (node reached, step), source first
@@ -36,9 +47,12 @@ struct Path {
 // Dijkstra from source to target. Point-to-point edges are priced only when their lower bound
 // could beat both the label of the node they reach and `cap`, a known upper bound on the
 // answer; with point_to_point false they are left out. With `labels`, the search runs to
-// exhaustion and reports every node's label instead of stopping at the target.
+// exhaustion and reports every node's label instead of stopping at the target; `caps`, when
+// given, are known upper bounds on those labels (a search without point-to-point steps), and
+// bound the edges priced as `cap` does.
 std::optional<Path> ShortestPath(BoxingGraph& graph, bool point_to_point, double cap,
-                                 std::vector<Label>* labels = nullptr) {
+                                 std::vector<Label>* labels = nullptr,
+                                 const std::vector<Label>* caps = nullptr) {
   const double infinity = std::numeric_limits<double>::infinity();
   std::vector<Label> label(graph.size());
   std::vector<int> previous(graph.size(), -1);
@@ -59,12 +73,15 @@ std::optional<Path> ShortestPath(BoxingGraph& graph, bool point_to_point, double
     if (node == graph.target() && !labels) break;
     const auto budget = [&](int next) {
       if (!point_to_point) return -1.0;
-      double bound = cap;
-      if (label[next].steps >= 0) bound = std::min(bound, label[next].time);
+      double limit = cap == infinity ? infinity : cap + kRelativeTie * cap;
       if (!labels && label[graph.target()].steps >= 0) {
-        bound = std::min(bound, label[graph.target()].time);
+        limit = std::min(limit, Reach(label[graph.target()], label[node]));
       }
-      return bound == infinity ? infinity : bound - label[node].time + kRelativeTie * bound;
+      if (label[next].steps >= 0) limit = std::min(limit, Reach(label[next], label[node]));
+      if (caps && (*caps)[next].steps >= 0) {
+        limit = std::min(limit, Reach((*caps)[next], label[node]));
+      }
+      return limit == infinity ? infinity : limit - label[node].time;
     };
     graph.VisitOutSteps(node, budget, [&](int next, const BoxingStep& step) {
       if (done[next]) return;
@@ -122,8 +139,12 @@ std::map<NdSbp, double> BoxingTimesFrom(const Shape& shape, DType dtype, const L
   const Layout any_dst{dst_placement,
                        NdSbp(std::vector<Sbp>(dst_placement.hierarchy().rank(), Sbp::Broadcast()))};
   BoxingGraph graph(shape, dtype, src, any_dst, cost_model, UnitAxes::kEveryLayout);
-  std::vector<Label> labels;
-  ShortestPath(graph, true, std::numeric_limits<double>::infinity(), &labels);
+  // As PlanBoxing, collectives first: their labels bound every node's, so that point-to-point
+  // steps are priced only where they might lower one.
+  const double infinity = std::numeric_limits<double>::infinity();
+  std::vector<Label> collective_only, labels;
+  ShortestPath(graph, false, infinity, &collective_only);
+  ShortestPath(graph, true, infinity, &labels, &collective_only);
   std::map<NdSbp, double> times;
   for (int node = 0; node < graph.size(); ++node) {
     if (labels[node].steps < 0) continue;

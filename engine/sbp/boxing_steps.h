@@ -11,6 +11,7 @@
 #include "engine/sbp/boxing_plan.h"
 #include "engine/sbp/cost_model.h"
 #include "engine/sbp/layout.h"
+#include "engine/sbp/region_grid.h"
 
 namespace twinflow::sbp {
 
@@ -38,19 +39,20 @@ std::optional<BoxingStep> AxisStep(const StepContext& ctx, const LayoutFacts& fr
 
 // Point-to-point copies of slice intersections from a non-partial layout to another (any
 // placement). Each piece comes from the destination device itself when it holds it, else from
-// the holder (of a few, taken round-robin) that finishes it soonest given the load already
-// assigned. Without `with_transfers` only the time and link bytes are computed: the search
+// the holder with the fastest link to it, of a window of up to 16 taken round-robin (the
+// first on a tie). Without `with_transfers` only the time and link bytes are computed: the search
 // prices many such steps and keeps few.
 // `local[j]` is the source parallel index of destination device j, or -1.
 std::optional<BoxingStep> SendRecvStep(const StepContext& ctx, const LayoutFacts& from,
                                        const LayoutFacts& to, const std::vector<int64_t>& local,
                                        bool with_transfers);
 
-// A lower bound on SendRecvStep's time: the device that must receive the most bytes it does
-// not hold, over the fastest link. Cheap (one region intersection per destination device), so
-// the search can skip steps that cannot help.
-double SendRecvLowerBound(const StepContext& ctx, const LayoutFacts& from, const LayoutFacts& to,
-                          const std::vector<int64_t>& local);
+// A lower bound on SendRecvStep's time: of the destination devices, the slowest to receive the
+// pieces it does not hold (one message per grid cell of `source`, the grid of from.regions),
+// each over the fastest link. Cheap (closed-form sums per destination device), so the search
+// can skip steps that cannot help.
+double SendRecvLowerBound(const StepContext& ctx, const LayoutFacts& from, const RegionGrid& source,
+                          const LayoutFacts& to, const std::vector<int64_t>& local);
 
 // For each device of `dst`, its parallel index in `src`, or -1.
 std::vector<int64_t> SourceIndexOfDestinations(const Placement& src, const Placement& dst);

@@ -47,12 +47,14 @@ class CostModel {
 
   // One point-to-point message; same-device messages and empty ones are free.
   virtual double MessageTime(const DeviceId& src, const DeviceId& dst, int64_t bytes) const = 0;
-  // A lower bound on MessageTime over every pair of distinct devices.
-  virtual double FastestMessageTime(int64_t bytes) const = 0;
+  // A lower bound on the time `count` messages of `bytes` in all take sent one after another,
+  // each between any two distinct devices.
+  virtual double FastestMessagesTime(int64_t count, int64_t bytes) const = 0;
 
   // Devices whose index / NodeSize() agree share a node, and MessageTime prices every message
   // between two nodes alike, affine in its bytes, so `count` such messages of `bytes` in all
-  // take InterNodeTime(count, bytes) sent one after another. 0: no such structure. Lets the
+  // take InterNodeTime(count, bytes) sent one after another; within a node it prices alike
+  // every message between devices of the same two types. 0: no such structure. Lets the
   // boxing search price a redistribution among thousands of devices without visiting each of
   // its millions of cross-node pieces.
   virtual int64_t NodeSize() const = 0;

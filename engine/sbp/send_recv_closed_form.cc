@@ -15,7 +15,87 @@ std::map<int64_t, std::vector<int64_t>> ByNode(const Placement& placement, int64
   return nodes;
 }
 
+// What destination j must receive, as messages (one per source cell) and elements, split by
+// whether a device on its own node holds them: `on` may come over the node's links, `off`
+// must cross nodes. Its own slice costs nothing.
+struct Needs {
+  RegionGrid::Meeting on, off;
+};
+Needs NeedsOf(const LayoutFacts& from, const RegionGrid& source, const Region& want, int64_t local,
+              const std::vector<int64_t>* node) {
+  Needs needs;
+  needs.off = source.Meet(want);
+  std::vector<const Region*> seen;  // the distinct cells of the node: one per slice
+  const auto take = [&](int64_t s, RegionGrid::Meeting* into) {
+    const Region& cell = from.regions[s];
+    for (const Region* other : seen) {
+      if (*other == cell) return;
+    }
+    seen.push_back(&cell);
+    const int64_t numel = want.IntersectNumel(cell);
+    if (numel == 0) return;
+    needs.off.cells -= 1;
+    needs.off.numel -= numel;
+    if (into) {
+      into->cells += 1;
+      into->numel += numel;
+    }
+  };
+  if (local >= 0) take(local, nullptr);
+  if (node) {
+    for (const int64_t s : *node) take(s, &needs.on);
+  }
+  return needs;
+}
+
+// The sending side: a cell held by h devices and wanted by d destinations (those holding it
+// aside) keeps at least one holder sending d / h of its messages and bytes. Needs a target
+// whose slices are held alike (`copies` devices each); else 0.
+double SendingBound(const StepContext& ctx, const LayoutFacts& from, const RegionGrid& source,
+                    const LayoutFacts& to) {
+  const RegionGrid target(to.regions);
+  const int64_t copies = target.UniformHolders(), holders = source.UniformHolders();
+  if (copies == 0 || holders == 0) return 0;
+  double slowest = 0;
+  for (const Region& cell : from.regions) {
+    if (cell.empty()) continue;
+    const RegionGrid::Meeting meeting = target.Meet(cell);
+    const double messages = static_cast<double>(meeting.cells * copies - holders);
+    const double numel = static_cast<double>(meeting.numel * copies - holders * cell.numel());
+    if (messages <= 0 || numel <= 0) continue;
+    const auto share = [&](double total) { return static_cast<int64_t>(total / holders); };
+    slowest = std::max(slowest, ctx.cost_model.FastestMessagesTime(
+                                    share(messages), share(numel) * DTypeSize(ctx.dtype)));
+  }
+  return slowest;
+}
+
 }  // namespace
+
+double SendRecvLowerBound(const StepContext& ctx, const LayoutFacts& from, const RegionGrid& source,
+                          const LayoutFacts& to, const std::vector<int64_t>& local) {
+  if (from.partial || to.partial) return 0;
+  const int64_t node_size = ctx.cost_model.NodeSize();
+  const int64_t size = DTypeSize(ctx.dtype);
+  std::map<int64_t, std::vector<int64_t>> sources_by_node;
+  if (node_size > 0) sources_by_node = ByNode(from.layout.placement, node_size);
+  double slowest = SendingBound(ctx, from, source, to);
+  for (size_t j = 0; j < to.regions.size(); ++j) {
+    const std::vector<int64_t>* node = nullptr;
+    if (node_size > 0) {
+      const auto it = sources_by_node.find(to.layout.placement.device(j).index / node_size);
+      if (it != sources_by_node.end()) node = &it->second;
+    }
+    const Needs needs = NeedsOf(from, source, to.regions[j], local[j], node);
+    // Without node structure every message may take the fastest link.
+    const double off =
+        node_size > 0 ? ctx.cost_model.InterNodeTime(needs.off.cells, needs.off.numel * size)
+                      : ctx.cost_model.FastestMessagesTime(needs.off.cells, needs.off.numel * size);
+    slowest = std::max(
+        slowest, off + ctx.cost_model.FastestMessagesTime(needs.on.cells, needs.on.numel * size));
+  }
+  return slowest;
+}
 
 std::optional<BoxingStep> SendRecvClosedForm(const StepContext& ctx, const LayoutFacts& from,
                                              const LayoutFacts& to, const RegionGrid& source,

@@ -2,6 +2,8 @@
 // placements, as point-to-point copies of the intersections of source and destination slices.
 #include <algorithm>
 #include <map>
+#include <tuple>
+#include <utility>
 
 #include "engine/core/error.h"
 #include "engine/sbp/boxing_steps.h"
@@ -26,19 +28,80 @@ namespace {
 constexpr size_t kHolderWindow = 16;
 }  // namespace
 
-double SendRecvLowerBound(const StepContext& ctx, const LayoutFacts& from, const LayoutFacts& to,
-                          const std::vector<int64_t>& local) {
-  if (from.partial || to.partial) return 0;
-  int64_t most = 0;
-  for (size_t j = 0; j < to.regions.size(); ++j) {
-    int64_t missing = to.regions[j].numel();
-    if (local[j] >= 0 && !from.partial) {
-      missing -= to.regions[j].IntersectNumel(from.regions[local[j]]);
+namespace {
+// Of the window of holders from holders[start] on, cyclically, the one with the fastest
+// message to a destination, the first on a tie, and that message's time.
+class HolderChooser {
+ public:
+  // `ctx` and `src` must outlive the chooser (one SendRecvStep).
+  HolderChooser(const StepContext& ctx, const Placement& src) : ctx_(ctx), src_(src) {
+    node_size_ = ctx.cost_model.NodeSize();
+    for (int64_t i = 1; i < src.size() && node_size_ > 0; ++i) {
+      if (src.device(i - 1).index >= src.device(i).index) node_size_ = 0;
     }
-    most = std::max(most, missing);
   }
-  return ctx.cost_model.FastestMessageTime(most * DTypeSize(ctx.dtype));
-}
+
+  std::pair<int64_t, double> Choose(const std::vector<int64_t>& holders, size_t start,
+                                    const DeviceId& dst, int64_t bytes) const {
+    return node_size_ > 0 ? ByNode(holders, start, dst, bytes)
+                          : PricingEach(holders, start, dst, bytes);
+  }
+
+ private:
+  std::pair<int64_t, double> PricingEach(const std::vector<int64_t>& holders, size_t start,
+                                         const DeviceId& dst, int64_t bytes) const {
+    const size_t window = std::min(holders.size(), kHolderWindow);
+    int64_t chosen = -1;
+    double chosen_time = 0;
+    for (size_t w = 0; w < window; ++w) {
+      const int64_t h = holders[(start + w) % holders.size()];
+      const double time = ctx_.cost_model.MessageTime(src_.device(h), dst, bytes);
+      if (chosen < 0 || time < chosen_time) {
+        chosen = h;
+        chosen_time = time;
+      }
+    }
+    return {chosen, chosen_time};
+  }
+
+  // The cost model prices every message within a node alike, and every one across nodes alike
+  // (CostModel::NodeSize), and the source's device ids ascend: the holders on dst's node are
+  // one run of `holders`, so the choice is the first holder of the window on that run or off
+  // it, whichever is faster (the earlier on a tie). The same choice as PricingEach, found with
+  // two binary searches instead of a window of prices.
+  std::pair<int64_t, double> ByNode(const std::vector<int64_t>& holders, size_t start,
+                                    const DeviceId& dst, int64_t bytes) const {
+    const size_t n = holders.size();
+    const size_t window = std::min(n, kHolderWindow);
+    const int64_t first_id = dst.index / node_size_ * node_size_;
+    const auto below = [&](int64_t id) {
+      return static_cast<size_t>(
+          std::partition_point(holders.begin(), holders.end(),
+                               [&](int64_t h) { return src_.device(h).index < id; }) -
+          holders.begin());
+    };
+    const size_t lo = below(first_id), hi = below(first_id + node_size_);
+    const bool start_on = start >= lo && start < hi;
+    // Positions in window order (offsets from start); n: none.
+    const auto offset = [&](size_t position) { return (position + n - start) % n; };
+    const size_t on = lo == hi ? n : (start_on ? 0 : offset(lo));
+    const size_t off = !start_on ? 0 : hi < n ? offset(hi) : lo > 0 ? offset(0) : n;
+    const auto priced = [&](size_t w) {
+      const int64_t h = holders[(start + w) % n];
+      return std::make_pair(h, ctx_.cost_model.MessageTime(src_.device(h), dst, bytes));
+    };
+    if (off >= window) return priced(on);
+    if (on >= window) return priced(off);
+    const auto near = priced(on), far = priced(off);
+    if (near.second != far.second) return near.second < far.second ? near : far;
+    return on < off ? near : far;
+  }
+
+  const StepContext& ctx_;
+  const Placement& src_;
+  int64_t node_size_;  // 0: price each holder of the window
+};
+}  // namespace
 
 std::optional<BoxingStep> SendRecvStep(const StepContext& ctx, const LayoutFacts& from,
                                        const LayoutFacts& to, const std::vector<int64_t>& local,
@@ -52,6 +115,7 @@ std::optional<BoxingStep> SendRecvStep(const StepContext& ctx, const LayoutFacts
   step.from = from.layout;
   step.to = to.layout;
   const RegionGrid grid(from.regions);
+  const HolderChooser chooser(ctx, src);
   if (!with_transfers) {
     if (auto priced = SendRecvClosedForm(ctx, from, to, grid, local)) return priced;
   }
@@ -79,19 +143,11 @@ std::optional<BoxingStep> SendRecvStep(const StepContext& ctx, const LayoutFacts
         // compiler.md#folding), and successive pieces and destinations start at different
         // holders; of the window, the fastest link wins, the first on a tie.
         const int64_t want = (j + piece_number) % src.size();
-        const size_t window = std::min(holders.size(), kHolderWindow);
         const size_t start =
             static_cast<size_t>(std::lower_bound(holders.begin(), holders.end(), want) -
                                 holders.begin()) %
             holders.size();
-        for (size_t w = 0; w < window; ++w) {
-          const int64_t h = holders[(start + w) % holders.size()];
-          const double time = ctx.cost_model.MessageTime(src.device(h), dst_device, bytes);
-          if (chosen < 0 || time < chosen_time) {
-            chosen = h;
-            chosen_time = time;
-          }
-        }
+        std::tie(chosen, chosen_time) = chooser.Choose(holders, start, dst_device, bytes);
         send_time[chosen] += chosen_time;
         receive_time[j] += chosen_time;
         step.link_bytes[ctx.cost_model.Classify(src.device(chosen), dst_device)] += bytes;

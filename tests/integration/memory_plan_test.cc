@@ -482,7 +482,9 @@ TEST(PipelineSlots, AccInputsHaveOneSlotAndEachPassItsOwnRepeat) {
     // in-place update may run (the snapshot is a reader the ASSIGN waits for).
     const plan::Task& source = plan.tasks(
         static_cast<int>(plan.regsts(static_cast<int>(producer.consumed_regsts(0))).producer()));
-    if (backward) EXPECT_NE(source.kind(), plan::VARIABLE) << producer.name();
+    if (backward) {
+      EXPECT_NE(source.kind(), plan::VARIABLE) << producer.name();
+    }
     if (source.name().find("/snapshot@") != std::string::npos) {
       bool waited_for = false;
       for (int64_t out : source.produced_regsts()) {
@@ -495,9 +497,10 @@ TEST(PipelineSlots, AccInputsHaveOneSlotAndEachPassItsOwnRepeat) {
     (backward ? backward_repeats : forward_repeats) += 1;
     for (int64_t c : r.consumers()) {
       const auto op = op_of(plan.tasks(static_cast<int>(c)));
-      if (op)
+      if (op) {
         EXPECT_EQ(model.graph.IsBackward(*op), backward)
             << producer.name() << " -> " << plan.tasks(static_cast<int>(c)).name();
+      }
     }
   }
   EXPECT_GT(acc_inputs, 0);

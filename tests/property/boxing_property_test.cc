@@ -13,6 +13,7 @@
 #include "engine/sbp/boxing_planner.h"
 #include "engine/sbp/boxing_steps.h"
 #include "engine/sbp/distribute.h"
+#include "engine/sbp/region_grid.h"
 #include "engine/sbp/slicing.h"
 
 namespace twinflow::sbp {
@@ -251,6 +252,81 @@ RC_GTEST_PROP(BoxingProperty, SendRecvPricedInClosedFormMatchesTheWalk, ()) {
            << priced->time << " vs " << walked->time << "\n";
   RC_ASSERT(std::fabs(priced->time - walked->time) <= 1e-12 + 1e-9 * walked->time);
   RC_ASSERT(priced->link_bytes == walked->link_bytes);
+}
+
+// Send-recv's lower bound (the search skips steps above their budget by it) never exceeds the
+// step's time.
+RC_GTEST_PROP(BoxingProperty, SendRecvLowerBoundHolds, ()) {
+  const Shape shape = DrawShape();
+  const Layout src = DrawLayout(shape, DrawPlacement());
+  const Layout dst = DrawLayout(shape, DrawOtherPlacement(src.placement));
+  RC_PRE(!HasEffectivePartial(src) && !HasEffectivePartial(dst));
+  const AlphaBetaCostModel cost = DrawCostModel();
+  const StepContext ctx{shape, DType::kF32, cost};
+  const LayoutFacts from = ComputeFacts(shape, src), to = ComputeFacts(shape, dst);
+  const std::vector<int64_t> local = SourceIndexOfDestinations(src.placement, dst.placement);
+  const auto step = SendRecvStep(ctx, from, to, local, /*with_transfers=*/true);
+  if (!step) return;
+  const double bound = SendRecvLowerBound(ctx, from, RegionGrid(from.regions), to, local);
+  RC_LOG() << src.ToString() << " -> " << dst.ToString() << ": " << bound << " vs " << step->time;
+  RC_ASSERT(bound <= step->time * (1 + 1e-12) + 1e-15);
+}
+
+// Each piece a send-recv copies comes from the destination itself when it holds it, else from
+// the first of the holders' window (up to 16, from the first at or after the destination's
+// index plus the piece's number, cyclically) whose message is fastest. Sources of up to 72
+// devices replicated over up to 24, so that windows wrap and miss the destination's node; ids
+// ascending or shuffled.
+RC_GTEST_PROP(BoxingProperty, SendRecvTakesTheFastestHolderOfItsWindow, ()) {
+  const auto a = *rc::gen::inRange<int64_t>(1, 25), b = *rc::gen::inRange<int64_t>(1, 4);
+  std::vector<int64_t> ids(a * b);
+  const auto first = *rc::gen::inRange<int64_t>(0, 20);
+  for (size_t i = 0; i < ids.size(); ++i) ids[i] = first + static_cast<int64_t>(i);
+  if (*rc::gen::inRange(0, 4) == 0) {
+    Rng shuffle(*rc::gen::inRange<uint64_t>(0, 1000));
+    for (int64_t i = a * b - 1; i > 0; --i) std::swap(ids[i], ids[shuffle.UniformInt(0, i)]);
+  }
+  const Shape shape({*rc::gen::inRange<int64_t>(1, 64), *rc::gen::inRange<int64_t>(1, 64)});
+  // Replicated over the first axis: up to 24 holders a cell.
+  NdSbp replicated = DrawNdSbp(shape.rank(), 2);
+  replicated[0] = Sbp::Broadcast();
+  const Layout src{Placement(DeviceType::kCpu, ids, Shape({a, b})), replicated};
+  const Layout dst = DrawLayout(shape, DrawOtherPlacement(src.placement));
+  RC_PRE(!HasEffectivePartial(src) && !HasEffectivePartial(dst));
+  const AlphaBetaCostModel cost = DrawCostModel();
+  const StepContext ctx{shape, DType::kF32, cost};
+  const LayoutFacts from = ComputeFacts(shape, src), to = ComputeFacts(shape, dst);
+  const std::vector<int64_t> local = SourceIndexOfDestinations(src.placement, dst.placement);
+  const auto step = SendRecvStep(ctx, from, to, local, /*with_transfers=*/true);
+  if (!step) return;
+  std::vector<int64_t> pieces(dst.placement.size(), 0);
+  for (const RegionTransfer& t : step->transfers) {
+    std::vector<int64_t> holders;
+    for (int64_t s = 0; s < src.placement.size(); ++s) {
+      if (from.regions[s].IntersectNumel(t.region) == t.region.numel()) holders.push_back(s);
+    }
+    const int64_t j = t.dst_index, number = pieces[j]++;
+    if (std::count(holders.begin(), holders.end(), local[j]) > 0) {
+      RC_ASSERT(t.src_index == local[j]);
+      continue;
+    }
+    const auto n = static_cast<int64_t>(holders.size());
+    const int64_t want = (j + number) % src.placement.size();
+    const int64_t start =
+        (std::lower_bound(holders.begin(), holders.end(), want) - holders.begin()) % n;
+    int64_t chosen = -1;
+    double fastest = 0;
+    for (int64_t w = 0; w < std::min<int64_t>(n, 16); ++w) {
+      const int64_t h = holders[(start + w) % n];
+      const double time =
+          cost.MessageTime(src.placement.device(h), dst.placement.device(j), t.bytes);
+      if (chosen < 0 || time < fastest) {
+        chosen = h;
+        fastest = time;
+      }
+    }
+    RC_ASSERT(t.src_index == chosen);
+  }
 }
 
 // All-to-all steps are priced in O(group) (the largest block factored, link bytes counted by
