@@ -86,7 +86,6 @@ BoxingGraph::BoxingGraph(const Shape& shape, DType dtype, const Layout& src, con
     }
   }
   facts_.resize(nodes_.size());
-  grids_.resize(nodes_.size());
   axis_steps_.resize(nodes_.size());
   local_index_.resize(placements_.size());
   for (size_t p = 0; p < placements_.size(); ++p) {
@@ -145,7 +144,7 @@ void BoxingGraph::VisitOutSteps(int node, const std::function<double(int)>& budg
     if (auto step = BroadcastStep(ctx, from, to)) visit(next, *step);
     const double limit = budget(next);
     const std::vector<int64_t>& local = local_index_[placement][nodes_[next].placement];
-    if (limit < 0 || SendRecvLowerBound(ctx, from, Grid(node), to, local) > limit) continue;
+    if (limit < 0 || SendRecvLowerBound(ctx, from, to, local) > limit) continue;
     if (auto step = SendRecvStep(ctx, from, to, local, /*with_transfers=*/false)) {
       visit(next, *step);
     }
@@ -157,11 +156,6 @@ BoxingStep BoxingGraph::Materialize(BoxingStep step, int from, int to) {
   const StepContext ctx{shape_, dtype_, cost_model_};
   const std::vector<int64_t>& local = local_index_[nodes_[from].placement][nodes_[to].placement];
   return *SendRecvStep(ctx, Facts(from), Facts(to), local, /*with_transfers=*/true);
-}
-
-const RegionGrid& BoxingGraph::Grid(int node) {
-  if (!grids_[node]) grids_[node] = std::make_unique<RegionGrid>(Facts(node).regions);
-  return *grids_[node];
 }
 
 bool BoxingGraph::IsPartial(int node) const {

@@ -6,13 +6,11 @@
 // and out-edges are computed lazily, as the search reaches them.
 #include <functional>
 #include <map>
-#include <memory>
 #include <optional>
 #include <utility>
 #include <vector>
 
 #include "engine/sbp/boxing_steps.h"
-#include "engine/sbp/region_grid.h"
 
 namespace twinflow::sbp {
 
@@ -47,8 +45,7 @@ class BoxingGraph {
     NdSbp nd_sbp;
   };
   const LayoutFacts& Facts(int node);
-  const RegionGrid& Grid(int node);  // of Facts(node).regions, made once
-  bool IsPartial(int node) const;    // without computing facts
+  bool IsPartial(int node) const;  // without computing facts
   int NodeOf(int placement, const NdSbp& nd_sbp) const;
 
   Shape shape_;
@@ -58,7 +55,6 @@ class BoxingGraph {
   std::vector<Node> nodes_;
   std::vector<std::map<NdSbp, int>> index_;  // per placement
   std::vector<std::optional<LayoutFacts>> facts_;
-  std::vector<std::unique_ptr<RegionGrid>> grids_;
   // One-axis steps per node, kept across searches (they do not depend on the budget).
   std::vector<std::optional<std::vector<std::pair<int, BoxingStep>>>> axis_steps_;
   // local_index_[p][q][j]: parallel index in placement p of device j of placement q, or -1.

@@ -106,6 +106,7 @@ LayoutFacts ComputeFacts(const Shape& shape, Layout layout) {
       facts.full_holder = static_cast<int64_t>(i);
     }
   }
+  facts.grid = std::make_shared<const RegionGrid>(facts.regions);
   facts.layout = std::move(layout);
   return facts;
 }

@@ -2,6 +2,7 @@
 // Builders for single boxing steps, each priced by the CostModel. The planner's search graph
 // (boxing_graph.h) is made of exactly these steps. A builder returns nothing when its step
 // does not apply to the given pair of layouts.
+#include <memory>
 #include <optional>
 #include <vector>
 
@@ -22,6 +23,8 @@ struct LayoutFacts {
   bool partial = false;         // Partial on some mesh axis of size > 1
   bool all_full = false;        // every device holds the whole tensor, none partially
   int64_t full_holder = -1;     // first device holding the whole tensor, or -1
+  // The grid of `regions`, made once: send-recv steps and their bounds read it many times.
+  std::shared_ptr<const RegionGrid> grid;
 };
 LayoutFacts ComputeFacts(const Shape& shape, Layout layout);
 
@@ -47,12 +50,13 @@ std::optional<BoxingStep> SendRecvStep(const StepContext& ctx, const LayoutFacts
                                        const LayoutFacts& to, const std::vector<int64_t>& local,
                                        bool with_transfers);
 
-// A lower bound on SendRecvStep's time: of the destination devices, the slowest to receive the
-// pieces it does not hold (one message per grid cell of `source`, the grid of from.regions),
-// each over the fastest link. Cheap (closed-form sums per destination device), so the search
-// can skip steps that cannot help.
-double SendRecvLowerBound(const StepContext& ctx, const LayoutFacts& from, const RegionGrid& source,
-                          const LayoutFacts& to, const std::vector<int64_t>& local);
+// A lower bound on SendRecvStep's time: the slowest of the destination devices to receive the
+// pieces it does not hold (one message per source cell; across nodes at the inter-node price
+// where the cost model has nodes, else each over the fastest link), or of the source devices
+// to send their share. Cheap (closed-form sums per device), so the search can skip steps that
+// cannot help.
+double SendRecvLowerBound(const StepContext& ctx, const LayoutFacts& from, const LayoutFacts& to,
+                          const std::vector<int64_t>& local);
 
 // For each device of `dst`, its parallel index in `src`, or -1.
 std::vector<int64_t> SourceIndexOfDestinations(const Placement& src, const Placement& dst);

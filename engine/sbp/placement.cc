@@ -111,9 +111,22 @@ std::string DeviceId::ToString() const {
 }
 
 Placement::Placement(DeviceType type, std::vector<int64_t> device_ids, Shape hierarchy)
-    : type_(type), device_ids_(std::move(device_ids)), hierarchy_(std::move(hierarchy)) {
-  CheckPlacement(type_, device_ids_, hierarchy_,
-                 std::string(DeviceTypeName(type_)) + ":" + IdsText(device_ids_));
+    : type_(type),
+      device_ids_(std::make_shared<const std::vector<int64_t>>(std::move(device_ids))),
+      hierarchy_(std::move(hierarchy)) {
+  CheckPlacement(type_, *device_ids_, hierarchy_,
+                 std::string(DeviceTypeName(type_)) + ":" + IdsText(*device_ids_));
+}
+
+const std::shared_ptr<const std::vector<int64_t>>& Placement::NoIds() {
+  static const auto* none = new std::shared_ptr<const std::vector<int64_t>>(
+      std::make_shared<const std::vector<int64_t>>());
+  return *none;
+}
+
+bool Placement::operator==(const Placement& other) const {
+  return type_ == other.type_ && hierarchy_ == other.hierarchy_ &&
+         (device_ids_ == other.device_ids_ || *device_ids_ == *other.device_ids_);
 }
 
 Placement::Placement(DeviceType type, std::vector<int64_t> device_ids)
@@ -122,7 +135,7 @@ Placement::Placement(DeviceType type, std::vector<int64_t> device_ids)
 std::optional<int64_t> Placement::ParallelIndexOf(const DeviceId& device) const {
   if (device.type != type_) return std::nullopt;
   for (int64_t i = 0; i < size(); ++i) {
-    if (device_ids_[i] == device.index) return i;
+    if ((*device_ids_)[i] == device.index) return i;
   }
   return std::nullopt;
 }
@@ -174,7 +187,7 @@ std::vector<std::vector<int64_t>> Placement::AxisGroups(int mesh_axis) const {
 }
 
 std::string Placement::ToString() const {
-  return std::string(DeviceTypeName(type_)) + ":" + IdsText(device_ids_) + " " +
+  return std::string(DeviceTypeName(type_)) + ":" + IdsText(*device_ids_) + " " +
          hierarchy_.ToString();
 }
 

@@ -6,6 +6,7 @@
 // Devices are addressed by their parallel index (position in the list); the mesh coordinate of
 // parallel index i is i in row-major order over the hierarchy.
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -39,10 +40,10 @@ class Placement {
   Placement(DeviceType type, std::vector<int64_t> device_ids);  // 1-D hierarchy
 
   DeviceType device_type() const { return type_; }
-  const std::vector<int64_t>& device_ids() const { return device_ids_; }
+  const std::vector<int64_t>& device_ids() const { return *device_ids_; }
   const Shape& hierarchy() const { return hierarchy_; }
-  int64_t size() const { return static_cast<int64_t>(device_ids_.size()); }
-  DeviceId device(int64_t parallel_index) const { return {type_, device_ids_[parallel_index]}; }
+  int64_t size() const { return static_cast<int64_t>(device_ids_->size()); }
+  DeviceId device(int64_t parallel_index) const { return {type_, (*device_ids_)[parallel_index]}; }
   std::optional<int64_t> ParallelIndexOf(const DeviceId& device) const;
 
   std::vector<int64_t> MeshCoord(int64_t parallel_index) const;
@@ -53,11 +54,15 @@ class Placement {
   std::vector<std::vector<int64_t>> AxisGroups(int mesh_axis) const;
 
   std::string ToString() const;  // "cpu:0-3 [2,2]": runs of consecutive ids are compressed
-  bool operator==(const Placement& other) const = default;
+  bool operator==(const Placement& other) const;
 
  private:
+  static const std::shared_ptr<const std::vector<int64_t>>& NoIds();
+
   DeviceType type_ = DeviceType::kCpu;
-  std::vector<int64_t> device_ids_;
+  // Shared by copies: a placement travels with every layout and boxing step, a thousand ids
+  // each at cluster scale, and never changes once made.
+  std::shared_ptr<const std::vector<int64_t>> device_ids_ = NoIds();
   Shape hierarchy_;
 };
 

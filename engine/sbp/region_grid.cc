@@ -40,6 +40,10 @@ RegionGrid::RegionGrid(const std::vector<Region>& regions) {
     for (int k = 0; k < rank; ++k) cell += strides_[k] * IndexOf(k, region.ranges[k]);
     holders_[cell].push_back(static_cast<int64_t>(s));
   }
+  uniform_holders_ = holders_.empty() ? 0 : static_cast<int64_t>(holders_[0].size());
+  for (const auto& holders : holders_) {
+    if (static_cast<int64_t>(holders.size()) != uniform_holders_) uniform_holders_ = 0;
+  }
 }
 
 int64_t RegionGrid::IndexOf(int axis, const Range& range) const {
@@ -93,15 +97,6 @@ Region RegionGrid::Piece(const std::vector<size_t>& cell, const Region& target) 
   Region piece;
   for (size_t k = 0; k < cell.size(); ++k) piece.ranges.push_back(axis_ranges_[k][cell[k]]);
   return piece.Intersect(target);
-}
-
-int64_t RegionGrid::UniformHolders() const {
-  if (holders_.empty()) return 0;
-  const size_t count = holders_[0].size();
-  for (const auto& holders : holders_) {
-    if (holders.size() != count) return 0;
-  }
-  return static_cast<int64_t>(count);
 }
 
 }  // namespace twinflow::sbp

@@ -52,7 +52,7 @@ class RegionGrid {
   Region Piece(const std::vector<size_t>& cell, const Region& target) const;
 
   // The number of holders every cell has, when all have the same number; else 0.
-  int64_t UniformHolders() const;
+  int64_t UniformHolders() const { return uniform_holders_; }
 
  private:
   int64_t IndexOf(int axis, const Range& range) const;
@@ -63,6 +63,7 @@ class RegionGrid {
   std::vector<std::vector<int64_t>> axis_prefix_;  // axis_prefix_[k][i]: sizes of ranges < i
   std::vector<int64_t> strides_;
   std::vector<std::vector<int64_t>> holders_;
+  int64_t uniform_holders_ = 0;
   mutable std::vector<std::pair<size_t, size_t>> runs_;  // scratch for ForEachCell and Meet
   mutable std::vector<size_t> cell_;
 };

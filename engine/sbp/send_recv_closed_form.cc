@@ -1,37 +1,72 @@
 #include "engine/sbp/send_recv_closed_form.h"
 
 #include <algorithm>
+#include <functional>
 #include <map>
+#include <optional>
 
 namespace twinflow::sbp {
 namespace {
 
-// The parallel indices of `placement` by node.
-std::map<int64_t, std::vector<int64_t>> ByNode(const Placement& placement, int64_t node_size) {
-  std::map<int64_t, std::vector<int64_t>> nodes;
-  for (int64_t i = 0; i < placement.size(); ++i) {
-    nodes[placement.device(i).index / node_size].push_back(i);
+// The parallel indices of a placement on each node, ascending: one run of indices, found by
+// binary search, when the device ids ascend with the index (the common case), else grouped
+// once.
+class NodeSources {
+ public:
+  // `placement` must outlive this (one pricing); node_size > 0.
+  NodeSources(const Placement& placement, int64_t node_size)
+      : placement_(placement), node_size_(node_size) {
+    const std::vector<int64_t>& ids = placement.device_ids();
+    ascending_ = std::adjacent_find(ids.begin(), ids.end(), std::greater_equal<>()) == ids.end();
+    if (ascending_) return;
+    for (int64_t i = 0; i < placement.size(); ++i) {
+      grouped_[placement.device(i).index / node_size].push_back(i);
+    }
   }
-  return nodes;
-}
+
+  // fn(s) for each parallel index on the node of the device with id `device`, ascending.
+  template <typename Fn>
+  void ForEach(int64_t device, Fn fn) const {
+    const int64_t first = device / node_size_ * node_size_;
+    if (ascending_) {
+      const std::vector<int64_t>& ids = placement_.device_ids();
+      const auto lo = std::lower_bound(ids.begin(), ids.end(), first);
+      const auto hi = std::lower_bound(lo, ids.end(), first + node_size_);
+      for (auto it = lo; it != hi; ++it) fn(static_cast<int64_t>(it - ids.begin()));
+      return;
+    }
+    const auto it = grouped_.find(first / node_size_);
+    if (it == grouped_.end()) return;
+    for (const int64_t s : it->second) fn(s);
+  }
+
+ private:
+  const Placement& placement_;
+  int64_t node_size_;
+  bool ascending_ = true;
+  std::map<int64_t, std::vector<int64_t>> grouped_;
+};
 
 // What destination j must receive, as messages (one per source cell) and elements, split by
 // whether a device on its own node holds them: `on` may come over the node's links, `off`
-// must cross nodes. Its own slice costs nothing.
+// must cross nodes. Its own slice costs nothing. `seen` is scratch.
 struct Needs {
   RegionGrid::Meeting on, off;
 };
-Needs NeedsOf(const LayoutFacts& from, const RegionGrid& source, const Region& want, int64_t local,
-              const std::vector<int64_t>* node) {
+Needs NeedsOf(const LayoutFacts& from, const Region& want, int64_t local,
+              const NodeSources* sources, int64_t device, std::vector<const Region*>& seen) {
   Needs needs;
-  needs.off = source.Meet(want);
-  std::vector<const Region*> seen;  // the distinct cells of the node: one per slice
+  needs.off = from.grid->Meet(want);
+  seen.clear();  // the distinct cells of the node: one per slice
+  const bool shared_cells = from.grid->UniformHolders() != 1;
   const auto take = [&](int64_t s, RegionGrid::Meeting* into) {
     const Region& cell = from.regions[s];
-    for (const Region* other : seen) {
-      if (*other == cell) return;
+    if (shared_cells) {
+      for (const Region* other : seen) {
+        if (*other == cell) return;
+      }
+      seen.push_back(&cell);
     }
-    seen.push_back(&cell);
     const int64_t numel = want.IntersectNumel(cell);
     if (numel == 0) return;
     needs.off.cells -= 1;
@@ -42,8 +77,10 @@ Needs NeedsOf(const LayoutFacts& from, const RegionGrid& source, const Region& w
     }
   };
   if (local >= 0) take(local, nullptr);
-  if (node) {
-    for (const int64_t s : *node) take(s, &needs.on);
+  if (sources) {
+    sources->ForEach(device, [&](int64_t s) {
+      if (s != local) take(s, &needs.on);
+    });
   }
   return needs;
 }
@@ -51,15 +88,13 @@ Needs NeedsOf(const LayoutFacts& from, const RegionGrid& source, const Region& w
 // The sending side: a cell held by h devices and wanted by d destinations (those holding it
 // aside) keeps at least one holder sending d / h of its messages and bytes. Needs a target
 // whose slices are held alike (`copies` devices each); else 0.
-double SendingBound(const StepContext& ctx, const LayoutFacts& from, const RegionGrid& source,
-                    const LayoutFacts& to) {
-  const RegionGrid target(to.regions);
-  const int64_t copies = target.UniformHolders(), holders = source.UniformHolders();
+double SendingBound(const StepContext& ctx, const LayoutFacts& from, const LayoutFacts& to) {
+  const int64_t copies = to.grid->UniformHolders(), holders = from.grid->UniformHolders();
   if (copies == 0 || holders == 0) return 0;
   double slowest = 0;
   for (const Region& cell : from.regions) {
     if (cell.empty()) continue;
-    const RegionGrid::Meeting meeting = target.Meet(cell);
+    const RegionGrid::Meeting meeting = to.grid->Meet(cell);
     const double messages = static_cast<double>(meeting.cells * copies - holders);
     const double numel = static_cast<double>(meeting.numel * copies - holders * cell.numel());
     if (messages <= 0 || numel <= 0) continue;
@@ -72,21 +107,19 @@ double SendingBound(const StepContext& ctx, const LayoutFacts& from, const Regio
 
 }  // namespace
 
-double SendRecvLowerBound(const StepContext& ctx, const LayoutFacts& from, const RegionGrid& source,
-                          const LayoutFacts& to, const std::vector<int64_t>& local) {
+double SendRecvLowerBound(const StepContext& ctx, const LayoutFacts& from, const LayoutFacts& to,
+                          const std::vector<int64_t>& local) {
   if (from.partial || to.partial) return 0;
   const int64_t node_size = ctx.cost_model.NodeSize();
   const int64_t size = DTypeSize(ctx.dtype);
-  std::map<int64_t, std::vector<int64_t>> sources_by_node;
-  if (node_size > 0) sources_by_node = ByNode(from.layout.placement, node_size);
-  double slowest = SendingBound(ctx, from, source, to);
+  std::optional<NodeSources> sources;
+  if (node_size > 0) sources.emplace(from.layout.placement, node_size);
+  std::vector<const Region*> seen;
+  double slowest = SendingBound(ctx, from, to);
   for (size_t j = 0; j < to.regions.size(); ++j) {
-    const std::vector<int64_t>* node = nullptr;
-    if (node_size > 0) {
-      const auto it = sources_by_node.find(to.layout.placement.device(j).index / node_size);
-      if (it != sources_by_node.end()) node = &it->second;
-    }
-    const Needs needs = NeedsOf(from, source, to.regions[j], local[j], node);
+    const int64_t device = to.layout.placement.device(static_cast<int64_t>(j)).index;
+    const Needs needs =
+        NeedsOf(from, to.regions[j], local[j], sources ? &*sources : nullptr, device, seen);
     // Without node structure every message may take the fastest link.
     const double off =
         node_size > 0 ? ctx.cost_model.InterNodeTime(needs.off.cells, needs.off.numel * size)
@@ -98,11 +131,12 @@ double SendRecvLowerBound(const StepContext& ctx, const LayoutFacts& from, const
 }
 
 std::optional<BoxingStep> SendRecvClosedForm(const StepContext& ctx, const LayoutFacts& from,
-                                             const LayoutFacts& to, const RegionGrid& source,
+                                             const LayoutFacts& to,
                                              const std::vector<int64_t>& local) {
   const int64_t node_size = ctx.cost_model.NodeSize();
-  if (node_size <= 0 || source.UniformHolders() != 1) return std::nullopt;
-  const RegionGrid target(to.regions);
+  if (node_size <= 0 || from.grid->UniformHolders() != 1) return std::nullopt;
+  const RegionGrid& source = *from.grid;
+  const RegionGrid& target = *to.grid;
   const int64_t copies = target.UniformHolders();
   if (copies == 0) return std::nullopt;
   const Placement& src = from.layout.placement;
@@ -124,24 +158,22 @@ std::optional<BoxingStep> SendRecvClosedForm(const StepContext& ctx, const Layou
   step.from = from.layout;
   step.to = to.layout;
   std::vector<double> send_time(src.size(), 0.0), receive_time(dst.size(), 0.0);
-  const std::map<int64_t, std::vector<int64_t>> sources_by_node = ByNode(src, node_size);
+  const NodeSources sources(src, node_size);
   for (int64_t j = 0; j < dst.size(); ++j) {
-    const auto node = sources_by_node.find(dst.device(j).index / node_size);
-    if (node == sources_by_node.end()) continue;
-    for (const int64_t s : node->second) {
+    sources.ForEach(dst.device(j).index, [&](int64_t s) {
       const int64_t numel = to.regions[j].IntersectNumel(from.regions[s]);
-      if (numel == 0) continue;
+      if (numel == 0) return;
       received[j].cells -= 1;
       received[j].numel -= numel;
       sent[s].cells -= 1;
       sent[s].numel -= numel;
-      if (s == local[j]) continue;  // already there
+      if (s == local[j]) return;  // already there
       const int64_t bytes = numel * size;
       const double time = ctx.cost_model.MessageTime(src.device(s), dst.device(j), bytes);
       send_time[s] += time;
       receive_time[j] += time;
       step.link_bytes[ctx.cost_model.Classify(src.device(s), dst.device(j))] += bytes;
-    }
+    });
   }
 
   // What is left crosses nodes, every message priced alike.

@@ -14,10 +14,10 @@ namespace twinflow::sbp {
 // to a count and a byte total, which RegionGrid::Meet gives in closed form, and only the
 // pieces within its node are priced one by one. O(devices x devices per node) where walking
 // the pieces is O(devices^2) for, say, S(0) -> S(1) over a thousand devices. The sums differ
-// from the walk's only in rounding. Nothing when the case does not hold. `source` is the grid
-// of from.regions; `local` as SendRecvStep's.
+// from the walk's only in rounding. Nothing when the case does not hold. `local` as
+// SendRecvStep's.
 std::optional<BoxingStep> SendRecvClosedForm(const StepContext& ctx, const LayoutFacts& from,
-                                             const LayoutFacts& to, const RegionGrid& source,
+                                             const LayoutFacts& to,
                                              const std::vector<int64_t>& local);
 
 }  // namespace twinflow::sbp

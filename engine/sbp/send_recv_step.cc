@@ -114,10 +114,10 @@ std::optional<BoxingStep> SendRecvStep(const StepContext& ctx, const LayoutFacts
   step.kind = BoxingStepKind::kSendRecv;
   step.from = from.layout;
   step.to = to.layout;
-  const RegionGrid grid(from.regions);
+  const RegionGrid& grid = *from.grid;
   const HolderChooser chooser(ctx, src);
   if (!with_transfers) {
-    if (auto priced = SendRecvClosedForm(ctx, from, to, grid, local)) return priced;
+    if (auto priced = SendRecvClosedForm(ctx, from, to, local)) return priced;
   }
   std::vector<double> send_time(src.size(), 0.0), receive_time(dst.size(), 0.0);
   for (int64_t j = 0; j < dst.size(); ++j) {

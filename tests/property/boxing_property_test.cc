@@ -13,7 +13,6 @@
 #include "engine/sbp/boxing_planner.h"
 #include "engine/sbp/boxing_steps.h"
 #include "engine/sbp/distribute.h"
-#include "engine/sbp/region_grid.h"
 #include "engine/sbp/slicing.h"
 
 namespace twinflow::sbp {
@@ -267,7 +266,7 @@ RC_GTEST_PROP(BoxingProperty, SendRecvLowerBoundHolds, ()) {
   const std::vector<int64_t> local = SourceIndexOfDestinations(src.placement, dst.placement);
   const auto step = SendRecvStep(ctx, from, to, local, /*with_transfers=*/true);
   if (!step) return;
-  const double bound = SendRecvLowerBound(ctx, from, RegionGrid(from.regions), to, local);
+  const double bound = SendRecvLowerBound(ctx, from, to, local);
   RC_LOG() << src.ToString() << " -> " << dst.ToString() << ": " << bound << " vs " << step->time;
   RC_ASSERT(bound <= step->time * (1 + 1e-12) + 1e-15);
 }
