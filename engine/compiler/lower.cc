@@ -104,6 +104,11 @@ void SetCostHints(plan::Task& task, const graph::OpNode& op, const graph::OpDef&
 plan::Plan Lowerer::Run(const LowerOptions& options) {
   micro_batches_ = options.micro_batches;
   zero_bubble_ = options.zero_bubble && options.one_f_one_b;
+  read_by_input_pass_.assign(graph_.tensors().size(), false);
+  for (const graph::OpNode& op : graph_.ops()) {
+    if (!zero_bubble_ || PassOf(op) != plan::PASS_BACKWARD) continue;
+    for (const TensorId t : op.inputs) read_by_input_pass_[t] = true;
+  }
   devices_per_rank_ = options.devices_per_rank;
   if (devices_per_rank_ < 0) throw PlanError("devices_per_rank must not be negative");
   if (micro_batches_ < 1) throw PlanError("micro_batches must be positive");
@@ -241,16 +246,18 @@ void Lowerer::Consume(plan::Task& task, int64_t regst) {
   plan_.mutable_regsts(regst)->add_consumers(task.id());
 }
 
+plan::Pass Lowerer::PassOf(const graph::OpNode& op) const {
+  const graph::OpRole role = registry_.Find(op.type).role;
+  if (UpdatesState(role) || role == graph::OpRole::kGradientStatistic) return plan::PASS_OPTIMIZER;
+  if (zero_bubble_ && op.weight_gradient) return plan::PASS_WEIGHT;
+  return graph_.IsBackward(op.id) ? plan::PASS_BACKWARD : plan::PASS_FORWARD;
+}
+
 void Lowerer::LowerOp(const graph::OpNode& op) {
   const graph::NdSbpSignature& sig = assignment_.signatures[op.id];
   const graph::OpDef& def = registry_.Find(op.type);
   const plan::TaskKind kind = TaskKindOf(def.role);
-  const bool optimizer_pass =
-      UpdatesState(def.role) || def.role == graph::OpRole::kGradientStatistic;
-  current_pass_ = optimizer_pass                       ? plan::PASS_OPTIMIZER
-                  : zero_bubble_ && op.weight_gradient ? plan::PASS_WEIGHT
-                  : graph_.IsBackward(op.id)           ? plan::PASS_BACKWARD
-                                                       : plan::PASS_FORWARD;
+  current_pass_ = PassOf(op);
   current_stage_ = op.stage;
   std::vector<std::vector<int64_t>> inputs;  // [input][parallel index]
   for (size_t i = 0; i < op.inputs.size(); ++i) {

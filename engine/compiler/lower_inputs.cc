@@ -20,6 +20,13 @@ std::vector<int64_t> Lowerer::RegstsFor(TensorId tensor, const Layout& layout, R
   const std::string key = BoxedKey(tensor, layout, rate) + (backward_repeat ? "|backward" : "");
   const auto it = boxed_.find(key);
   if (it != boxed_.end()) return it->second;
+  // What is made here every consumer reading the tensor so shares. A weight-pass op reaching
+  // it first must not put in the weight pass what the input pass also waits for: the input
+  // pass would wait for the weight pass, which the schedule runs after it (a deadlock).
+  const plan::Pass op_pass = current_pass_;
+  if (op_pass == plan::PASS_WEIGHT && read_by_input_pass_[tensor]) {
+    current_pass_ = plan::PASS_BACKWARD;
+  }
   const Layout produced = ProducedLayout(graph_, assignment_, tensor);
   std::vector<int64_t> current = produced_.at(tensor);
   current_rate_ = produced_rate;
@@ -41,6 +48,7 @@ std::vector<int64_t> Lowerer::RegstsFor(TensorId tensor, const Layout& layout, R
     current_rate_ = Rate::kMicroBatch;
     current = RateChange(node, layout, current, plan::REPEAT, backward_repeat);
   }
+  current_pass_ = op_pass;
   return boxed_[key] = current;
 }
 

@@ -55,6 +55,8 @@ class Lowerer {
   int64_t NewRegst(plan::Task& task, const Shape& shape, DType dtype, bool control = false);
   void Consume(plan::Task& task, int64_t regst);
   void LowerOp(const graph::OpNode& op);
+  // The pass of op's tasks (plan.proto's Pass).
+  plan::Pass PassOf(const graph::OpNode& op) const;
 
   // The registers holding `tensor` laid out as `layout` at `rate`, one per parallel index: the
   // producer's own, or those of the boxing that converts them (lowered once per layout and
@@ -191,6 +193,9 @@ class Lowerer {
   // The pass NewTask stamps on a task: the op being lowered, whose input boxing and rate
   // changes belong to it, or the task a SEND, RECV or SINK serves.
   plan::Pass current_pass_ = plan::PASS_FORWARD;
+  // By tensor: read by a backward op outside a zero-bubble schedule's weight pass (the input
+  // pass), whose shared boxing the weight pass must not own (RegstsFor).
+  std::vector<bool> read_by_input_pass_;
 };
 
 }  // namespace twinflow::compiler::lowering
