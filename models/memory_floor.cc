@@ -49,6 +49,21 @@ double Bytes(const graph::TensorMeta& meta) {
   return static_cast<double>(meta.shape.numel() * DTypeSize(meta.dtype));
 }
 
+// The bytes a tensor's slices add up to over its placement. When a pin fixes its layout on
+// every mesh axis: its bytes times the axes it is not split over (the slices of a split
+// partition it, a replicated or partial axis repeats it), as Megatron keeps the residual
+// stream whole on every tp member. Else its bytes: an even split, the leanest any layout
+// could make it.
+double PlacedBytes(const graph::TensorNode& node, const sbp::Placement& placement) {
+  double bytes = Bytes(node.meta);
+  if (!node.pin || !node.pin->free_axes.empty()) return bytes;
+  const sbp::NdSbp& layout = node.pin->layout;
+  for (int a = 0; a < layout.size(); ++a) {
+    if (!layout[a].is_split()) bytes *= static_cast<double>(placement.hierarchy()[a]);
+  }
+  return bytes;
+}
+
 // Union-find root of op `op` among the recomputed ops (`parent` by op id).
 graph::OpId Root(std::vector<graph::OpId>& parent, graph::OpId op) {
   while (parent[op] != op) op = parent[op] = parent[parent[op]];
@@ -89,6 +104,25 @@ std::map<std::vector<sbp::DeviceId>, double> LargestRecomputedSegments(
   return largest;
 }
 
+// By devices: the bytes of the per-micro-batch tensors once-a-step ops read, each once (one
+// ACC serves all its step-rate readers: compiler/lower_inputs.cc).
+std::map<std::vector<sbp::DeviceId>, double> Accumulated(const graph::LogicalGraph& graph,
+                                                         const std::vector<compiler::Rate>& rates) {
+  std::vector<bool> counted(graph.tensors().size(), false);
+  std::map<std::vector<sbp::DeviceId>, double> accumulated;
+  for (const graph::OpNode& op : graph.ops()) {
+    if (rates[op.id] != compiler::Rate::kStep) continue;
+    for (const graph::TensorId t : op.inputs) {
+      const graph::OpNode& producer = graph.op(graph.tensor(t).producer);
+      if (counted[t] || rates[producer.id] != compiler::Rate::kMicroBatch) continue;
+      counted[t] = true;
+      accumulated[DevicesOf(producer.placement)] +=
+          PlacedBytes(graph.tensor(t), producer.placement);
+    }
+  }
+  return accumulated;
+}
+
 }  // namespace
 
 MemoryProfile ProfileMemory(const BuiltModel& model, const graph::OpRegistry& registry) {
@@ -108,11 +142,12 @@ MemoryProfile ProfileMemory(const BuiltModel& model, const graph::OpRegistry& re
     if (graph.IsBackward(op.id) || rates[op.id] != compiler::Rate::kMicroBatch) continue;
     for (const graph::TensorId t : op.outputs) {
       if (!KeptForBackward(graph, op, t, readers)) continue;
-      kept[{DevicesOf(op.placement), op.stage}] += Bytes(graph.tensor(t).meta);
+      kept[{DevicesOf(op.placement), op.stage}] += PlacedBytes(graph.tensor(t), op.placement);
     }
   }
   for (const auto& [where, bytes] : kept)
     profile.kept.push_back({where.first, where.second, bytes});
+  profile.accumulated = Accumulated(graph, rates);
   profile.recomputed = LargestRecomputedSegments(graph, readers);
   profile.micro_batches = model.strategy.micro_batches;
   return profile;
@@ -149,6 +184,11 @@ int64_t MemoryFloor(const MemoryProfile& profile, const Strategy& strategy) {
   }
   for (const auto& [devices, bytes] : profile.recomputed) {
     kept[devices] += bytes * scale / static_cast<double>(devices.size());
+  }
+  if (strategy.micro_batches > 1) {
+    for (const auto& [devices, bytes] : profile.accumulated) {
+      kept[devices] += bytes / static_cast<double>(devices.size());
+    }
   }
   for (const auto& [devices, bytes] : kept) {
     double variables = 0;

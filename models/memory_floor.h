@@ -31,6 +31,10 @@ struct MemoryProfile {
   // By devices: the most bytes of one recomputed segment's outputs the backward pass reads, of
   // one micro-batch (live together while the segment's gradients run).
   std::map<std::vector<sbp::DeviceId>, double> recomputed;
+  // By devices: bytes of the per-micro-batch values that once-a-step ops read (the weight
+  // gradients), each summed over the step's micro-batches, when there are several, in an
+  // accumulator (an ACC's output register: a slot of its own all step) as large as the value.
+  std::map<std::vector<sbp::DeviceId>, double> accumulated;
   int64_t micro_batches = 1;  // the model's: its micro-batch is the step's batch over these
 };
 
@@ -42,7 +46,8 @@ MemoryProfile ProfileMemory(const BuiltModel& model, const graph::OpRegistry& re
 // ahead (compiler::MicroBatchesAhead), each at least its share of one micro-batch's tensor, and
 // bytes of its own (it outlives its pass). The devices of a stage hold, on average, their
 // variables and those slots (and, with recomputation, one segment's recomputed activations),
-// and the busiest holds at least the average. With more
+// and the busiest holds at least the average; with more than one micro-batch, also their
+// accumulators, each at least an even share of its value. With more
 // micro-batches than the profiled model's (a smaller micro-batch) a kept tensor is taken as
 // shrinking in proportion, at most what it does; with fewer, the activations are left out.
 int64_t MemoryFloor(const MemoryProfile& profile, const Strategy& strategy);
