@@ -253,6 +253,22 @@ RC_GTEST_PROP(BoxingProperty, SendRecvPricedInClosedFormMatchesTheWalk, ()) {
   RC_ASSERT(priced->link_bytes == walked->link_bytes);
 }
 
+// A send-recv from `src` to `dst` walked with its transfers, and what it was priced from.
+// `shape` and `cost` must outlive it.
+struct WalkedSendRecv {
+  WalkedSendRecv(const Shape& shape, const Layout& src, const Layout& dst,
+                 const AlphaBetaCostModel& cost)
+      : ctx{shape, DType::kF32, cost},
+        from(ComputeFacts(shape, src)),
+        to(ComputeFacts(shape, dst)),
+        local(SourceIndexOfDestinations(src.placement, dst.placement)),
+        step(SendRecvStep(ctx, from, to, local, /*with_transfers=*/true)) {}
+  StepContext ctx;
+  LayoutFacts from, to;
+  std::vector<int64_t> local;
+  std::optional<BoxingStep> step;
+};
+
 // Send-recv's lower bound (the search skips steps above their budget by it) never exceeds the
 // step's time.
 RC_GTEST_PROP(BoxingProperty, SendRecvLowerBoundHolds, ()) {
@@ -261,10 +277,8 @@ RC_GTEST_PROP(BoxingProperty, SendRecvLowerBoundHolds, ()) {
   const Layout dst = DrawLayout(shape, DrawOtherPlacement(src.placement));
   RC_PRE(!HasEffectivePartial(src) && !HasEffectivePartial(dst));
   const AlphaBetaCostModel cost = DrawCostModel();
-  const StepContext ctx{shape, DType::kF32, cost};
-  const LayoutFacts from = ComputeFacts(shape, src), to = ComputeFacts(shape, dst);
-  const std::vector<int64_t> local = SourceIndexOfDestinations(src.placement, dst.placement);
-  const auto step = SendRecvStep(ctx, from, to, local, /*with_transfers=*/true);
+  const WalkedSendRecv walked(shape, src, dst, cost);
+  const auto& [ctx, from, to, local, step] = walked;
   if (!step) return;
   const double bound = SendRecvLowerBound(ctx, from, to, local);
   RC_LOG() << src.ToString() << " -> " << dst.ToString() << ": " << bound << " vs " << step->time;
@@ -293,10 +307,8 @@ RC_GTEST_PROP(BoxingProperty, SendRecvTakesTheFastestHolderOfItsWindow, ()) {
   const Layout dst = DrawLayout(shape, DrawOtherPlacement(src.placement));
   RC_PRE(!HasEffectivePartial(src) && !HasEffectivePartial(dst));
   const AlphaBetaCostModel cost = DrawCostModel();
-  const StepContext ctx{shape, DType::kF32, cost};
-  const LayoutFacts from = ComputeFacts(shape, src), to = ComputeFacts(shape, dst);
-  const std::vector<int64_t> local = SourceIndexOfDestinations(src.placement, dst.placement);
-  const auto step = SendRecvStep(ctx, from, to, local, /*with_transfers=*/true);
+  const WalkedSendRecv walked(shape, src, dst, cost);
+  const auto& [ctx, from, to, local, step] = walked;
   if (!step) return;
   std::vector<int64_t> pieces(dst.placement.size(), 0);
   for (const RegionTransfer& t : step->transfers) {
