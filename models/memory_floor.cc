@@ -6,6 +6,7 @@
 
 #include "engine/compiler/pipeline_schedule.h"
 #include "engine/compiler/rates.h"
+#include "engine/graph/nd_signature_cache.h"
 #include "engine/sbp/slicing.h"
 
 namespace twinflow::models {
@@ -104,10 +105,56 @@ std::map<std::vector<sbp::DeviceId>, double> LargestRecomputedSegments(
   return largest;
 }
 
+// Whether every consumer of `input` on `op`'s placement reads it as pinned (a binding pin, or a
+// pinned variable's: graph/logical_graph.h). A pin an optimizer update may read in shards
+// binds nothing here (it never does for the ops asked about).
+bool ReadAsPinned(const graph::LogicalGraph& graph, const graph::OpRegistry& registry,
+                  const graph::OpNode& op, const graph::TensorNode& input) {
+  if (!input.pin || input.pin->update_reads_shards) return false;
+  const graph::OpNode& producer = graph.op(input.producer);
+  if (!(producer.placement == op.placement)) return false;
+  return input.pin->binds_consumers ||
+         registry.Find(producer.type).role == graph::OpRole::kVariable;
+}
+
+// How many times at least the slices of `op`'s output `index` add up to its bytes: the sizes
+// of the mesh axes on which no signature the search may give `op` (its inputs read as their
+// binding pins, its output as its own pin) writes that output split. A weight gradient made
+// from the batch split over dp, which every reader is bound to read so (models/pins.h), comes
+// out partial over dp: whole on each replica, Megatron's main_grad.
+double ForcedCopies(const graph::LogicalGraph& graph, const graph::OpRegistry& registry,
+                    graph::NdSignatureCache& signatures, const graph::OpNode& op, int index) {
+  std::vector<graph::TensorMeta> metas;
+  for (const graph::TensorId t : op.inputs) metas.push_back(graph.tensor(t).meta);
+  const Shape& mesh = op.placement.hierarchy();
+  const graph::TensorNode& output = graph.tensor(op.outputs[index]);
+  std::vector<bool> split(mesh.rank(), false);  // by axis: some allowed signature splits it
+  for (const graph::NdSbpSignature& sig :
+       signatures.Get(registry.Find(op.type), graph::OpContext{op.type, op.attrs, metas}, mesh)) {
+    bool allowed = !output.pin || output.pin->Allows(sig.outputs[index], mesh);
+    for (size_t i = 0; i < op.inputs.size() && allowed; ++i) {
+      const graph::TensorNode& input = graph.tensor(op.inputs[i]);
+      if (ReadAsPinned(graph, registry, op, input)) {
+        allowed = input.pin->Allows(sig.inputs[i], mesh);
+      }
+    }
+    if (!allowed) continue;
+    for (int a = 0; a < mesh.rank(); ++a) split[a] = split[a] || sig.outputs[index][a].is_split();
+  }
+  double copies = 1;
+  for (int a = 0; a < mesh.rank(); ++a) {
+    if (!split[a]) copies *= static_cast<double>(mesh[a]);
+  }
+  return copies;
+}
+
 // By devices: the bytes of the per-micro-batch tensors once-a-step ops read, each once (one
-// ACC serves all its step-rate readers: compiler/lower_inputs.cc).
+// ACC serves all its step-rate readers: compiler/lower_inputs.cc), in as many copies as the
+// layouts their producers may write force.
 std::map<std::vector<sbp::DeviceId>, double> Accumulated(const graph::LogicalGraph& graph,
+                                                         const graph::OpRegistry& registry,
                                                          const std::vector<compiler::Rate>& rates) {
+  graph::NdSignatureCache signatures;
   std::vector<bool> counted(graph.tensors().size(), false);
   std::map<std::vector<sbp::DeviceId>, double> accumulated;
   for (const graph::OpNode& op : graph.ops()) {
@@ -116,8 +163,9 @@ std::map<std::vector<sbp::DeviceId>, double> Accumulated(const graph::LogicalGra
       const graph::OpNode& producer = graph.op(graph.tensor(t).producer);
       if (counted[t] || rates[producer.id] != compiler::Rate::kMicroBatch) continue;
       counted[t] = true;
-      accumulated[DevicesOf(producer.placement)] +=
-          PlacedBytes(graph.tensor(t), producer.placement);
+      const double copies =
+          ForcedCopies(graph, registry, signatures, producer, graph.tensor(t).output_index);
+      accumulated[DevicesOf(producer.placement)] += Bytes(graph.tensor(t).meta) * copies;
     }
   }
   return accumulated;
@@ -147,7 +195,7 @@ MemoryProfile ProfileMemory(const BuiltModel& model, const graph::OpRegistry& re
   }
   for (const auto& [where, bytes] : kept)
     profile.kept.push_back({where.first, where.second, bytes});
-  profile.accumulated = Accumulated(graph, rates);
+  profile.accumulated = Accumulated(graph, registry, rates);
   profile.recomputed = LargestRecomputedSegments(graph, readers);
   profile.micro_batches = model.strategy.micro_batches;
   return profile;
