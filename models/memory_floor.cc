@@ -50,21 +50,6 @@ double Bytes(const graph::TensorMeta& meta) {
   return static_cast<double>(meta.shape.numel() * DTypeSize(meta.dtype));
 }
 
-// The bytes a tensor's slices add up to over its placement. When a pin fixes its layout on
-// every mesh axis: its bytes times the axes it is not split over (the slices of a split
-// partition it, a replicated or partial axis repeats it), as Megatron keeps the residual
-// stream whole on every tp member. Else its bytes: an even split, the leanest any layout
-// could make it.
-double PlacedBytes(const graph::TensorNode& node, const sbp::Placement& placement) {
-  double bytes = Bytes(node.meta);
-  if (!node.pin || !node.pin->free_axes.empty()) return bytes;
-  const sbp::NdSbp& layout = node.pin->layout;
-  for (int a = 0; a < layout.size(); ++a) {
-    if (!layout[a].is_split()) bytes *= static_cast<double>(placement.hierarchy()[a]);
-  }
-  return bytes;
-}
-
 // Union-find root of op `op` among the recomputed ops (`parent` by op id).
 graph::OpId Root(std::vector<graph::OpId>& parent, graph::OpId op) {
   while (parent[op] != op) op = parent[op] = parent[parent[op]];
@@ -129,6 +114,7 @@ double ForcedCopies(const graph::LogicalGraph& graph, const graph::OpRegistry& r
   const Shape& mesh = op.placement.hierarchy();
   const graph::TensorNode& output = graph.tensor(op.outputs[index]);
   std::vector<bool> split(mesh.rank(), false);  // by axis: some allowed signature splits it
+  bool any = false;
   for (const graph::NdSbpSignature& sig :
        signatures.Get(registry.Find(op.type), graph::OpContext{op.type, op.attrs, metas}, mesh)) {
     bool allowed = !output.pin || output.pin->Allows(sig.outputs[index], mesh);
@@ -139,8 +125,10 @@ double ForcedCopies(const graph::LogicalGraph& graph, const graph::OpRegistry& r
       }
     }
     if (!allowed) continue;
+    any = true;
     for (int a = 0; a < mesh.rank(); ++a) split[a] = split[a] || sig.outputs[index][a].is_split();
   }
+  if (!any) return 1;  // the search finds nothing either, and says why
   double copies = 1;
   for (int a = 0; a < mesh.rank(); ++a) {
     if (!split[a]) copies *= static_cast<double>(mesh[a]);
@@ -153,8 +141,8 @@ double ForcedCopies(const graph::LogicalGraph& graph, const graph::OpRegistry& r
 // layouts their producers may write force.
 std::map<std::vector<sbp::DeviceId>, double> Accumulated(const graph::LogicalGraph& graph,
                                                          const graph::OpRegistry& registry,
-                                                         const std::vector<compiler::Rate>& rates) {
-  graph::NdSignatureCache signatures;
+                                                         const std::vector<compiler::Rate>& rates,
+                                                         graph::NdSignatureCache& signatures) {
   std::vector<bool> counted(graph.tensors().size(), false);
   std::map<std::vector<sbp::DeviceId>, double> accumulated;
   for (const graph::OpNode& op : graph.ops()) {
@@ -180,6 +168,7 @@ MemoryProfile ProfileMemory(const BuiltModel& model, const graph::OpRegistry& re
   for (const graph::OpNode& op : graph.ops()) {
     for (const graph::TensorId t : op.inputs) readers[t].push_back(op.id);
   }
+  graph::NdSignatureCache signatures;
   MemoryProfile profile;
   std::map<std::pair<std::vector<sbp::DeviceId>, int32_t>, double> kept;
   for (const graph::OpNode& op : graph.ops()) {
@@ -190,12 +179,14 @@ MemoryProfile ProfileMemory(const BuiltModel& model, const graph::OpRegistry& re
     if (graph.IsBackward(op.id) || rates[op.id] != compiler::Rate::kMicroBatch) continue;
     for (const graph::TensorId t : op.outputs) {
       if (!KeptForBackward(graph, op, t, readers)) continue;
-      kept[{DevicesOf(op.placement), op.stage}] += PlacedBytes(graph.tensor(t), op.placement);
+      const graph::TensorNode& node = graph.tensor(t);
+      kept[{DevicesOf(op.placement), op.stage}] +=
+          Bytes(node.meta) * ForcedCopies(graph, registry, signatures, op, node.output_index);
     }
   }
   for (const auto& [where, bytes] : kept)
     profile.kept.push_back({where.first, where.second, bytes});
-  profile.accumulated = Accumulated(graph, registry, rates);
+  profile.accumulated = Accumulated(graph, registry, rates, signatures);
   profile.recomputed = LargestRecomputedSegments(graph, readers);
   profile.micro_batches = model.strategy.micro_batches;
   return profile;

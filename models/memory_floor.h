@@ -19,9 +19,9 @@ struct MemoryProfile {
   // its devices (the leanest any layout could make it), so it holds whatever the search chooses.
   std::map<sbp::DeviceId, int64_t> variable_bytes;
   // Activations kept for the backward pass: outputs of per-micro-batch forward ops that a
-  // backward op on the same devices reads (with recomputation, the segments' inputs), in
-  // logical bytes of one micro-batch (the graph holds one), by the devices and pipeline stage
-  // producing them.
+  // backward op on the same devices reads (with recomputation, the segments' inputs), in bytes
+  // of one micro-batch (the graph holds one) times the copies their producers' allowed layouts
+  // force (replicated mesh axes), by the devices and pipeline stage producing them.
   struct Kept {
     std::vector<sbp::DeviceId> devices;
     int32_t stage = 0;
