@@ -216,11 +216,16 @@ else
   bad "stalled rank: status $status after ${took} s" "$work/err"
 fi
 fault 4 2 STOP --watchdog 2
+# Each survivor's watchdog names rank 2; mpirun ends the job when the first of them exits, so
+# a survivor slower to print (2 cores, 4 ranks, tests beside) may be ended before it does.
+# None may name another rank.
 named=$(grep -c "rank [013]: rank 2 did not answer a liveness probe" "$work/err")
-if [ "$status" -ne 0 ] && [ "$took" -le 15 ] && [ "$named" -eq 3 ]; then
-  ok "of 4 ranks, the 3 survivors of a stalled one each name it, in ${took} s"
+wrong=$(grep -c "rank [0-9]: rank [013] did not answer a liveness probe" "$work/err")
+if [ "$status" -ne 0 ] && [ "$took" -le 15 ] && [ "$named" -ge 1 ] && [ "$wrong" -eq 0 ]; then
+  ok "of 4 ranks, a stalled one is named by $named of the 3 survivors (no other named), in ${took} s"
 else
-  bad "stalled rank of 4: status $status after ${took} s, named by $named ranks" "$work/err"
+  bad "stalled rank of 4: status $status after ${took} s, named by $named ranks, $wrong wrong" \
+    "$work/err"
 fi
 
 # The startup is bounded too: a process that never starts MPI ends the job, named; a rank
