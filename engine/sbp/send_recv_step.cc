@@ -26,9 +26,7 @@ std::vector<int64_t> SourceIndexOfDestinations(const Placement& src, const Place
 namespace {
 // Replicated pieces: look at this many holders, starting round-robin, for the cheapest.
 constexpr size_t kHolderWindow = 16;
-}  // namespace
 
-namespace {
 // Of the window of holders from holders[start] on, cyclically, the one with the fastest
 // message to a destination, the first on a tie, and that message's time.
 class HolderChooser {
