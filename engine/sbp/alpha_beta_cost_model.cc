@@ -78,6 +78,15 @@ AlphaBetaCostModel::AlphaBetaCostModel(AlphaBetaConfig config) : config_(std::mo
                                  std::to_string(params.latency));
     }
   }
+  // The least latency and the widest bandwidth of any link between distinct devices.
+  bool first = true;
+  for (const auto& [link, params] : config_.links) {
+    if (link == LinkClass::kSameDevice) continue;
+    fastest_.latency = first ? params.latency : std::min(fastest_.latency, params.latency);
+    fastest_.bandwidth = first ? params.bandwidth : std::max(fastest_.bandwidth, params.bandwidth);
+    first = false;
+  }
+  if (first) fastest_ = LinkParams{0.0, 0.0};
 }
 
 const LinkParams& AlphaBetaCostModel::Link(LinkClass link) const {
@@ -229,14 +238,8 @@ double AlphaBetaCostModel::InterNodeTime(int64_t count, int64_t bytes) const {
 double AlphaBetaCostModel::FastestMessagesTime(int64_t count, int64_t bytes) const {
   if (count <= 0 || bytes <= 0) return 0.0;
   // Each message pays at least the least latency, and all bytes at best cross the widest link.
-  double latency = -1, bandwidth = 0;
-  for (const auto& [link, params] : config_.links) {
-    if (link == LinkClass::kSameDevice) continue;
-    if (latency < 0 || params.latency < latency) latency = params.latency;
-    bandwidth = std::max(bandwidth, params.bandwidth);
-  }
-  return static_cast<double>(count) * std::max(latency, 0.0) +
-         static_cast<double>(bytes) / bandwidth;
+  return static_cast<double>(count) * fastest_.latency +
+         static_cast<double>(bytes) / fastest_.bandwidth;
 }
 
 }  // namespace twinflow::sbp

@@ -74,6 +74,7 @@ class AlphaBetaCostModel : public CostModel {
 
   AlphaBetaConfig config_;
   std::array<LinkParams, 4> link_table_;  // by LinkClass, for the hot path
+  LinkParams fastest_;                    // FastestMessagesTime's: least latency, widest link
 };
 
 }  // namespace twinflow::sbp

@@ -1,7 +1,9 @@
 #include "engine/sbp/placement.h"
 
+#include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <functional>
 #include <set>
 
 #include "engine/core/error.h"
@@ -116,6 +118,8 @@ Placement::Placement(DeviceType type, std::vector<int64_t> device_ids, Shape hie
       hierarchy_(std::move(hierarchy)) {
   CheckPlacement(type_, *device_ids_, hierarchy_,
                  std::string(DeviceTypeName(type_)) + ":" + IdsText(*device_ids_));
+  ids_ascend_ = std::adjacent_find(device_ids_->begin(), device_ids_->end(),
+                                   std::greater_equal<>()) == device_ids_->end();
 }
 
 const std::shared_ptr<const std::vector<int64_t>>& Placement::NoIds() {

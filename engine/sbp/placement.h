@@ -43,6 +43,9 @@ class Placement {
   const std::vector<int64_t>& device_ids() const { return *device_ids_; }
   const Shape& hierarchy() const { return hierarchy_; }
   int64_t size() const { return static_cast<int64_t>(device_ids_->size()); }
+  // Whether the ids rise with the parallel index (cpu:0-7, not cpu:3,1,2,0): then the devices
+  // of any id range are one run of parallel indices, found by binary search.
+  bool ids_ascend() const { return ids_ascend_; }
   DeviceId device(int64_t parallel_index) const { return {type_, (*device_ids_)[parallel_index]}; }
   std::optional<int64_t> ParallelIndexOf(const DeviceId& device) const;
 
@@ -63,6 +66,7 @@ class Placement {
   // Shared by copies: a placement travels with every layout and boxing step, a thousand ids
   // each at cluster scale, and never changes once made.
   std::shared_ptr<const std::vector<int64_t>> device_ids_ = NoIds();
+  bool ids_ascend_ = true;
   Shape hierarchy_;
 };
 

@@ -1,7 +1,6 @@
 #include "engine/sbp/send_recv_closed_form.h"
 
 #include <algorithm>
-#include <functional>
 #include <map>
 #include <optional>
 
@@ -16,9 +15,7 @@ class NodeSources {
   // `placement` must outlive this (one pricing); node_size > 0.
   NodeSources(const Placement& placement, int64_t node_size)
       : placement_(placement), node_size_(node_size) {
-    const std::vector<int64_t>& ids = placement.device_ids();
-    ascending_ = std::adjacent_find(ids.begin(), ids.end(), std::greater_equal<>()) == ids.end();
-    if (ascending_) return;
+    if (placement.ids_ascend()) return;
     for (int64_t i = 0; i < placement.size(); ++i) {
       grouped_[placement.device(i).index / node_size].push_back(i);
     }
@@ -28,7 +25,7 @@ class NodeSources {
   template <typename Fn>
   void ForEach(int64_t device, Fn fn) const {
     const int64_t first = device / node_size_ * node_size_;
-    if (ascending_) {
+    if (placement_.ids_ascend()) {
       const std::vector<int64_t>& ids = placement_.device_ids();
       const auto lo = std::lower_bound(ids.begin(), ids.end(), first);
       const auto hi = std::lower_bound(lo, ids.end(), first + node_size_);
@@ -43,7 +40,6 @@ class NodeSources {
  private:
   const Placement& placement_;
   int64_t node_size_;
-  bool ascending_ = true;
   std::map<int64_t, std::vector<int64_t>> grouped_;
 };
 

@@ -32,12 +32,8 @@ constexpr size_t kHolderWindow = 16;
 class HolderChooser {
  public:
   // `ctx` and `src` must outlive the chooser (one SendRecvStep).
-  HolderChooser(const StepContext& ctx, const Placement& src) : ctx_(ctx), src_(src) {
-    node_size_ = ctx.cost_model.NodeSize();
-    for (int64_t i = 1; i < src.size() && node_size_ > 0; ++i) {
-      if (src.device(i - 1).index >= src.device(i).index) node_size_ = 0;
-    }
-  }
+  HolderChooser(const StepContext& ctx, const Placement& src)
+      : ctx_(ctx), src_(src), node_size_(src.ids_ascend() ? ctx.cost_model.NodeSize() : 0) {}
 
   std::pair<int64_t, double> Choose(const std::vector<int64_t>& holders, size_t start,
                                     const DeviceId& dst, int64_t bytes) const {
@@ -112,11 +108,11 @@ std::optional<BoxingStep> SendRecvStep(const StepContext& ctx, const LayoutFacts
   step.kind = BoxingStepKind::kSendRecv;
   step.from = from.layout;
   step.to = to.layout;
-  const RegionGrid& grid = *from.grid;
-  const HolderChooser chooser(ctx, src);
   if (!with_transfers) {
     if (auto priced = SendRecvClosedForm(ctx, from, to, local)) return priced;
   }
+  const RegionGrid& grid = *from.grid;
+  const HolderChooser chooser(ctx, src);
   std::vector<double> send_time(src.size(), 0.0), receive_time(dst.size(), 0.0);
   for (int64_t j = 0; j < dst.size(); ++j) {
     const DeviceId dst_device = dst.device(j);

@@ -231,34 +231,27 @@ RC_GTEST_PROP(BoxingProperty, TimesFromOneSourceMatchSinglePlans, ()) {
   RC_ASSERT(std::fabs(times.at(dst.nd_sbp) - single) <= 1e-9 * (1 + single));
 }
 
-// The closed-form pricing of a send-recv step (send_recv_closed_form.h) agrees with walking
-// its pieces: the same link bytes, and the same time up to rounding.
-RC_GTEST_PROP(BoxingProperty, SendRecvPricedInClosedFormMatchesTheWalk, ()) {
+// A random shape, two layouts of it that are not partial (the second on the same placement, a
+// disjoint or an overlapping one) and a cost model.
+struct SendRecvCase {
+  Shape shape;
+  Layout src, dst;
+  AlphaBetaCostModel cost;
+};
+SendRecvCase DrawSendRecvCase() {
   const Shape shape = DrawShape();
   const Layout src = DrawLayout(shape, DrawPlacement());
   const Layout dst = DrawLayout(shape, DrawOtherPlacement(src.placement));
   RC_PRE(!HasEffectivePartial(src) && !HasEffectivePartial(dst));
-  const AlphaBetaCostModel cost = DrawCostModel();
-  const DType dtype = *rc::gen::elementOf(std::vector<DType>{DType::kF32, DType::kBF16});
-  const StepContext ctx{shape, dtype, cost};
-  const LayoutFacts from = ComputeFacts(shape, src), to = ComputeFacts(shape, dst);
-  const std::vector<int64_t> local = SourceIndexOfDestinations(src.placement, dst.placement);
-  const auto priced = SendRecvStep(ctx, from, to, local, /*with_transfers=*/false);
-  const auto walked = SendRecvStep(ctx, from, to, local, /*with_transfers=*/true);
-  RC_ASSERT(priced.has_value() == walked.has_value());
-  if (!priced) return;
-  RC_LOG() << src.ToString() << " -> " << dst.ToString() << " " << shape.ToString() << ": "
-           << priced->time << " vs " << walked->time << "\n";
-  RC_ASSERT(std::fabs(priced->time - walked->time) <= 1e-12 + 1e-9 * walked->time);
-  RC_ASSERT(priced->link_bytes == walked->link_bytes);
+  return {shape, src, dst, DrawCostModel()};
 }
 
 // A send-recv from `src` to `dst` walked with its transfers, and what it was priced from.
 // `shape` and `cost` must outlive it.
 struct WalkedSendRecv {
   WalkedSendRecv(const Shape& shape, const Layout& src, const Layout& dst,
-                 const AlphaBetaCostModel& cost)
-      : ctx{shape, DType::kF32, cost},
+                 const AlphaBetaCostModel& cost, DType dtype = DType::kF32)
+      : ctx{shape, dtype, cost},
         from(ComputeFacts(shape, src)),
         to(ComputeFacts(shape, dst)),
         local(SourceIndexOfDestinations(src.placement, dst.placement)),
@@ -269,19 +262,32 @@ struct WalkedSendRecv {
   std::optional<BoxingStep> step;
 };
 
+// The closed-form pricing of a send-recv step (send_recv_closed_form.h) agrees with walking
+// its pieces: the same link bytes, and the same time up to rounding.
+RC_GTEST_PROP(BoxingProperty, SendRecvPricedInClosedFormMatchesTheWalk, ()) {
+  const SendRecvCase c = DrawSendRecvCase();
+  const DType dtype = *rc::gen::elementOf(std::vector<DType>{DType::kF32, DType::kBF16});
+  const WalkedSendRecv walk(c.shape, c.src, c.dst, c.cost, dtype);
+  const auto priced = SendRecvStep(walk.ctx, walk.from, walk.to, walk.local, false);
+  const std::optional<BoxingStep>& walked = walk.step;
+  RC_ASSERT(priced.has_value() == walked.has_value());
+  if (!priced) return;
+  RC_LOG() << c.src.ToString() << " -> " << c.dst.ToString() << " " << c.shape.ToString() << ": "
+           << priced->time << " vs " << walked->time << "\n";
+  RC_ASSERT(std::fabs(priced->time - walked->time) <= 1e-12 + 1e-9 * walked->time);
+  RC_ASSERT(priced->link_bytes == walked->link_bytes);
+}
+
 // Send-recv's lower bound (the search skips steps above their budget by it) never exceeds the
 // step's time.
 RC_GTEST_PROP(BoxingProperty, SendRecvLowerBoundHolds, ()) {
-  const Shape shape = DrawShape();
-  const Layout src = DrawLayout(shape, DrawPlacement());
-  const Layout dst = DrawLayout(shape, DrawOtherPlacement(src.placement));
-  RC_PRE(!HasEffectivePartial(src) && !HasEffectivePartial(dst));
-  const AlphaBetaCostModel cost = DrawCostModel();
-  const WalkedSendRecv walked(shape, src, dst, cost);
+  const SendRecvCase c = DrawSendRecvCase();
+  const WalkedSendRecv walked(c.shape, c.src, c.dst, c.cost);
   const auto& [ctx, from, to, local, step] = walked;
   if (!step) return;
   const double bound = SendRecvLowerBound(ctx, from, to, local);
-  RC_LOG() << src.ToString() << " -> " << dst.ToString() << ": " << bound << " vs " << step->time;
+  RC_LOG() << c.src.ToString() << " -> " << c.dst.ToString() << ": " << bound << " vs "
+           << step->time;
   RC_ASSERT(bound <= step->time * (1 + 1e-12) + 1e-15);
 }
 
