@@ -113,8 +113,11 @@ assert [c['step_s'] for c in ranked] == sorted(c['step_s'] for c in ranked)" "$w
 "$tf" tune "${gpt[@]}" --cluster cpu-local --nodes 2 --top 3 --exhaustive >"$work/every" 2>/dev/null
 verify "tune's top 3 are those of --exhaustive" \
   cmp -s <(sed -n '2,5p' "$work/bounded") <(sed -n '2,5p' "$work/every")
-# Ctrl-C: tune stops after the candidate in progress and ranks those done.
-"$tf" tune "${gpt[@]}" --cluster dgx-h100 --max-micro-batches 8 >"$work/out" 2>"$work/err" &
+# Ctrl-C: tune stops after the candidate in progress and ranks those done. A tune of some
+# seconds (two nodes, every candidate simulated), so that it is still running when the signal
+# comes: one node's takes 2 s, and under ctest -j2 it once ended first.
+"$tf" tune "${gpt[@]}" --cluster dgx-h100 --nodes 2 --max-micro-batches 16 --exhaustive \
+  >"$work/out" 2>"$work/err" &
 tune_pid=$!
 for _ in $(seq 100); do grep -q "^\[1/" "$work/err" && break; sleep 0.1; done
 kill -INT "$tune_pid"
