@@ -66,6 +66,10 @@ void DeviceWorker::Run() {
 }
 
 void DeviceWorker::Handle(const WorkItem& item) {
+  if (item.done && item.arrival) {  // a communication act staged through host memory
+    Upload(item);
+    return;
+  }
   if (item.done) {  // a communication act completing
     Complete(item.task, 1, ctx_.trace ? ctx_.comm_started[item.task] : 0, item.finished_ns);
     return;
@@ -168,21 +172,35 @@ void DeviceWorker::StartCollective(const PreparedTask& task, const runtime::Laun
   const SlotRef& out = FindSlot(launch.outputs, task.outputs[0], launch);
   CollectiveMember member{t.id(), device_, t.collective().member(),
                           ctx_.SlotView(in.regst, in.slot), ctx_.SlotView(out.regst, out.slot)};
+  if (task.spans_ranks && Staged(task)) Stage(member);
   // Members of this process meet first; across ranks the last of them hands the transport
   // the local part.
   auto members = ctx_.rendezvous.Arrive(t.collective().group(), t.issue_order(), launch.piece,
                                         task.group_size, task.local_members, std::move(member));
   if (!members) return;  // the last member to arrive computes
+  if (task.spans_ranks) {
+    // Each member completes on its own device's thread, uploading first where staged.
+    std::vector<std::pair<int64_t, std::shared_ptr<const StagedArrival>>> arrivals;
+    for (const CollectiveMember& m : *members) arrivals.emplace_back(m.task, m.staged);
+    RunContext& ctx = ctx_;
+    Transport& transport = this->transport(task);
+    transport.Collective(t, launch.piece, std::move(*members), [&ctx, arrivals] {
+      for (const auto& [task, arrival] : arrivals) {
+        if (arrival) {
+          ctx.PostArrival(task, arrival);
+        } else {
+          ctx.PostDone(task);
+        }
+      }
+    });
+    return;
+  }
   std::vector<int64_t> tasks;
   for (const CollectiveMember& m : *members) tasks.push_back(m.task);
   RunContext& ctx = ctx_;
   const auto done = [&ctx, tasks] {
     for (int64_t task : tasks) ctx.PostDone(task);
   };
-  if (task.spans_ranks) {
-    transport(task).Collective(t, launch.piece, std::move(*members), done);
-    return;
-  }
   ComputeCollective(device_ops_, t.collective(), task.reduce_op, *members);
   if (device_ops_.asynchronous()) {
     pending_.push_back({device_ops_.Mark(), t.id(), launch.piece, done});
@@ -198,21 +216,34 @@ Transport& DeviceWorker::transport(const PreparedTask& task) const {
   return *ctx_.transport;
 }
 
-Transport& DeviceWorker::HostTransport(const PreparedTask& task) const {
-  Transport& t = transport(task);
-  // The transport reads and writes the slots on the host.
-  if (device_ops_.type() != DeviceType::kCpu) {
-    throw PlanError(TaskName(*task.task) + ": SEND and RECV run on cpu devices only (" +
-                    device_ops_.name() + " across ranks needs NCCL)");
-  }
-  return t;
+bool DeviceWorker::Staged(const PreparedTask& task) const {
+  return device_ops_.asynchronous() && !transport(task).reads_device_memory();
+}
+
+void DeviceWorker::Stage(CollectiveMember& member) {
+  auto arrival = std::make_shared<StagedArrival>();
+  arrival->slot = std::move(member.output);
+  // In place, the host output is the host input, as the slots are one on the device.
+  const bool in_place = member.input.raw() == arrival->slot.raw();
+  Tensor input = device_ops_.Download(member.input);
+  arrival->host =
+      in_place ? std::move(input) : Tensor(arrival->slot.shape(), arrival->slot.dtype());
+  const auto host_view = [&] {
+    return Tensor::View(arrival->host.shape(), arrival->host.dtype(), arrival->host.raw());
+  };
+  member.input = in_place ? host_view() : std::move(input);
+  member.output = host_view();
+  member.staged = std::move(arrival);
 }
 
 void DeviceWorker::StartSend(const PreparedTask& task, const runtime::Launch& launch) {
-  Transport& t = HostTransport(task);
+  Transport& t = transport(task);
   const SlotRef& in = FindSlot(launch.inputs, task.inputs[0], launch);
+  const Tensor view = ctx_.SlotView(in.regst, in.slot);
+  const bool staged = Staged(task);
+  const Tensor downloaded = staged ? device_ops_.Download(view) : Tensor();
   Tensor packed(task.send_shape, task.send_dtype);
-  packed.CopyRegionFrom(ctx_.SlotView(in.regst, in.slot), task.copies[0].src, task.copies[0].dst);
+  packed.CopyRegionFrom(staged ? downloaded : view, task.copies[0].src, task.copies[0].dst);
   std::vector<std::byte> payload(packed.raw(), packed.raw() + packed.nbytes());
   RunContext& ctx = ctx_;
   const int64_t id = task.task->id();
@@ -220,12 +251,33 @@ void DeviceWorker::StartSend(const PreparedTask& task, const runtime::Launch& la
 }
 
 void DeviceWorker::StartRecv(const PreparedTask& task, const runtime::Launch& launch) {
-  Transport& t = HostTransport(task);
+  Transport& t = transport(task);
   const SlotRef& out = FindSlot(launch.outputs, task.outputs[0], launch);
   RunContext& ctx = ctx_;
   const int64_t id = task.task->id();
-  t.Recv(*task.task, launch.piece, ctx_.SlotView(out.regst, out.slot),
-         [&ctx, id] { ctx.PostDone(id); });
+  Tensor slot = ctx_.SlotView(out.regst, out.slot);
+  if (!Staged(task)) {
+    t.Recv(*task.task, launch.piece, std::move(slot), [&ctx, id] { ctx.PostDone(id); });
+    return;
+  }
+  auto arrival = std::make_shared<StagedArrival>();
+  arrival->host = Tensor(slot.shape(), slot.dtype());
+  arrival->slot = std::move(slot);
+  t.Recv(*task.task, launch.piece,
+         Tensor::View(arrival->host.shape(), arrival->host.dtype(), arrival->host.raw()),
+         [&ctx, id, arrival] { ctx.PostArrival(id, arrival); });
+}
+
+void DeviceWorker::Upload(const WorkItem& item) {
+  // The host bytes go into the slot; the act completes once the upload has run.
+  Tensor slot = Tensor::View(item.arrival->slot.shape(), item.arrival->slot.dtype(),
+                             const_cast<std::byte*>(item.arrival->slot.raw()));
+  device_ops_.Upload(item.arrival->host, slot);
+  const int64_t task = item.task;
+  const int64_t started = ctx_.trace ? ctx_.comm_started[task] : 0;
+  const int64_t finished = item.finished_ns;
+  pending_.push_back({device_ops_.Mark(), task, 0,
+                      [this, task, started, finished] { Complete(task, 1, started, finished); }});
 }
 
 void DeviceWorker::NoteFinished(int64_t task) {

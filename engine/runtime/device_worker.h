@@ -34,9 +34,13 @@ class DeviceWorker {
   void StartSend(const PreparedTask& task, const runtime::Launch& launch);
   void StartRecv(const PreparedTask& task, const runtime::Launch& launch);
   Transport& transport(const PreparedTask& task) const;  // PlanError in a one-rank run
-  // The transport, for SEND and RECV, which move slots through host memory: PlanError on a
-  // device whose memory is not the host's.
-  Transport& HostTransport(const PreparedTask& task) const;
+  // Whether the task's cross-rank act goes through host buffers (host_staging.h): on an
+  // asynchronous device, with a transport that reads host memory only.
+  bool Staged(const PreparedTask& task) const;
+  // A collective member's host copy of its input and host buffer for its output.
+  void Stage(CollectiveMember& member);
+  // A staged act's arrival: uploads its bytes, and completes the act once that has run.
+  void Upload(const WorkItem& item);
   void NoteFinished(int64_t task);
   // Completes an act: the actor's Done, its outbox, the trace span (`stream` 0 compute, 1
   // communication) from `started`.

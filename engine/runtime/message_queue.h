@@ -6,9 +6,11 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <mutex>
 
 #include "engine/runtime/actor.h"
+#include "engine/runtime/host_staging.h"
 
 namespace twinflow::runtime {
 
@@ -19,6 +21,9 @@ struct WorkItem {
   // When done, in traced runs: when the communication completed, which can be long before the
   // device's thread, busy with a kernel, gets to this item.
   int64_t finished_ns = 0;
+  // When done, for an act staged through host memory (host_staging.h): the bytes that came to
+  // the host, which the device's thread uploads into the act's slot before it completes.
+  std::shared_ptr<const StagedArrival> arrival;
 };
 
 // FIFO, but for `urgent` items (returned slots, messages to communication acts), which go

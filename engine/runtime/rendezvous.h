@@ -4,6 +4,7 @@
 // the last to arrive gets every member back (in member order) and computes for all.
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "engine/core/tensor.h"
+#include "engine/runtime/host_staging.h"
 
 namespace twinflow::runtime {
 
@@ -18,8 +20,11 @@ struct CollectiveMember {
   int64_t task = 0;
   int device = 0;
   int member = 0;
-  Tensor input;  // views of the member's slots
+  Tensor input;  // views of the member's slots (host copies when staged)
   Tensor output;
+  // Staged through the host (host_staging.h): `output` is a view of staged->host, uploaded
+  // into staged->slot once the collective is done. Null otherwise.
+  std::shared_ptr<const StagedArrival> staged;
 };
 
 class Rendezvous {

@@ -66,6 +66,13 @@ void RunContext::PostDone(int64_t task) {
   Post(std::move(item));
 }
 
+void RunContext::PostArrival(int64_t task, std::shared_ptr<const StagedArrival> arrival) {
+  WorkItem item{task, true, {}};
+  if (trace) item.finished_ns = NowNs();
+  item.arrival = std::move(arrival);
+  Post(std::move(item));
+}
+
 void RunContext::RecordSink(int64_t regst, int64_t piece, Tensor value) {
   std::lock_guard<std::mutex> lock(sink_mutex_);
   sink_values[regst][piece] = std::move(value);

@@ -54,6 +54,8 @@ struct RunContext {
   void Post(WorkItem item);
   // A communication act of `task` completed (any thread): its device finishes it.
   void PostDone(int64_t task);
+  // As PostDone, for an act staged through host memory: its device uploads `arrival` first.
+  void PostArrival(int64_t task, std::shared_ptr<const StagedArrival> arrival);
 
   // SINK values, sink_values[regst][piece], assembled into fetches after the run.
   void RecordSink(int64_t regst, int64_t piece, Tensor value);

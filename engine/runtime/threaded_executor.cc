@@ -44,11 +44,6 @@ void CheckDevices(const plan::Plan& plan, const Transport* transport) {
                                  " is 'cuda': this build of twinflow has no CUDA "
                                  "(configure with TWINFLOW_CUDA=ON where the toolkit is)");
     }
-    if (device.type() != plan::DEVICE_CPU && transport != nullptr && transport->size() > 1) {
-      throw PlanError(name + " is '" + plan::EnumName(device.type()) +
-                      "': cuda devices run in one process so far (across ranks they need "
-                      "NCCL, which comes with a later issue)");
-    }
     if (transport == nullptr && device.rank() != rank) {
       throw PlanError(name + " belongs to rank " + std::to_string(device.rank()) +
                       ": a Plan of several ranks runs under mpirun, one process per rank");

@@ -33,12 +33,15 @@ class Transport {
 
   virtual int rank() const = 0;
   virtual int size() const = 0;
+  // Whether Send, Recv and Collective take device memory as it is (NCCL). When not, an
+  // asynchronous device's acts go through host buffers (host_staging.h).
+  virtual bool reads_device_memory() const { return false; }
 
   virtual void Begin(Fail fail) = 0;
   virtual void End() = 0;
 
-  // A SEND act: `payload` (the packed box of its transfer) goes to the peer's rank, matched by
-  // the task's tag and the piece.
+  // A SEND act: `payload` (the packed box of its transfer, in host memory) goes to the peer's
+  // rank, matched by the task's tag and the piece.
   virtual void Send(const plan::Task& send, int64_t piece, std::vector<std::byte> payload,
                     Done done) = 0;
   // A RECV act: the peer's payload for this piece lands in `slot` (the output register's slot).
