@@ -8,6 +8,8 @@
 
 #include "engine/comm/chain_all_reduce.h"
 #include "engine/comm/mpi_types.h"
+#include "engine/comm/sink_exchange.h"
+#include "engine/comm/task_descs.h"
 #include "engine/core/collective_kind.h"
 #include "engine/core/error.h"
 #include "engine/plan/plan_enums.h"
@@ -17,44 +19,6 @@
 
 namespace twinflow::comm {
 namespace {
-
-// The data register a collective member reads.
-const plan::TensorDesc& InputDesc(const plan::Plan& plan, const plan::Task& task) {
-  for (int64_t r : task.consumed_regsts()) {
-    const plan::Regst& regst = plan.regsts(static_cast<int>(r));
-    if (runtime::IsDataRegst(regst)) return regst.tensor();
-  }
-  throw PlanError("task '" + task.name() + "' has no data input");
-}
-
-const plan::TensorDesc& OutputDesc(const plan::Plan& plan, const plan::Task& task) {
-  for (int64_t r : task.produced_regsts()) {
-    const plan::Regst& regst = plan.regsts(static_cast<int>(r));
-    if (runtime::IsDataRegst(regst)) return regst.tensor();
-  }
-  throw PlanError("task '" + task.name() + "' has no data output");
-}
-
-int64_t BytesOf(const plan::TensorDesc& desc, const std::string& what) {
-  return runtime::ToShape(desc, what).numel() * DTypeSize(runtime::ToDType(desc.dtype(), what));
-}
-
-Tensor Empty(const plan::TensorDesc& desc, const std::string& what) {
-  return Tensor(runtime::ToShape(desc, what), runtime::ToDType(desc.dtype(), what));
-}
-
-void Append(std::vector<std::byte>& out, int64_t value) {
-  const auto* p = reinterpret_cast<const std::byte*>(&value);
-  out.insert(out.end(), p, p + sizeof(value));
-}
-
-int64_t Take(const std::vector<std::byte>& in, size_t& at) {
-  if (at + sizeof(int64_t) > in.size()) throw CommError("truncated sink values from a rank");
-  int64_t value = 0;
-  std::memcpy(&value, in.data() + at, sizeof(value));
-  at += sizeof(value);
-  return value;
-}
 
 // A tensor of shape `shape` cut along `axis` into chunks of `extents` (one per member, in
 // order): Pack lays the chunks one after another, Unpack puts them back.
@@ -95,7 +59,7 @@ struct AxisChunks {
 }  // namespace
 
 MpiTransport::MpiTransport(const plan::Plan& plan, const MpiSession& session)
-    : plan_(plan), rank_(session.rank()), size_(session.size()) {
+    : plan_(plan), rank_(session.rank()), size_(session.size()), local_rank_(session.local_rank()) {
   void* value = nullptr;
   int found = 0;
   CheckMpi(MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &value, &found), "MPI_Comm_get_attr");
@@ -543,33 +507,7 @@ std::vector<std::vector<std::byte>> MpiTransport::Allgather(const std::vector<st
 
 runtime::SinkValues MpiTransport::ExchangeSinks(const plan::Plan& plan,
                                                 const runtime::SinkValues& local) {
-  std::vector<std::byte> mine;
-  for (const auto& [regst, pieces] : local) {
-    for (const auto& [piece, value] : pieces) {
-      Append(mine, regst);
-      Append(mine, piece);
-      Append(mine, static_cast<int64_t>(value.nbytes()));
-      mine.insert(mine.end(), value.raw(), value.raw() + value.nbytes());
-    }
-  }
-  runtime::SinkValues merged;
-  for (const std::vector<std::byte>& bytes : Allgather(mine)) {
-    size_t at = 0;
-    while (at < bytes.size()) {
-      const int64_t regst = Take(bytes, at);
-      const int64_t piece = Take(bytes, at);
-      const int64_t size = Take(bytes, at);
-      if (regst < 0 || regst >= plan.regsts_size()) throw CommError("sink value of no register");
-      Tensor value = Empty(plan.regsts(static_cast<int>(regst)).tensor(), "sink");
-      if (size != static_cast<int64_t>(value.nbytes()) || at + size > bytes.size()) {
-        throw CommError("sink value of regst " + std::to_string(regst) + " has the wrong size");
-      }
-      std::copy_n(bytes.data() + at, size, value.raw());
-      at += static_cast<size_t>(size);
-      merged[regst][piece] = std::move(value);
-    }
-  }
-  return merged;
+  return ExchangeSinkValues(plan, local);
 }
 
 }  // namespace twinflow::comm

@@ -59,6 +59,7 @@ class MpiTransport : public runtime::Transport {
 
   int rank() const override { return rank_; }
   int size() const override { return size_; }
+  int local_rank() const override { return local_rank_; }
   void Begin(Fail fail) override;
   void End() override;
   void Send(const plan::Task& send, int64_t piece, std::vector<std::byte> payload,
@@ -128,6 +129,7 @@ class MpiTransport : public runtime::Transport {
   const plan::Plan& plan_;
   int rank_ = 0;
   int size_ = 1;
+  int local_rank_ = 0;
   int64_t tag_limit_ = 0;
   std::map<std::pair<int64_t, int64_t>, CollectiveComm> comms_;  // (group, issue order)
 

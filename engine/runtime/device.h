@@ -15,6 +15,7 @@
 #include "engine/core/region.h"
 #include "engine/core/tensor.h"
 #include "engine/plan/plan.pb.h"
+#include "engine/runtime/device_place.h"
 #include "kernels/kernel.h"
 
 namespace twinflow::runtime {
@@ -61,9 +62,9 @@ class Device {
   std::string name_;
 };
 
-// The Device for a Plan device: HostDevice for cpu, CudaDevice for cuda (logical device i on
-// GPU i % count). InvalidArgumentError for cuda in a build without CUDA; DeviceError when no GPU
+// The Device for a Plan device at `place`: HostDevice for cpu, CudaDevice for cuda (on the GPU
+// GpuFor gives). InvalidArgumentError for cuda in a build without CUDA; DeviceError when no GPU
 // is present or it cannot be set up.
-std::unique_ptr<Device> MakeDevice(const plan::Device& device);
+std::unique_ptr<Device> MakeDevice(const plan::Device& device, const DevicePlace& place);
 
 }  // namespace twinflow::runtime

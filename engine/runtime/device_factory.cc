@@ -10,12 +10,13 @@
 
 namespace twinflow::runtime {
 
-std::unique_ptr<Device> MakeDevice(const plan::Device& device) {
+std::unique_ptr<Device> MakeDevice(const plan::Device& device, const DevicePlace& place) {
   if (device.type() == plan::DEVICE_CPU) return std::make_unique<HostDevice>(device.index());
   if (device.type() == plan::DEVICE_CUDA) {
 #ifdef TWINFLOW_HAVE_CUDA
-    return std::make_unique<CudaDevice>(device.index());
+    return std::make_unique<CudaDevice>(device.index(), place);
 #else
+    (void)place;
     throw InvalidArgumentError("device cuda:" + std::to_string(device.index()) +
                                ": this build of twinflow has no CUDA (configure with "
                                "TWINFLOW_CUDA=ON on a machine with the CUDA toolkit)");

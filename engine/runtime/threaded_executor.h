@@ -75,8 +75,9 @@ struct RunResult {
 // one heap Impl; Run's device threads reference that Impl, never the executor object, and are
 // joined before Run returns, so moving an executor that is not running is safe. Copies are
 // deleted: two executors sharing one set of arenas would run over each other's slots.
-// Makes the Device of one Plan device (engine/runtime/device.h).
-using DeviceFactory = std::function<std::unique_ptr<Device>(const plan::Device&)>;
+// Makes the Device of one Plan device at its place (engine/runtime/device.h).
+using DeviceFactory =
+    std::function<std::unique_ptr<Device>(const plan::Device&, const DevicePlace&)>;
 
 class ThreadedExecutor {
  public:

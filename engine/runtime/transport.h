@@ -33,6 +33,8 @@ class Transport {
 
   virtual int rank() const = 0;
   virtual int size() const = 0;
+  // This rank's index among the ranks of its node: which of the node's GPUs it takes.
+  virtual int local_rank() const { return 0; }
   // Whether Send, Recv and Collective take device memory as it is (NCCL). When not, an
   // asynchronous device's acts go through host buffers (host_staging.h).
   virtual bool reads_device_memory() const { return false; }

@@ -65,7 +65,7 @@ TEST_P(AsyncDevices, GiveTheHostDevicesLossesBitForBit) {
   const Outcome host = Train(model, runtime::MakeDevice);
   // The devices live as long as the executor inside Train; only their counts are read after.
   std::vector<int64_t> polls;
-  const Outcome deferred = Train(model, [&](const plan::Device& d) {
+  const Outcome deferred = Train(model, [&](const plan::Device& d, const runtime::DevicePlace&) {
     auto device = std::make_unique<testing::DeferredHostDevice>(d.index());
     polls.push_back(0);
     device->on_destroy = [&polls, i = polls.size() - 1](int64_t n) { polls[i] = n; };

@@ -94,7 +94,8 @@ void DeferredHostDevice::Synchronize() {
   while (!queue_.empty()) RunOne();
 }
 
-std::unique_ptr<runtime::Device> MakeDeferredDevice(const plan::Device& device) {
+std::unique_ptr<runtime::Device> MakeDeferredDevice(const plan::Device& device,
+                                                    const runtime::DevicePlace&) {
   return std::make_unique<DeferredHostDevice>(device.index());
 }
 

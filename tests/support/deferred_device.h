@@ -51,6 +51,7 @@ class DeferredHostDevice : public runtime::Device {
 };
 
 // A DeviceFactory giving every device a DeferredHostDevice.
-std::unique_ptr<runtime::Device> MakeDeferredDevice(const plan::Device& device);
+std::unique_ptr<runtime::Device> MakeDeferredDevice(const plan::Device& device,
+                                                    const runtime::DevicePlace& place);
 
 }  // namespace twinflow::testing

@@ -13,14 +13,14 @@
 namespace twinflow::runtime {
 namespace {
 
-int GpuOf(int64_t index) {
+int GpuOf(int64_t index, const DevicePlace& place) {
   std::string reason;
   const int count = kernels::CudaDeviceCount(&reason);
   if (count == 0) {
     throw DeviceError("cuda:" + std::to_string(index) + ": no CUDA GPU is available (" + reason +
                       ")");
   }
-  return static_cast<int>(index % count);
+  return GpuFor(place, count);
 }
 
 void CheckSameBytes(const Tensor& src, const Tensor& dst) {
@@ -81,8 +81,8 @@ void CudaDevice::OnGpu(Fn&& fn) {
   if (previous != gpu_) TF_CUDA_CHECK(cudaSetDevice(previous));
 }
 
-CudaDevice::CudaDevice(int64_t index)
-    : Device("cuda:" + std::to_string(index)), gpu_(GpuOf(index)) {
+CudaDevice::CudaDevice(int64_t index, const DevicePlace& place)
+    : Device("cuda:" + std::to_string(index)), gpu_(GpuOf(index, place)) {
   OnGpu([&] {
     env_ = std::make_unique<kernels::OwnedCudaEnv>(gpu_);
     TF_CUDA_CHECK(cudaStreamCreateWithFlags(&copy_stream_, cudaStreamNonBlocking));

@@ -1,10 +1,10 @@
 #pragma once
-// CudaDevice: a cuda logical device of a Plan, on one physical GPU (logical device i uses GPU
-// i % the GPU count, so several logical devices may share a GPU, each with its own streams and
-// arena). It owns a compute stream, on which kernels, device copies and reductions run in call
-// order, and a copy stream for host transfers, ordered against the compute stream by events.
-// The device thread of the ThreadedExecutor that owns it is the only one enqueueing work on it
-// while a run goes on. Built with CUDA only (TWINFLOW_HAVE_CUDA); built, not verified on a GPU.
+// CudaDevice: a cuda logical device of a Plan, on one physical GPU (device_place.h: under
+// mpirun each rank takes its own; several logical devices may share a GPU, each with its own
+// streams and arena). It owns a compute stream, on which kernels, device copies and reductions run
+// in call order, and a copy stream for host transfers, ordered against the compute stream by
+// events. The device thread of the ThreadedExecutor that owns it is the only one enqueueing work on
+// it while a run goes on. Built with CUDA only (TWINFLOW_HAVE_CUDA); built, not verified on a GPU.
 #include <cuda_runtime_api.h>
 
 #include <memory>
@@ -17,8 +17,9 @@ namespace twinflow::runtime {
 
 class CudaDevice : public Device {
  public:
-  // DeviceError naming the device when no GPU is present or its streams cannot be made.
-  explicit CudaDevice(int64_t index);
+  // Logical device cuda:`index` at `place` (on the GPU GpuFor gives). DeviceError naming the
+  // device when no GPU is present or its streams cannot be made.
+  CudaDevice(int64_t index, const DevicePlace& place);
   ~CudaDevice() override;
   CudaDevice(const CudaDevice&) = delete;
   CudaDevice& operator=(const CudaDevice&) = delete;
