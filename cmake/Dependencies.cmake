@@ -47,5 +47,18 @@ if(NOT TWINFLOW_CUDA STREQUAL "OFF")
     message(FATAL_ERROR "TWINFLOW_CUDA=ON but no CUDA toolkit was found")
   endif()
 endif()
-message(STATUS "twinflow: CUDA ${TWINFLOW_HAVE_CUDA}, MPI ${MPI_CXX_VERSION}, "
+# NCCL (engine/comm/nccl: collectives and SEND/RECV between the GPUs of different ranks): with
+# CUDA, where its header and library are found (CUDA 13's are under /usr/local/cuda); without
+# it, cuda devices of different ranks talk through host staging over MPI.
+set(TWINFLOW_HAVE_NCCL OFF)
+if(TWINFLOW_HAVE_CUDA)
+  find_path(NCCL_INCLUDE_DIR nccl.h HINTS ${CUDAToolkit_INCLUDE_DIRS} /usr/local/cuda/include)
+  find_library(NCCL_LIBRARY nccl HINTS ${CUDAToolkit_LIBRARY_DIR} /usr/local/cuda/lib
+               /usr/local/cuda/lib64)
+  if(NCCL_INCLUDE_DIR AND NCCL_LIBRARY)
+    set(TWINFLOW_HAVE_NCCL ON)
+  endif()
+endif()
+message(STATUS "twinflow: CUDA ${TWINFLOW_HAVE_CUDA}, NCCL ${TWINFLOW_HAVE_NCCL}, "
+               "MPI ${MPI_CXX_VERSION}, "
                "protobuf ${Protobuf_VERSION}, Python ${Python3_EXECUTABLE}")

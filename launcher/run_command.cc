@@ -29,6 +29,7 @@
 #include "launcher/model_args.h"
 #include "launcher/startup_agreement.h"
 #include "launcher/trace_args.h"
+#include "launcher/transport_choice.h"
 
 namespace twinflow::launcher {
 namespace {
@@ -451,8 +452,8 @@ int RunRunCommand(const std::vector<std::string>& args, std::ostream& out) {
   }
 
   try {
-    std::unique_ptr<comm::MpiTransport> transport;
-    if (mpi && ranks > 1) transport = std::make_unique<comm::MpiTransport>(job.plan, *mpi);
+    std::unique_ptr<runtime::Transport> transport;
+    if (mpi && ranks > 1) transport = MakeTransport(job.plan, *mpi, out);
     runtime::ThreadedExecutor executor(job.plan, kernels, transport.get());
     const runtime::RunResult result = TrainAndSave(parsed, job, executor, transport.get(), rank);
     if (rank != 0) return 0;  // rank 0 reports for all

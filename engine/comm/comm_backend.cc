@@ -77,6 +77,9 @@ BackendChoice ChooseBackend(const std::vector<RankGpus>& ranks, bool cuda, bool 
     return {CommBackend::kHostStaging, Describe(sharing) + ": NCCL needs a GPU of its own"};
   }
   for (size_t r = 0; r < ranks.size(); ++r) {
+    if (ranks[r].gpus.empty()) {
+      return {CommBackend::kHostStaging, "rank " + std::to_string(r) + " sees no GPU"};
+    }
     if (ranks[r].gpus.size() != 1) {
       return {CommBackend::kHostStaging, "rank " + std::to_string(r) + " has " +
                                              std::to_string(ranks[r].gpus.size()) +

@@ -239,14 +239,20 @@ void DeviceWorker::Stage(CollectiveMember& member) {
 void DeviceWorker::StartSend(const PreparedTask& task, const runtime::Launch& launch) {
   Transport& t = transport(task);
   const SlotRef& in = FindSlot(launch.inputs, task.inputs[0], launch);
+  RunContext& ctx = ctx_;
+  const int64_t id = task.task->id();
+  if (t.reads_device_memory()) {
+    const SendBox box{task.copies[0].src, task.send_shape, task.send_dtype, task.copies[0].dst};
+    t.SendFromDevice(*task.task, launch.piece, ctx_.SlotView(in.regst, in.slot), box,
+                     [&ctx, id] { ctx.PostDone(id); });
+    return;
+  }
   const Tensor view = ctx_.SlotView(in.regst, in.slot);
   const bool staged = Staged(task);
   const Tensor downloaded = staged ? device_ops_.Download(view) : Tensor();
   Tensor packed(task.send_shape, task.send_dtype);
   packed.CopyRegionFrom(staged ? downloaded : view, task.copies[0].src, task.copies[0].dst);
   std::vector<std::byte> payload(packed.raw(), packed.raw() + packed.nbytes());
-  RunContext& ctx = ctx_;
-  const int64_t id = task.task->id();
   t.Send(*task.task, launch.piece, std::move(payload), [&ctx, id] { ctx.PostDone(id); });
 }
 

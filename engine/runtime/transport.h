@@ -16,11 +16,21 @@
 #include <string>
 #include <vector>
 
+#include "engine/core/region.h"
 #include "engine/core/tensor.h"
 #include "engine/plan/plan.pb.h"
 #include "engine/runtime/rendezvous.h"
 
 namespace twinflow::runtime {
+
+// What a SEND moves: region `from` of its input slot, packed as region `to` of a tensor of
+// `shape` and `dtype` (the PreparedTask's send_shape and copy).
+struct SendBox {
+  Region from;
+  Shape shape;
+  DType dtype = DType::kF32;
+  Region to;
+};
 
 // Values SINK tasks handed to the host: [regst][piece].
 using SinkValues = std::map<int64_t, std::map<int64_t, Tensor>>;
@@ -46,6 +56,10 @@ class Transport {
   // rank, matched by the task's tag and the piece.
   virtual void Send(const plan::Task& send, int64_t piece, std::vector<std::byte> payload,
                     Done done) = 0;
+  // A SEND act where the transport reads device memory: it packs `box` of `slot` (a view of
+  // the SEND's input slot) on the device itself, and sends that. PlanError where it does not.
+  virtual void SendFromDevice(const plan::Task& send, int64_t piece, Tensor slot,
+                              const SendBox& box, Done done);
   // A RECV act: the peer's payload for this piece lands in `slot` (the output register's slot).
   virtual void Recv(const plan::Task& recv, int64_t piece, Tensor slot, Done done) = 0;
   // A collective whose group spans ranks: `local` are this rank's members (in member order),

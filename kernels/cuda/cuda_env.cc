@@ -40,6 +40,12 @@ int CudaDeviceCount(std::string* reason) {
   return count;
 }
 
+std::string GpuBusId(int gpu) {
+  char id[64] = {};
+  TF_CUDA_CHECK(cudaDeviceGetPCIBusId(id, sizeof(id), gpu));
+  return id;
+}
+
 void CheckDeviceFaults(const CudaEnv& env) {
   if (env.error_flag_host == nullptr) return;
   const int code = *env.error_flag_host;

@@ -30,6 +30,10 @@ struct CudaEnv {
 // the driver is missing. Never throws, so tests can skip with the reason.
 int CudaDeviceCount(std::string* reason);
 
+// The PCI bus id of GPU `gpu` ("0000:1b:00.0"): which physical GPU it is, whatever
+// CUDA_VISIBLE_DEVICES numbers it (DeviceError naming the call on failure).
+std::string GpuBusId(int gpu);
+
 // After synchronising env.stream: DeviceError naming the op whose kernel raised the error flag
 // (and clears it); nothing when no fault was flagged.
 void CheckDeviceFaults(const CudaEnv& env);

@@ -49,6 +49,8 @@ TEST(CommBackend, RanksSharingAGpuFallBackToHostStagingAndSaySo) {
       ChooseBackend({{"a", {"g0", "g1"}}, {"b", {"g0", "g1"}}}, true, true);
   EXPECT_EQ(several.backend, CommBackend::kHostStaging);
   EXPECT_NE(several.reason.find("rank 0 has 2 devices"), std::string::npos) << several.reason;
+  const BackendChoice blind = ChooseBackend({{"a", {"g0"}}, {"b", {}}}, true, true);
+  EXPECT_EQ(blind.reason, "rank 1 sees no GPU");
 }
 
 TEST(CommBackend, RankLinesRoundTrip) {

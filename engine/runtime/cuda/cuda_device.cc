@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "engine/core/error.h"
+#include "kernels/cuda/box_copy.h"
 #include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/launch_types.h"
 #include "kernels/cuda/reduce_into_launch.h"
@@ -28,39 +29,6 @@ void CheckSameBytes(const Tensor& src, const Tensor& dst) {
     throw PlanError("a copy of " + std::to_string(src.nbytes()) + " bytes into " +
                     std::to_string(dst.nbytes()));
   }
-}
-
-// The strides (in elements) of a row-major shape.
-std::vector<int64_t> RowMajorStrides(const Shape& shape) {
-  std::vector<int64_t> strides(shape.rank(), 1);
-  for (int d = shape.rank() - 2; d >= 0; --d) strides[d] = strides[d + 1] * shape[d + 1];
-  return strides;
-}
-
-// src[from] -> dst[to] as one box copy; ShapeError when the regions differ in shape or the rank
-// exceeds the kernels' limit.
-kernels::cuda::BoxCopy MakeBox(const Tensor& src, const Region& from, const Tensor& dst,
-                               const Region& to) {
-  if (from.shape() != to.shape() || from.rank() != src.shape().rank() ||
-      to.rank() != dst.shape().rank() || from.rank() > kernels::cuda::kMaxDims ||
-      src.dtype() != dst.dtype() || !Region::Full(src.shape()).Contains(from) ||
-      !Region::Full(dst.shape()).Contains(to)) {
-    throw ShapeError("a region copy of " + from.ToString() + " of " + DTypeName(src.dtype()) +
-                     src.shape().ToString() + " into " + to.ToString() + " of " +
-                     DTypeName(dst.dtype()) + dst.shape().ToString());
-  }
-  kernels::cuda::BoxCopy box;
-  box.rank = from.rank();
-  const std::vector<int64_t> src_strides = RowMajorStrides(src.shape());
-  const std::vector<int64_t> dst_strides = RowMajorStrides(dst.shape());
-  for (int d = 0; d < box.rank; ++d) {
-    box.extent[d] = from.shape()[d];
-    box.src_stride[d] = src_strides[d];
-    box.dst_stride[d] = dst_strides[d];
-    box.src_offset += from.ranges[d].begin * src_strides[d];
-    box.dst_offset += to.ranges[d].begin * dst_strides[d];
-  }
-  return box;
 }
 
 }  // namespace
@@ -181,7 +149,12 @@ void CudaDevice::Copy(const Tensor& src, Tensor& dst) {
 }
 
 void CudaDevice::CopyRegion(const Tensor& src, const Region& from, Tensor& dst, const Region& to) {
-  const kernels::cuda::BoxCopy box = MakeBox(src, from, dst, to);
+  if (src.dtype() != dst.dtype()) {
+    throw ShapeError(std::string("a region copy of ") + DTypeName(src.dtype()) + " into " +
+                     DTypeName(dst.dtype()));
+  }
+  const kernels::cuda::BoxCopy box =
+      kernels::cuda::MakeBox(src.shape(), from, dst.shape(), to, src.dtype());
   if (from.shape().numel() == 0) return;
   OnGpu([&] {
     CheckReadable(src);

@@ -22,13 +22,12 @@
 #include "engine/sbp/alpha_beta_cost_model.h"
 #include "kernels/cpu/cpu_kernels.h"
 #include "models/model.h"
+#include "tests/mpi/mpi_test_session.h"
 #include "tests/support/deferred_device.h"
 #include "tests/support/tiny_gpt.h"
 
 namespace twinflow {
 namespace {
-
-comm::MpiSession* session = nullptr;  // main's, for the whole run
 
 plan::Plan CompileFor(const models::BuiltModel& model, int64_t devices_per_rank) {
   static const graph::OpRegistry ops = ops::BuiltinOps();
@@ -94,7 +93,7 @@ class RecordedDevice : public testing::DeferredHostDevice {
 class CheckedTransport : public comm::MpiTransport {
  public:
   CheckedTransport(const plan::Plan& plan, DeviceMemory& memory)
-      : MpiTransport(plan, *session), memory_(memory) {}
+      : MpiTransport(plan, testing::Session()), memory_(memory) {}
   void Recv(const plan::Task& recv, int64_t piece, Tensor slot, Done done) override {
     ++handed;
     if (memory_.Holds(slot)) ++in_device_memory;
@@ -119,7 +118,7 @@ class StagedRanks : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(StagedRanks, GiveOneProcesssLossesBitForBit) {
   static const graph::OpRegistry ops = ops::BuiltinOps();
-  ASSERT_EQ(session->size(), 2) << "run under mpirun -np 2";
+  ASSERT_EQ(testing::Session().size(), 2) << "run under mpirun -np 2";
   models::BuildOptions options;
   options.strategy = models::ParseStrategy(GetParam());
   options.devices = 4;
@@ -159,20 +158,3 @@ INSTANTIATE_TEST_SUITE_P(Strategies, StagedRanks,
 
 }  // namespace
 }  // namespace twinflow
-
-int main(int argc, char** argv) {
-  ::testing::InitGoogleTest(&argc, argv);
-  twinflow::comm::MpiSession mpi("host_staging_ranks");
-  twinflow::session = &mpi;
-  // Only rank 0 prints; every rank runs every test, and any rank's failure fails the job.
-  if (mpi.rank() != 0) {
-    ::testing::TestEventListeners& listeners = ::testing::UnitTest::GetInstance()->listeners();
-    delete listeners.Release(listeners.default_result_printer());
-  }
-  const int failed = RUN_ALL_TESTS();
-  const std::vector<std::string> verdicts = twinflow::comm::AllgatherText(failed ? "1" : "0");
-  for (const std::string& v : verdicts) {
-    if (v != "0") return 1;
-  }
-  return 0;
-}
