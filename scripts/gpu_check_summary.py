@@ -55,7 +55,9 @@ def checks(results):
         diff = re.search(r"largest relative difference from the reference: (\S+)", body)
         code = re.search(r"^exit (\d+)$", body, re.M)
         error = re.search(r"error: (.*)", body)
+        across = re.search(r"^across ranks: (.*)$", body, re.M)
         rows.append({"run": title.strip(), "exit": int(code.group(1)) if code else None,
+                     "across_ranks": across.group(1).strip() if across else None,
                      "largest_relative_difference": float(diff.group(1)) if diff else None,
                      "error": error.group(1).strip() if error else None})
     return rows
@@ -78,7 +80,8 @@ def main():
              f"CUDA kernel tests: {json.dumps(summary['kernel_tests'])}"]
     for c in summary["checks"]:
         lines.append(f"check {c['run']}: exit {c['exit']}, largest relative difference "
-                     f"{c['largest_relative_difference']}" + (f" ({c['error']})" if c["error"] else ""))
+                     f"{c['largest_relative_difference']}" + (f" ({c['error']})" if c["error"] else "")
+                     + (f"; across ranks: {c['across_ranks']}" if c["across_ranks"] else ""))
     lines.append(f"rerun of dp=2,tp=2 fused: {rerun}")
     bench = open(os.path.join(results, "bench.txt")).read().strip() if os.path.exists(
         os.path.join(results, "bench.txt")) else "not run"

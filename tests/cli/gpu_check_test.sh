@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The GPU-less part of scripts/gpu-check, on a build machine without a GPU: gpu-bundle packs the
 # CUDA build under the carry limit, gpu-check unpacks it and runs every step, the kernel tests
-# are reported skipped with the CUDA error as the reason, each `run --device cuda` fails with
-# exit 1 naming the missing GPU, and the summary says there was no GPU (exit 3).
+# are reported skipped with the CUDA error as the reason, each `run --device cuda` (in one
+# process, and on 2 ranks under the bundle's own mpirun) fails with exit 1 naming the missing
+# GPU, and the summary says there was no GPU (exit 3).
 # Usage: gpu_check_test.sh SOURCE_DIR BUILD_DIR
 set -uo pipefail
 
@@ -29,7 +30,7 @@ k = s["kernel_tests"]
 assert s["gpu"] is None, s["gpu"]
 assert k["tests"] > 0 and k["skipped"] == k["tests"] and k["failed"] == 0, k
 assert k["skip_reason"], "the skips give no reason"
-assert len(s["checks"]) == 6, s["checks"]
+assert len(s["checks"]) == 10, s["checks"]
 for c in s["checks"]:
     assert c["exit"] == 1 and "no CUDA GPU is available" in (c["error"] or ""), c
 assert s["rerun"] == "not run", s["rerun"]

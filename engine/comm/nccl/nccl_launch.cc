@@ -173,10 +173,11 @@ DeviceScratch::~DeviceScratch() {
 
 std::byte* DeviceScratch::Reserve(int64_t bytes, cudaStream_t stream) {
   if (bytes > bytes_) {
-    TF_CUDA_CHECK(cudaStreamSynchronize(stream));
-    if (data_ != nullptr) TF_CUDA_CHECK(cudaFree(data_));
+    // Stream-ordered: the old buffer goes once the operations before it are done, and the
+    // thread never waits for them (they may wait for peers that wait for this thread).
+    if (data_ != nullptr) TF_CUDA_CHECK(cudaFreeAsync(data_, stream));
     data_ = nullptr;
-    TF_CUDA_CHECK(cudaMalloc(&data_, static_cast<size_t>(bytes)));
+    TF_CUDA_CHECK(cudaMallocAsync(&data_, static_cast<size_t>(bytes), stream));
     bytes_ = bytes;
   }
   return static_cast<std::byte*>(data_);

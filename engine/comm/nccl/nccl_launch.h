@@ -33,7 +33,8 @@ class DeviceScratch {
   ~DeviceScratch();
   DeviceScratch(const DeviceScratch&) = delete;
   DeviceScratch& operator=(const DeviceScratch&) = delete;
-  // At least `bytes`; growing waits for `stream` first (earlier operations may still read it).
+  // At least `bytes`, in `stream`'s order (growing frees the old buffer after the operations
+  // already on the stream, which may still use it).
   std::byte* Reserve(int64_t bytes, cudaStream_t stream);
 
  private:

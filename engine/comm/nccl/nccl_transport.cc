@@ -82,10 +82,14 @@ NcclTransport::~NcclTransport() {
   cudaSetDevice(gpu_);
   for (std::unique_ptr<ChannelStream>& s : streams_) {
     if (!s) continue;
-    if (!aborted_) ncclCommDestroy(s->comm);
-    cudaStreamDestroy(s->stream);
+    if (!aborted_) {
+      cudaStreamSynchronize(s->stream);
+      ncclCommDestroy(s->comm);
+    }
+    const cudaStream_t stream = s->stream;
+    s.reset();  // its scratch, before its stream
+    cudaStreamDestroy(stream);
   }
-  streams_.clear();  // frees the scratch while the GPU is current
   if (!aborted_ && world_ != nullptr) ncclCommDestroy(world_);
   for (cudaEvent_t e : events_) cudaEventDestroy(e);
   if (messages_ != MPI_COMM_NULL) MPI_Comm_free(&messages_);

@@ -91,9 +91,8 @@ bool NcclTransport::Step() {
 }
 
 void NcclTransport::Deliver(std::vector<SequencerMessage> messages) {
-  while (!messages.empty()) {
-    const SequencerMessage m = messages.back();
-    messages.pop_back();
+  for (size_t next = 0; next < messages.size(); ++next) {  // in order; more may be appended
+    const SequencerMessage m = messages[next];
     if (m.to == rank_) {
       std::vector<SequencerMessage> more = sequencer_.Receive(m, rank_);
       messages.insert(messages.end(), more.begin(), more.end());
