@@ -18,11 +18,15 @@
 #include "engine/plan/kernel_key.h"
 #include "engine/plan/plan_enums.h"
 #include "engine/plan/plan_rates.h"
+#include "engine/runtime/device_timing.h"
 #include "engine/runtime/prepared_task.h"
 #include "engine/runtime/threaded_executor.h"
 #include "engine/sbp/alpha_beta_cost_model.h"
+#include "kernels/builtin_kernels.h"
 #include "kernels/cpu/cpu_kernels.h"
+#include "launcher/cluster_args.h"
 #include "launcher/model_args.h"
+#include "simulator/calibration_fit.h"
 #include "simulator/hardware/cluster.h"
 
 namespace twinflow::launcher {
@@ -107,11 +111,12 @@ double WithOthersBusy(int others, const MakeWork& make_work, Fn fn) {
 // the kernels cost next to nothing) trains 200 steps on one in-process device, and its wall
 // time is spread over its acts.
 double RuntimeOverheadPerAct(const graph::OpRegistry& registry,
-                             const kernels::KernelRegistry& kernels) {
+                             const kernels::KernelRegistry& kernels, DeviceType device) {
   models::MlpConfig config;
   config.widths = {2, 2, 2, 2};
   config.batch = 2;
   models::BuildOptions options;
+  options.device = device;
   const models::BuiltModel model = models::BuildMlp(registry, config, options);
   compiler::CompileOptions compile;
   compile.lower.fetches = {model.loss};
@@ -147,13 +152,62 @@ double CopyBandwidth(int others) {
   return 2.0 * static_cast<double>(bytes) / seconds;
 }
 
+// The cuda path: the Plan's kernels timed on GPU 0 through the runtime's CudaDevice, its copy
+// bandwidth and the runtime's cost per act, then the simulator's device model fitted to them on
+// top of the base spec (--cluster, a preset's data sheet). Built, not verified on a GPU.
+int CalibrateOnGpu(const ParsedArgs& parsed, const graph::OpRegistry& registry,
+                   const models::BuiltModel& model, const plan::Plan& plan, std::ostream& out) {
+  if (!kernels::HaveCudaKernels()) {
+    throw InvalidArgumentError(
+        "--device cuda: this build of twinflow has no CUDA (configure with TWINFLOW_CUDA=ON where "
+        "the toolkit is)");
+  }
+  const kernels::KernelRegistry kernels = kernels::BuiltinKernels();
+  const std::vector<runtime::PreparedTask> tasks = runtime::PrepareTasks(plan, kernels);
+  sim::ClusterSpec spec = ClusterFromArgs(parsed);
+  const auto start = Clock::now();
+  sim::DeviceMeasurements measured;
+  {
+    const auto device = runtime::MakeDevice(plan.devices(0), runtime::DevicePlace{});
+    measured.kernel_seconds = runtime::TimeKernels(tasks, *device, 11);
+  }
+  {
+    const auto device = runtime::MakeDevice(plan.devices(0), runtime::DevicePlace{});
+    measured.copy_bandwidth = runtime::DeviceCopyBandwidth(*device, int64_t{256} << 20);
+  }
+  measured.launch_overhead_s = RuntimeOverheadPerAct(registry, kernels, DeviceType::kCuda);
+  const std::vector<sim::ClassFit> fits = sim::FitDeviceModel(plan, measured, spec);
+  std::string text;
+  google::protobuf::TextFormat::PrintToString(spec, &text);
+  WriteFileAtomically(parsed.Get("output"), text);
+  out << "timed " << measured.kernel_seconds.size() << " kernels on " << spec.device().name()
+      << "'s base spec in " << FormatSeconds(Since(start)) << "; copy bandwidth "
+      << FormatBytes(static_cast<int64_t>(measured.copy_bandwidth)) << "/s (memory efficiency "
+      << spec.device().memory_efficiency() << "); " << FormatSeconds(measured.launch_overhead_s)
+      << " of runtime per act\n";
+  for (const sim::ClassFit& f : fits) {
+    out << "  " << plan::KernelClass_Name(f.kernel_class) << ": ";
+    if (f.kernels == 0) {
+      out << "no kernel long enough, kept the base spec's efficiency\n";
+    } else {
+      out << "efficiency " << f.efficiency << " from " << f.kernels << " kernels\n";
+    }
+  }
+  out << "wrote " << parsed.Get("output") << " (model " << parsed.Get("model") << ", strategy "
+      << model.strategy.ToString() << ")\n";
+  return 0;
+}
+
 }  // namespace
 
 int RunCalibrateCommand(const std::vector<std::string>& args, std::ostream& out) {
   ArgParser parser("twinflow calibrate",
-                   "Time the CPU kernels a model's Plan runs, on this host, and write the "
-                   "cpu-local cluster spec (with its kernel table) the simulator uses.");
+                   "Time the kernels a model's Plan runs, on this host's CPU or (--device cuda) "
+                   "its GPU, and write the cluster spec (with its kernel table) the simulator "
+                   "uses: cpu-local, or on a GPU the --cluster spec with efficiencies fitted to "
+                   "what was measured.");
   AddModelFlags(parser);
+  AddClusterFlags(parser);
   parser.Required("output", "FILE", "where to write the ClusterSpec (protobuf text, .pbtxt)")
       .Optional("append", "FILE", "add to the kernel table of this spec instead of starting anew")
       .Epilog(
@@ -166,9 +220,17 @@ int RunCalibrateCommand(const std::vector<std::string>& args, std::ostream& out)
     return 0;
   }
   const graph::OpRegistry registry = ops::BuiltinOps();
-  const kernels::KernelRegistry kernels = kernels::CpuKernels();
   const models::BuiltModel model = BuildModelFromArgs(parsed, registry);
   const plan::Plan plan = CompileFromArgs(model, parsed, registry).plan;
+  if (plan.devices(0).type() == plan::DEVICE_CUDA) {
+    return CalibrateOnGpu(parsed, registry, model, plan, out);
+  }
+  if (parsed.Given("cluster") || parsed.Given("nodes")) {
+    throw InvalidArgumentError(
+        "--cluster and --nodes give the base spec of a GPU calibration (--device cuda); a CPU "
+        "calibration writes cpu-local (or adds to --append)");
+  }
+  const kernels::KernelRegistry kernels = kernels::CpuKernels();
   const std::vector<runtime::PreparedTask> tasks = runtime::PrepareTasks(plan, kernels);
 
   sim::ClusterSpec spec =
@@ -201,7 +263,7 @@ int RunCalibrateCommand(const std::vector<std::string>& args, std::ostream& out)
   spec.mutable_device()->set_kind(sim::DEVICE_KIND_CPU);
   spec.mutable_device()->set_memory_bandwidth(bandwidth);
   spec.mutable_device()->set_contended_memory_bandwidth(CopyBandwidth(HostCores() - 1));
-  const double overhead = RuntimeOverheadPerAct(registry, kernels);
+  const double overhead = RuntimeOverheadPerAct(registry, kernels, DeviceType::kCpu);
   spec.mutable_device()->set_launch_overhead_s(overhead);
   spec.set_devices_per_node(
       std::max<int32_t>(spec.devices_per_node(), static_cast<int32_t>(plan.devices_size())));

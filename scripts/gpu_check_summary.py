@@ -63,6 +63,21 @@ def checks(results):
     return rows
 
 
+def sim_validation(results):
+    """Per `== model measured_ms=X simulated_ms=Y` line: both, and the simulator's error."""
+    path = os.path.join(results, "sim_validation.txt")
+    rows = []
+    if not os.path.exists(path):
+        return rows
+    for m in re.finditer(r"^== (.*) measured_ms=(\S+) simulated_ms=(\S+)$", open(path).read(), re.M):
+        real = float(m.group(2)) if m.group(2) != "none" else None
+        sim = float(m.group(3)) if m.group(3) != "none" else None
+        error = (sim - real) / real if real and sim is not None else None
+        rows.append({"model": m.group(1), "measured_ms": real, "simulated_ms": sim,
+                     "error": error})
+    return rows
+
+
 def main():
     results, rerun, seconds = sys.argv[1], sys.argv[2], int(sys.argv[3])
     bench_path = os.path.join(results, "gpt_step.json")
@@ -72,6 +87,7 @@ def main():
         "kernel_tests": kernel_tests(results),
         "checks": checks(results),
         "rerun": rerun,
+        "sim_validation": sim_validation(results),
         "bench": json.load(open(bench_path)) if os.path.exists(bench_path) else None,
     }
     with open(os.path.join(results, "summary.json"), "w") as f:
@@ -83,6 +99,10 @@ def main():
                      f"{c['largest_relative_difference']}" + (f" ({c['error']})" if c["error"] else "")
                      + (f"; across ranks: {c['across_ranks']}" if c["across_ranks"] else ""))
     lines.append(f"rerun of dp=2,tp=2 fused: {rerun}")
+    for v in summary["sim_validation"]:
+        error = f"{v['error']:+.1%}" if v["error"] is not None else "n/a"
+        lines.append(f"simulated against measured, {v['model']} dp=1 bf16: measured "
+                     f"{v['measured_ms']} ms, simulated {v['simulated_ms']} ms, error {error}")
     bench = open(os.path.join(results, "bench.txt")).read().strip() if os.path.exists(
         os.path.join(results, "bench.txt")) else "not run"
     lines += ["benchmark:", bench]

@@ -48,8 +48,8 @@ namespace {
 // general efficiency.
 double Or(double value, double fallback) { return value > 0 ? value : fallback; }
 
-// The flops a GEMM costs, as a share of its useful flops: output tiles padded up to whole
-// tiles, and each tile's fixed cost (GemmKFactor).
+}  // namespace
+
 double GemmWorkFactor(const plan::GemmShape& g, const DeviceModel& d) {
   if (g.m() <= 0 || g.n() <= 0 || g.k() <= 0) return 1.0;
   double factor = GemmKFactor(g.k(), d);
@@ -61,8 +61,6 @@ double GemmWorkFactor(const plan::GemmShape& g, const DeviceModel& d) {
   }
   return factor;
 }
-
-}  // namespace
 
 ClassEfficiency EfficiencyOf(const DeviceModel& d, plan::KernelClass k) {
   ClassEfficiency e{d.flops_efficiency(), d.memory_efficiency()};
@@ -87,13 +85,17 @@ double GemmKFactor(int64_t k, const DeviceModel& d) {
   return (static_cast<double>(k) + d.gemm_k_overhead()) / static_cast<double>(k);
 }
 
+double ComputeSeconds(const plan::Task& t, const DeviceModel& d) {
+  double compute = t.flops() / (d.peak_flops() * EfficiencyOf(d, t.kernel_class()).compute);
+  if (t.kernel_class() == plan::KERNEL_GEMM) compute *= GemmWorkFactor(t.gemm(), d);
+  return compute;
+}
+
 double ActTiming::KernelSeconds(const plan::Task& t, double contention) const {
   const DeviceModel& d = topology_.spec().device();
-  const ClassEfficiency e = EfficiencyOf(d, t.kernel_class());
-  double compute = t.flops() / (d.peak_flops() * e.compute);
-  if (t.kernel_class() == plan::KERNEL_GEMM) compute *= GemmWorkFactor(t.gemm(), d);
-  return std::max(compute,
-                  MemorySeconds(static_cast<double>(t.bytes_moved()), contention, e.memory));
+  const double memory = MemorySeconds(static_cast<double>(t.bytes_moved()), contention,
+                                      EfficiencyOf(d, t.kernel_class()).memory);
+  return std::max(ComputeSeconds(t, d), memory);
 }
 
 double ActTiming::ActSeconds(const plan::Task& t, double contention) {

@@ -26,6 +26,13 @@ ClassEfficiency EfficiencyOf(const DeviceModel& d, plan::KernelClass k);
 // A GEMM of inner size `k` costs (k + gemm_k_overhead) / k of its useful flops: each output
 // tile's fixed cost counted as more steps of its K loop (tiles padded whole cost more still).
 double GemmKFactor(int64_t k, const DeviceModel& d);
+// The flops a GEMM costs, as a share of its useful flops: output tiles padded up to whole
+// tiles, and each tile's fixed cost (GemmKFactor).
+double GemmWorkFactor(const plan::GemmShape& g, const DeviceModel& d);
+// The compute side of a COMPUTE task's roofline on `d`: its flops at its class's compute
+// efficiency, a GEMM's weighted by GemmWorkFactor (the memory side is its bytes_moved at the
+// class's memory efficiency; the longer of the two is the kernel's time).
+double ComputeSeconds(const plan::Task& t, const DeviceModel& d);
 
 // Lifetime: keeps `plan` and `topology` by reference; both must outlive this (one
 // Simulation's member).

@@ -34,6 +34,8 @@ assert len(s["checks"]) == 10, s["checks"]
 for c in s["checks"]:
     assert c["exit"] == 1 and "no CUDA GPU is available" in (c["error"] or ""), c
 assert s["rerun"] == "not run", s["rerun"]
+v = s["sim_validation"]
+assert len(v) == 2 and all(r["measured_ms"] is None and r["error"] is None for r in v), v
 PY
 grep -q "Skipped\|skipped" "$work/results/ctest.txt" || fail "ctest did not report the gpu tests skipped"
 if ((failures > 0)); then

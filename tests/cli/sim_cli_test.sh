@@ -82,6 +82,17 @@ verify "the spec holds a kernel table and the host's cores" \
 check "sim runs on the calibrated spec" 0 "cpu-local" out -- \
   sim "${mlp[@]}" --cluster "$work/cpu.pbtxt" --ranks 2
 check "calibrate needs --output" 2 "--output" err -- calibrate "${mlp[@]}"
+check "calibrate --cluster is a GPU calibration's base" 2 "device cuda" err -- \
+  calibrate "${mlp[@]}" --cluster hgx-h200 --output "$work/no.pbtxt"
+# On a GPU, calibrate --device cuda times the kernels there (scripts/gpu-check); without one a
+# CUDA build names the missing GPU (exit 1), a build without CUDA says it has none (exit 2).
+if [[ -x "$(dirname "$tf")/gpu_tests" ]] && ! nvidia-smi -L >/dev/null 2>&1; then
+  check "calibrate --device cuda names the missing GPU" 1 "no CUDA GPU" err -- \
+    calibrate "${gpt[@]}" --device cuda --cluster hgx-h200 --output "$work/gpu.pbtxt"
+elif [[ ! -x "$(dirname "$tf")/gpu_tests" ]]; then
+  check "calibrate --device cuda needs a CUDA build" 2 "no CUDA" err -- \
+    calibrate "${gpt[@]}" --device cuda --output "$work/gpu.pbtxt"
+fi
 check "sim --ranks must split the devices" 2 "--ranks" err -- \
   sim "${mlp[@]}" --cluster "$work/cpu.pbtxt" --ranks 3
 
