@@ -46,15 +46,17 @@ std::shared_ptr<const sbp::BoxingPlan> BoxingPricer::Plan(const graph::TensorMet
   const int64_t shift = Shift(src.placement, dst.placement);
   const sbp::Layout shifted_src{Shifted(src.placement, shift), src.nd_sbp};
   const sbp::Layout shifted_dst{Shifted(dst.placement, shift), dst.nd_sbp};
-  const std::string key =
-      meta.ToString() + "|" + shifted_src.ToString() + "|" + shifted_dst.ToString();
-  auto& planned = plans_[key];
+  const std::string key = std::to_string(static_cast<int>(detail_)) + "|" + meta.ToString() + "|" +
+                          shifted_src.ToString() + "|" + shifted_dst.ToString();
+  std::map<std::string, std::shared_ptr<const sbp::BoxingPlan>>& plans = times_->plans;
+  if (plans.size() >= BoxingTimes::kPlanLimit) plans.clear();
+  auto& planned = plans[key];
   if (!planned) {
-    planned = std::make_shared<const sbp::BoxingPlan>(
-        sbp::PlanBoxing(meta.shape, meta.dtype, shifted_src, shifted_dst, cost_model_, detail_));
+    planned = std::make_shared<const sbp::BoxingPlan>(sbp::PlanBoxing(
+        meta.shape, meta.dtype, shifted_src, shifted_dst, cost_model_, detail_, &times_->cache));
   }
   if (shift == 0) return planned;
-  auto& moved = plans_[key + "|" + std::to_string(shift)];
+  auto& moved = plans[key + "|" + std::to_string(shift)];
   if (!moved) {
     sbp::BoxingPlan plan = *planned;
     plan.src = src;
@@ -96,7 +98,8 @@ const std::map<sbp::NdSbp, double>& BoxingPricer::TimesFrom(const graph::TensorM
   auto it = times_->from.find(key);
   if (it == times_->from.end()) {
     it = times_->from
-             .emplace(key, sbp::BoxingTimesFrom(meta.shape, meta.dtype, from, to, cost_model_))
+             .emplace(key, sbp::BoxingTimesFrom(meta.shape, meta.dtype, from, to, cost_model_,
+                                                &times_->cache))
              .first;
   }
   return it->second;

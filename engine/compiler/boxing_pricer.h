@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "engine/graph/logical_graph.h"
+#include "engine/sbp/boxing_cache.h"
 #include "engine/sbp/boxing_plan.h"
 #include "engine/sbp/boxing_planner.h"
 #include "engine/sbp/cost_model.h"
@@ -20,6 +21,11 @@ namespace twinflow::compiler {
 // as their cost models price alike.
 struct BoxingTimes {
   std::map<std::string, std::map<sbp::NdSbp, double>> from;
+  sbp::BoxingCache cache;  // layout facts and priced steps, shared by the searches of `from`
+  // Plans by detail, key and shift (BoxingPricer::Plan): a tune's candidates of one family
+  // lower the same boxings. Started afresh past kPlanLimit, as plans carry transfer lists.
+  std::map<std::string, std::shared_ptr<const sbp::BoxingPlan>> plans;
+  static constexpr size_t kPlanLimit = 4096;
 };
 
 class BoxingPricer {
@@ -54,7 +60,6 @@ class BoxingPricer {
   const sbp::CostModel& cost_model_;
   const sbp::BoxingDetail detail_;
   std::shared_ptr<BoxingTimes> times_;
-  std::map<std::string, std::shared_ptr<const sbp::BoxingPlan>> plans_;  // by key, and shift
 };
 
 }  // namespace twinflow::compiler

@@ -117,7 +117,39 @@ LinkClass AlphaBetaCostModel::SlowestRingClass(const std::vector<DeviceId>& grou
   return slowest;
 }
 
+AlphaBetaCostModel::NodeRuns AlphaBetaCostModel::RunsOnNodes(
+    const std::vector<DeviceId>& group) const {
+  NodeRuns runs;
+  int64_t run = 0;
+  int64_t node = -1;
+  const auto close = [&] {
+    if (run == 0) return;
+    runs.square_sum += run * run;
+    runs.equal = runs.nodes == 0 || (runs.equal && run == runs.first);
+    if (runs.nodes == 0) runs.first = run;
+    ++runs.nodes;
+  };
+  for (size_t i = 0; i < group.size(); ++i) {
+    if (i > 0 && (group[i].index <= group[i - 1].index || group[i].type != group[0].type)) {
+      return {};  // not ascending or not one type: valid stays false
+    }
+    const int64_t n = group[i].index / config_.devices_per_node;
+    if (n != node) {
+      close();
+      run = 0;
+      node = n;
+    }
+    ++run;
+  }
+  close();
+  runs.valid = true;
+  return runs;
+}
+
 int64_t AlphaBetaCostModel::RingRails(const std::vector<DeviceId>& group) const {
+  if (const NodeRuns runs = RunsOnNodes(group); runs.valid) {
+    return runs.nodes > 1 && runs.equal ? runs.first : 1;
+  }
   std::map<int64_t, int64_t> members;  // node -> devices of the group on it
   for (const DeviceId& d : group) {
     if (d.type != group.front().type) return 1;
@@ -191,6 +223,12 @@ void AlphaBetaCostModel::AllToAllLinkBytes(const std::vector<DeviceId>& group, i
                                            LinkBytes& out) const {
   // Every ordered pair of members exchanges per_pair bytes. Counted by node and device rather
   // than pair by pair, which a thousand-device group would make a million Classify calls.
+  const int64_t p = static_cast<int64_t>(group.size());
+  if (const NodeRuns runs = RunsOnNodes(group); runs.valid) {  // distinct devices, one type
+    AddBytes(out, LinkClass::kIntraNode, (runs.square_sum - p) * per_pair);
+    AddBytes(out, LinkClass::kInterNode, (p * p - runs.square_sum) * per_pair);
+    return;
+  }
   std::map<int64_t, int64_t> on_node;
   std::map<std::pair<int64_t, DeviceType>, int64_t> on_node_of_type;
   std::map<DeviceId, int64_t> on_device;
@@ -205,7 +243,6 @@ void AlphaBetaCostModel::AllToAllLinkBytes(const std::vector<DeviceId>& group, i
     for (const auto& entry : counts) pairs += entry.second * entry.second;
     return pairs;
   };
-  const int64_t p = static_cast<int64_t>(group.size());
   const int64_t same_device = pairs_within(on_device) - p;  // i != j, one device listed twice
   const int64_t same_type = pairs_within(on_node_of_type) - p - same_device;
   const int64_t same_node = pairs_within(on_node) - p - same_device;

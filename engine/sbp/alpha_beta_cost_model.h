@@ -69,6 +69,17 @@ class AlphaBetaCostModel : public CostModel {
   double InterNodeTime(int64_t count, int64_t bytes) const override;
 
  private:
+  // How a group whose device indices ascend, all of one type, lies on nodes: its members form
+  // one run per node. Not valid for other groups (the callers then count with maps).
+  struct NodeRuns {
+    bool valid = false;
+    int64_t nodes = 0;
+    int64_t square_sum = 0;  // the sum over nodes of (members on it)^2
+    int64_t first = 0;       // members on the first node
+    bool equal = true;       // every node holds as many
+  };
+  NodeRuns RunsOnNodes(const std::vector<DeviceId>& group) const;
+
   void AllToAllLinkBytes(const std::vector<DeviceId>& group, int64_t per_pair,
                          LinkBytes& out) const;
 

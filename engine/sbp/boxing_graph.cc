@@ -51,8 +51,12 @@ std::vector<std::vector<Sbp>> OptionsPerAxis(const std::vector<Sbp>& every, cons
 }  // namespace
 
 BoxingGraph::BoxingGraph(const Shape& shape, DType dtype, const Layout& src, const Layout& dst,
-                         const CostModel& cost_model, UnitAxes unit_axes)
-    : shape_(shape), dtype_(dtype), cost_model_(cost_model) {
+                         const CostModel& cost_model, UnitAxes unit_axes, BoxingCache* cache)
+    : shape_(shape),
+      dtype_(dtype),
+      cost_model_(cost_model),
+      own_cache_(cache ? nullptr : std::make_unique<BoxingCache>()),
+      cache_(cache ? cache : own_cache_.get()) {
   std::vector<Sbp> every;
   for (int k = 0; k < shape.rank(); ++k) every.push_back(Sbp::Split(k));
   every.push_back(Sbp::Broadcast());
@@ -107,47 +111,63 @@ int BoxingGraph::NodeOf(int placement, const NdSbp& nd_sbp) const {
 
 const Layout& BoxingGraph::layout(int node) { return Facts(node).layout; }
 
-const LayoutFacts& BoxingGraph::Facts(int node) {
+const BoxingCache::FactsPtr& BoxingGraph::FactsOf(int node) {
   if (!facts_[node]) {
     const Node& n = nodes_[node];
-    facts_[node] = ComputeFacts(shape_, Layout{placements_[n.placement], n.nd_sbp});
+    facts_[node] = cache_->Facts(shape_, Layout{placements_[n.placement], n.nd_sbp});
   }
-  return *facts_[node];
+  return facts_[node];
+}
+
+const std::vector<std::pair<int, BoxingStep>>& BoxingGraph::AxisSteps(int node) {
+  if (axis_steps_[node]) return *axis_steps_[node];
+  const StepContext ctx{shape_, dtype_, cost_model_};
+  std::vector<std::pair<int, BoxingStep>> steps;
+  const int placement = nodes_[node].placement;
+  const NdSbp& nd_sbp = nodes_[node].nd_sbp;
+  for (int a = 0; a < nd_sbp.size(); ++a) {
+    for (const Sbp& option : options_[placement][a]) {
+      if (option == nd_sbp[a]) continue;
+      NdSbp changed = nd_sbp;
+      changed[a] = option;
+      const int next = NodeOf(placement, changed);
+      // Both facts first: computing one may renew the cache, and with it the steps found.
+      const BoxingCache::FactsPtr& from = FactsOf(node);
+      const BoxingCache::FactsPtr& to = FactsOf(next);
+      const std::optional<BoxingStep>* step = cache_->FindStep(from, to, dtype_, a);
+      if (!step) step = &cache_->PutStep(from, to, dtype_, a, AxisStep(ctx, *from, *to, a));
+      if (*step) steps.emplace_back(next, **step);
+    }
+  }
+  axis_steps_[node] = std::move(steps);
+  return *axis_steps_[node];
 }
 
 void BoxingGraph::VisitOutSteps(int node, const std::function<double(int)>& budget,
                                 const StepVisitor& visit) {
   const StepContext ctx{shape_, dtype_, cost_model_};
-  const int placement = nodes_[node].placement;
-  if (!axis_steps_[node]) {
-    std::vector<std::pair<int, BoxingStep>> steps;
-    const NdSbp& nd_sbp = nodes_[node].nd_sbp;
-    for (int a = 0; a < nd_sbp.size(); ++a) {
-      for (const Sbp& option : options_[placement][a]) {
-        if (option == nd_sbp[a]) continue;
-        NdSbp changed = nd_sbp;
-        changed[a] = option;
-        const int next = NodeOf(placement, changed);
-        if (auto step = AxisStep(ctx, Facts(node), Facts(next), a)) {
-          steps.emplace_back(next, std::move(*step));
-        }
-      }
-    }
-    axis_steps_[node] = std::move(steps);
-  }
-  for (const auto& [next, step] : *axis_steps_[node]) visit(next, step);
+  for (const auto& [next, step] : AxisSteps(node)) visit(next, step);
   if (IsPartial(node)) return;
-  const LayoutFacts& from = Facts(node);
+  const int placement = nodes_[node].placement;
   for (int next = 0; next < size(); ++next) {
     if (next == node || IsPartial(next)) continue;
-    const LayoutFacts& to = Facts(next);
-    if (auto step = BroadcastStep(ctx, from, to)) visit(next, *step);
+    const BoxingCache::FactsPtr& from = FactsOf(node);
+    const BoxingCache::FactsPtr& to = FactsOf(next);
+    if (auto step = BroadcastStep(ctx, *from, *to)) visit(next, *step);
     const double limit = budget(next);
-    const std::vector<int64_t>& local = local_index_[placement][nodes_[next].placement];
-    if (limit < 0 || SendRecvLowerBound(ctx, from, to, local) > limit) continue;
-    if (auto step = SendRecvStep(ctx, from, to, local, /*with_transfers=*/false)) {
-      visit(next, *step);
+    if (limit < 0) continue;
+    // A send-recv priced by an earlier search is taken where it can help; else it is priced
+    // only when its lower bound allows (a step over the limit cannot improve a label: Reach).
+    if (const auto* known = cache_->FindStep(from, to, dtype_, BoxingCache::kSendRecv)) {
+      if (*known && (*known)->time <= limit) visit(next, **known);
+      continue;
     }
+    const std::vector<int64_t>& local = local_index_[placement][nodes_[next].placement];
+    if (SendRecvLowerBound(ctx, *from, *to, local, limit) > limit) continue;
+    const std::optional<BoxingStep>& step =
+        cache_->PutStep(from, to, dtype_, BoxingCache::kSendRecv,
+                        SendRecvStep(ctx, *from, *to, local, /*with_transfers=*/false));
+    if (step) visit(next, *step);
   }
 }
 

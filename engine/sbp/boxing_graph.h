@@ -6,10 +6,12 @@
 // and out-edges are computed lazily, as the search reaches them.
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <utility>
 #include <vector>
 
+#include "engine/sbp/boxing_cache.h"
 #include "engine/sbp/boxing_steps.h"
 
 namespace twinflow::sbp {
@@ -24,9 +26,11 @@ enum class UnitAxes { kEndpointsOnly, kEveryLayout };
 
 class BoxingGraph {
  public:
-  // `cost_model` must outlive the graph. SbpError when the layouts exceed kMaxBoxingLayouts.
+  // `cost_model` and `cache` (when given: layout facts and steps shared with other graphs of
+  // the same cost model; else the graph keeps its own) must outlive the graph. SbpError when
+  // the layouts exceed kMaxBoxingLayouts.
   BoxingGraph(const Shape& shape, DType dtype, const Layout& src, const Layout& dst,
-              const CostModel& cost_model, UnitAxes unit_axes);
+              const CostModel& cost_model, UnitAxes unit_axes, BoxingCache* cache = nullptr);
 
   int size() const { return static_cast<int>(nodes_.size()); }
   int source() const { return source_; }
@@ -44,7 +48,10 @@ class BoxingGraph {
     int placement;  // index into placements_
     NdSbp nd_sbp;
   };
-  const LayoutFacts& Facts(int node);
+  const LayoutFacts& Facts(int node) { return *FactsOf(node); }
+  const BoxingCache::FactsPtr& FactsOf(int node);
+  // The one-axis steps leaving `node` (computed once per graph, from the cache when there).
+  const std::vector<std::pair<int, BoxingStep>>& AxisSteps(int node);
   bool IsPartial(int node) const;  // without computing facts
   int NodeOf(int placement, const NdSbp& nd_sbp) const;
 
@@ -54,7 +61,9 @@ class BoxingGraph {
   std::vector<Placement> placements_;  // the source's, then the destination's if different
   std::vector<Node> nodes_;
   std::vector<std::map<NdSbp, int>> index_;  // per placement
-  std::vector<std::optional<LayoutFacts>> facts_;
+  std::unique_ptr<BoxingCache> own_cache_;   // when none was given
+  BoxingCache* cache_;
+  std::vector<BoxingCache::FactsPtr> facts_;
   // One-axis steps per node, kept across searches (they do not depend on the budget).
   std::vector<std::optional<std::vector<std::pair<int, BoxingStep>>>> axis_steps_;
   // local_index_[p][q][j]: parallel index in placement p of device j of placement q, or -1.

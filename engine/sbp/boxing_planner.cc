@@ -107,13 +107,13 @@ std::optional<Path> ShortestPath(BoxingGraph& graph, bool point_to_point, double
 }  // namespace
 
 BoxingPlan PlanBoxing(const Shape& shape, DType dtype, const Layout& src, const Layout& dst,
-                      const CostModel& cost_model, BoxingDetail detail) {
+                      const CostModel& cost_model, BoxingDetail detail, BoxingCache* cache) {
   src.Validate(shape);
   dst.Validate(shape);
   BoxingPlan plan{shape, dtype, src, dst, {}};
   if (src == dst) return plan;
 
-  BoxingGraph graph(shape, dtype, src, dst, cost_model, UnitAxes::kEndpointsOnly);
+  BoxingGraph graph(shape, dtype, src, dst, cost_model, UnitAxes::kEndpointsOnly, cache);
   // Collectives, local steps and broadcasts alone always connect the two layouts (through
   // all-B), and pricing them is cheap; their best path caps the full search, so that costly
   // point-to-point steps are priced only where they might win.
@@ -133,12 +133,12 @@ BoxingPlan PlanBoxing(const Shape& shape, DType dtype, const Layout& src, const 
 }
 
 std::map<NdSbp, double> BoxingTimesFrom(const Shape& shape, DType dtype, const Layout& src,
-                                        const Placement& dst_placement,
-                                        const CostModel& cost_model) {
+                                        const Placement& dst_placement, const CostModel& cost_model,
+                                        BoxingCache* cache) {
   src.Validate(shape);
   const Layout any_dst{dst_placement,
                        NdSbp(std::vector<Sbp>(dst_placement.hierarchy().rank(), Sbp::Broadcast()))};
-  BoxingGraph graph(shape, dtype, src, any_dst, cost_model, UnitAxes::kEveryLayout);
+  BoxingGraph graph(shape, dtype, src, any_dst, cost_model, UnitAxes::kEveryLayout, cache);
   // As PlanBoxing, collectives first: their labels bound every node's, so that point-to-point
   // steps are priced only where they might lower one.
   const double infinity = std::numeric_limits<double>::infinity();

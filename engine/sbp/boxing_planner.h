@@ -7,6 +7,7 @@
 
 #include "engine/core/dtype.h"
 #include "engine/core/shape.h"
+#include "engine/sbp/boxing_cache.h"
 #include "engine/sbp/boxing_plan.h"
 #include "engine/sbp/cost_model.h"
 #include "engine/sbp/layout.h"
@@ -19,15 +20,18 @@ namespace twinflow::sbp {
 enum class BoxingDetail { kTransfers, kPriceOnly };
 
 // Throws SbpError when either layout does not fit the shape. Deterministic: the same inputs
-// always give the same plan.
+// always give the same plan. `cache` as BoxingTimesFrom's.
 BoxingPlan PlanBoxing(const Shape& shape, DType dtype, const Layout& src, const Layout& dst,
-                      const CostModel& cost_model, BoxingDetail detail = BoxingDetail::kTransfers);
+                      const CostModel& cost_model, BoxingDetail detail = BoxingDetail::kTransfers,
+                      BoxingCache* cache = nullptr);
 
 // The time of the cheapest plan from `src` to every layout of the tensor on `dst_placement`,
 // by NdSbp, from one search: what the SBP search needs when it prices every signature of a
-// consumer against one producer layout. Each time equals PlanBoxing(...).time().
+// consumer against one producer layout. Each time equals PlanBoxing(...).time(). `cache`,
+// when given, shares layout facts and priced steps with other such searches of the same cost
+// model (it must outlive the call).
 std::map<NdSbp, double> BoxingTimesFrom(const Shape& shape, DType dtype, const Layout& src,
-                                        const Placement& dst_placement,
-                                        const CostModel& cost_model);
+                                        const Placement& dst_placement, const CostModel& cost_model,
+                                        BoxingCache* cache = nullptr);
 
 }  // namespace twinflow::sbp

@@ -2,6 +2,7 @@
 // Builders for single boxing steps, each priced by the CostModel. The planner's search graph
 // (boxing_graph.h) is made of exactly these steps. A builder returns nothing when its step
 // does not apply to the given pair of layouts.
+#include <limits>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -54,9 +55,11 @@ std::optional<BoxingStep> SendRecvStep(const StepContext& ctx, const LayoutFacts
 // pieces it does not hold (one message per source cell; across nodes at the inter-node price
 // where the cost model has nodes, else each over the fastest link), or of the source devices
 // to send their share. Cheap (closed-form sums per device), so the search can skip steps that
-// cannot help.
+// cannot help. It stops as soon as some device's bound exceeds `stop_above` (the search's
+// limit) and returns that device's, still a lower bound.
 double SendRecvLowerBound(const StepContext& ctx, const LayoutFacts& from, const LayoutFacts& to,
-                          const std::vector<int64_t>& local);
+                          const std::vector<int64_t>& local,
+                          double stop_above = std::numeric_limits<double>::infinity());
 
 // For each device of `dst`, its parallel index in `src`, or -1.
 std::vector<int64_t> SourceIndexOfDestinations(const Placement& src, const Placement& dst);

@@ -54,9 +54,11 @@ class CostModel {
   // Devices whose index / NodeSize() agree share a node, and MessageTime prices every message
   // between two nodes alike, affine in its bytes, so `count` such messages of `bytes` in all
   // take InterNodeTime(count, bytes) sent one after another; within a node it prices alike
-  // every message between devices of the same two types. 0: no such structure. Lets the
-  // boxing search price a redistribution among thousands of devices without visiting each of
-  // its millions of cross-node pieces.
+  // every message between devices of the same two types; CollectiveTime and
+  // CollectiveLinkBytes of a group depend only on its size, bytes, members' types and which
+  // members share a node (so a group moved by whole nodes prices alike). 0: no such
+  // structure. Lets the boxing search price a redistribution among thousands of devices
+  // without visiting each of its millions of cross-node pieces, or each of a mesh's groups.
   virtual int64_t NodeSize() const = 0;
   virtual double InterNodeTime(int64_t count, int64_t bytes) const = 0;
 

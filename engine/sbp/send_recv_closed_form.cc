@@ -104,15 +104,15 @@ double SendingBound(const StepContext& ctx, const LayoutFacts& from, const Layou
 }  // namespace
 
 double SendRecvLowerBound(const StepContext& ctx, const LayoutFacts& from, const LayoutFacts& to,
-                          const std::vector<int64_t>& local) {
+                          const std::vector<int64_t>& local, double stop_above) {
   if (from.partial || to.partial) return 0;
   const int64_t node_size = ctx.cost_model.NodeSize();
   const int64_t size = DTypeSize(ctx.dtype);
   std::optional<NodeSources> sources;
   if (node_size > 0) sources.emplace(from.layout.placement, node_size);
   std::vector<const Region*> seen;
-  double slowest = SendingBound(ctx, from, to);
-  for (size_t j = 0; j < to.regions.size(); ++j) {
+  double slowest = 0;
+  for (size_t j = 0; j < to.regions.size() && slowest <= stop_above; ++j) {
     const int64_t device = to.layout.placement.device(static_cast<int64_t>(j)).index;
     const Needs needs =
         NeedsOf(from, to.regions[j], local[j], sources ? &*sources : nullptr, device, seen);
@@ -123,7 +123,7 @@ double SendRecvLowerBound(const StepContext& ctx, const LayoutFacts& from, const
     slowest = std::max(
         slowest, off + ctx.cost_model.FastestMessagesTime(needs.on.cells, needs.on.numel * size));
   }
-  return slowest;
+  return slowest > stop_above ? slowest : std::max(slowest, SendingBound(ctx, from, to));
 }
 
 std::optional<BoxingStep> SendRecvClosedForm(const StepContext& ctx, const LayoutFacts& from,
