@@ -256,7 +256,7 @@ compiler::Compiled CompileFromArgs(const models::BuiltModel& model, const Parsed
                                    const graph::OpRegistry& registry, int64_t devices_per_rank,
                                    const sbp::AlphaBetaConfig* cluster_cost, plan::DeviceFold fold,
                                    const compiler::SbpAssignment* searched,
-                                   std::shared_ptr<compiler::BoxingTimes> times) {
+                                   std::shared_ptr<compiler::BoxingTimes> times, bool stamp_hash) {
   const sbp::AlphaBetaCostModel cost(cluster_cost && !args.Given("cost-model")
                                          ? *cluster_cost
                                          : CostConfigFromArgs(args, "cpu-host"));
@@ -265,6 +265,7 @@ compiler::Compiled CompileFromArgs(const models::BuiltModel& model, const Parsed
   options.lower.fetches = {model.loss};
   options.lower.devices_per_rank = devices_per_rank;
   options.lower.fold = fold;
+  options.lower.stamp_content_hash = stamp_hash;
   options.search.progress = PassProgress("SBP search (ops priced, then boxed)");
   options.search.shared_times = std::move(times);
   options.lower.progress = PassProgress("lowering (ops)");

@@ -52,13 +52,15 @@ std::function<void(int64_t, int64_t)> PassProgress(const std::string& pass);
 // `devices_per_rank` (0: all on one rank); lowered folded by `fold` (for the simulator) where
 // the graph has that symmetry. With `searched` (a search of the same model, for another
 // schedule) it is lowered without searching again; `times`: boxing times shared with other
-// searches on the same cluster (SbpSearchOptions::shared_times).
+// searches on the same cluster (SbpSearchOptions::shared_times); without `stamp_hash` the
+// Plan's content_hash stays empty (LowerOptions::stamp_content_hash).
 compiler::Compiled CompileFromArgs(const models::BuiltModel& model, const ParsedArgs& args,
                                    const graph::OpRegistry& registry, int64_t devices_per_rank = 0,
                                    const sbp::AlphaBetaConfig* cluster_cost = nullptr,
                                    plan::DeviceFold fold = {},
                                    const compiler::SbpAssignment* searched = nullptr,
-                                   std::shared_ptr<compiler::BoxingTimes> times = nullptr);
+                                   std::shared_ptr<compiler::BoxingTimes> times = nullptr,
+                                   bool stamp_hash = true);
 
 // Loads the Plan file at `path` (PlanError when it is corrupt or invalid) and checks that it
 // was compiled for `model`: the same feeds with the same shapes, the same micro-batches and

@@ -139,7 +139,8 @@ Outcome Evaluate(const TuneSetting& setting, const Candidate& candidate, int64_t
     const compiler::Compiled compiled =
         CompileFromArgs(built, one, setting.registry, 0, &setting.cost,
                         SimulatorFold(one, built.strategy, cluster.spec()),
-                        entry.assignment ? &*entry.assignment : nullptr, setting.searches->times());
+                        entry.assignment ? &*entry.assignment : nullptr, setting.searches->times(),
+                        /*stamp_hash=*/false);
     if (!entry.assignment) entry.assignment = compiled.assignment;
     o.parallelism = compiler::ParallelismTable(
         compiler::ParallelismByFamily(built.graph, setting.registry, compiled.assignment));

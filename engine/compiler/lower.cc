@@ -149,7 +149,7 @@ plan::Plan Lowerer::Run(const LowerOptions& options) {
   plan_.mutable_cluster()->set_description(ranks == 1 ? "in-process CPU devices"
                                                       : "CPU devices on MPI ranks");
   plan_.set_version(plan::kPlanVersion);
-  plan_.set_content_hash(plan::ContentHash(plan_));
+  if (options.stamp_content_hash) plan_.set_content_hash(plan::ContentHash(plan_));
   return std::move(plan_);
 }
 

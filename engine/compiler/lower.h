@@ -58,6 +58,9 @@ struct LowerOptions {
   plan::DeviceFold fold;
   // Called as the ops are lowered, with the ops done of all; it must not throw.
   std::function<void(int64_t done, int64_t total)> progress;
+  // Stamp Plan.content_hash (a serialisation and digest of the whole Plan). A tune ranks
+  // Plans it never saves or compares and leaves it empty (SavePlan stamps any Plan it writes).
+  bool stamp_content_hash = true;
 };
 
 // The graph lacks the symmetry LowerOptions::fold names; the message says where.

@@ -96,15 +96,20 @@ void Lowerer::LowerCopyStep(const graph::TensorNode& node, const sbp::BoxingStep
                             const StepOutput& output) {
   const Shape& shape = node.meta.shape;
   const Placement& to = step.to.placement;
-  std::map<int64_t, std::vector<sbp::RegionTransfer>> by_destination;
+  // Each stored destination's transfers, pointing into the step (or `broadcast`): copying a
+  // thousand devices' transfers for the few a folded Plan keeps cost more than lowering them.
+  std::vector<std::vector<const sbp::RegionTransfer*>> by_destination(to.size());
+  std::vector<sbp::RegionTransfer> broadcast;
   if (step.kind == sbp::BoxingStepKind::kBroadcast) {
     // One root sends to every copy: the copies do not send alike.
     if (fold_.folded()) throw FoldError("'" + node.name + "' is broadcast from one device");
-    for (int64_t j = 0; j < to.size(); ++j) {
-      by_destination[j].push_back({step.root, j, Region::Full(shape), 0});
-    }
+    for (int64_t j = 0; j < to.size(); ++j)
+      broadcast.push_back({step.root, j, Region::Full(shape), 0});
+    for (const sbp::RegionTransfer& t : broadcast) by_destination[t.dst_index].push_back(&t);
   } else {
-    for (const sbp::RegionTransfer& t : step.transfers) by_destination[t.dst_index].push_back(t);
+    for (const sbp::RegionTransfer& t : step.transfers) {
+      if (Stored(to, t.dst_index)) by_destination[t.dst_index].push_back(&t);
+    }
   }
   for (int64_t j = 0; j < to.size(); ++j) {
     if (!Stored(to, j)) continue;  // folded: an image of copy 0's
@@ -116,8 +121,8 @@ void Lowerer::LowerCopyStep(const graph::TensorNode& node, const sbp::BoxingStep
       return InCopyZero(step.from.placement, src_index);
     };
     std::vector<int64_t> sources;
-    for (const sbp::RegionTransfer& t : by_destination[j]) {
-      const int64_t regst = current[source(t.src_index).first];
+    for (const sbp::RegionTransfer* t : by_destination[j]) {
+      const int64_t regst = current[source(t->src_index).first];
       if (std::find(sources.begin(), sources.end(), regst) == sources.end()) {
         sources.push_back(regst);
       }
@@ -127,10 +132,10 @@ void Lowerer::LowerCopyStep(const graph::TensorNode& node, const sbp::BoxingStep
       sources.push_back(current[source(std::min<int64_t>(j, current.size() - 1)).first]);
     }
     for (int64_t regst : sources) Consume(task, regst);
-    for (const sbp::RegionTransfer& t : by_destination[j]) {
-      const auto [src, copy] = source(t.src_index);
-      AddTransfer(task, current[src], sbp::PhysicalRegion(shape, step.from, t.src_index), rd,
-                  t.region, node.meta.dtype, copy);
+    for (const sbp::RegionTransfer* t : by_destination[j]) {
+      const auto [src, copy] = source(t->src_index);
+      AddTransfer(task, current[src], sbp::PhysicalRegion(shape, step.from, t->src_index), rd,
+                  t->region, node.meta.dtype, copy);
     }
     output(task, j);
   }

@@ -60,18 +60,29 @@ void Lowerer::CheckSymmetricShard(const Shape& shape, const Layout& layout, int6
 }
 
 std::pair<int64_t, int32_t> Lowerer::InCopyZero(const Placement& placement, int64_t j) {
-  const int64_t id = placement.device_ids()[j];
+  const std::vector<int64_t>& ids = placement.device_ids();
+  const int64_t id = ids[j];
   if (fold_.Stored(id)) return {j, 0};
-  std::map<int64_t, int64_t>& index = parallel_index_[placement.device_ids()];
-  if (index.empty()) {
-    for (int64_t k = 0; k < placement.size(); ++k) index[placement.device_ids()[k]] = k;
+  const int64_t image = fold_.Canonical(id);
+  const auto missing = [&] {
+    return FoldError("placement " + placement.ToString() + " holds device " + std::to_string(id) +
+                     " but not its image in copy 0");
+  };
+  int64_t k = 0;
+  if (placement.ids_ascend()) {  // the common case: a binary search, no index to build
+    const auto it = std::lower_bound(ids.begin(), ids.end(), image);
+    if (it == ids.end() || *it != image) throw missing();
+    k = it - ids.begin();
+  } else {
+    std::map<int64_t, int64_t>& index = parallel_index_[ids];
+    if (index.empty()) {
+      for (int64_t i = 0; i < placement.size(); ++i) index[ids[i]] = i;
+    }
+    const auto it = index.find(image);
+    if (it == index.end()) throw missing();
+    k = it->second;
   }
-  const auto it = index.find(fold_.Canonical(id));
-  if (it == index.end()) {
-    throw FoldError("placement " + placement.ToString() + " holds device " + std::to_string(id) +
-                    " but not its image in copy 0");
-  }
-  return {it->second, static_cast<int32_t>(id % fold_.block / fold_.stride)};
+  return {k, static_cast<int32_t>(id % fold_.block / fold_.stride)};
 }
 
 std::vector<int64_t> Lowerer::StoredMembers(const Placement& placement,

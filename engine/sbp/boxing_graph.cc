@@ -119,10 +119,10 @@ const BoxingCache::FactsPtr& BoxingGraph::FactsOf(int node) {
   return facts_[node];
 }
 
-const std::vector<std::pair<int, BoxingStep>>& BoxingGraph::AxisSteps(int node) {
+const std::vector<std::pair<int, BoxingCache::StepPtr>>& BoxingGraph::AxisSteps(int node) {
   if (axis_steps_[node]) return *axis_steps_[node];
   const StepContext ctx{shape_, dtype_, cost_model_};
-  std::vector<std::pair<int, BoxingStep>> steps;
+  std::vector<std::pair<int, BoxingCache::StepPtr>> steps;
   const int placement = nodes_[node].placement;
   const NdSbp& nd_sbp = nodes_[node].nd_sbp;
   for (int a = 0; a < nd_sbp.size(); ++a) {
@@ -134,9 +134,10 @@ const std::vector<std::pair<int, BoxingStep>>& BoxingGraph::AxisSteps(int node) 
       // Both facts first: computing one may renew the cache, and with it the steps found.
       const BoxingCache::FactsPtr& from = FactsOf(node);
       const BoxingCache::FactsPtr& to = FactsOf(next);
-      const std::optional<BoxingStep>* step = cache_->FindStep(from, to, dtype_, a);
-      if (!step) step = &cache_->PutStep(from, to, dtype_, a, AxisStep(ctx, *from, *to, a));
-      if (*step) steps.emplace_back(next, **step);
+      const BoxingCache::StepPtr* known = cache_->FindStep(from, to, dtype_, a);
+      BoxingCache::StepPtr step =
+          known ? *known : cache_->PutStep(from, to, dtype_, a, AxisStep(ctx, *from, *to, a));
+      if (step) steps.emplace_back(next, std::move(step));
     }
   }
   axis_steps_[node] = std::move(steps);
@@ -153,21 +154,27 @@ void BoxingGraph::VisitOutSteps(int node, const std::function<double(int)>& budg
     if (next == node || IsPartial(next)) continue;
     const BoxingCache::FactsPtr& from = FactsOf(node);
     const BoxingCache::FactsPtr& to = FactsOf(next);
-    if (auto step = BroadcastStep(ctx, *from, *to)) visit(next, *step);
+    if (auto step = BroadcastStep(ctx, *from, *to)) {
+      visit(next, std::make_shared<const BoxingStep>(std::move(*step)));
+    }
     const double limit = budget(next);
     if (limit < 0) continue;
     // A send-recv priced by an earlier search is taken where it can help; else it is priced
     // only when its lower bound allows (a step over the limit cannot improve a label: Reach).
     if (const auto* known = cache_->FindStep(from, to, dtype_, BoxingCache::kSendRecv)) {
-      if (*known && (*known)->time <= limit) visit(next, **known);
+      if (*known && (*known)->time <= limit) visit(next, *known);
       continue;
     }
+    if (cache_->SendRecvBound(from, to, dtype_) > limit) continue;
     const std::vector<int64_t>& local = local_index_[placement][nodes_[next].placement];
-    if (SendRecvLowerBound(ctx, *from, *to, local, limit) > limit) continue;
-    const std::optional<BoxingStep>& step =
+    if (const double bound = SendRecvLowerBound(ctx, *from, *to, local, limit); bound > limit) {
+      cache_->RaiseSendRecvBound(from, to, dtype_, bound);
+      continue;
+    }
+    const BoxingCache::StepPtr step =
         cache_->PutStep(from, to, dtype_, BoxingCache::kSendRecv,
                         SendRecvStep(ctx, *from, *to, local, /*with_transfers=*/false));
-    if (step) visit(next, *step);
+    if (step) visit(next, step);
   }
 }
 

@@ -39,7 +39,7 @@ class BoxingGraph {
   // Calls visit(next, step) for every step leaving `node`, in a fixed order. Point-to-point
   // steps whose lower bound exceeds budget(next) are skipped (they cannot improve the path to
   // next), and come without their transfer list: Materialize adds it to the ones kept.
-  using StepVisitor = std::function<void(int next, const BoxingStep& step)>;
+  using StepVisitor = std::function<void(int next, const BoxingCache::StepPtr& step)>;
   void VisitOutSteps(int node, const std::function<double(int)>& budget, const StepVisitor& visit);
   BoxingStep Materialize(BoxingStep step, int from, int to);
 
@@ -51,7 +51,7 @@ class BoxingGraph {
   const LayoutFacts& Facts(int node) { return *FactsOf(node); }
   const BoxingCache::FactsPtr& FactsOf(int node);
   // The one-axis steps leaving `node` (computed once per graph, from the cache when there).
-  const std::vector<std::pair<int, BoxingStep>>& AxisSteps(int node);
+  const std::vector<std::pair<int, BoxingCache::StepPtr>>& AxisSteps(int node);
   bool IsPartial(int node) const;  // without computing facts
   int NodeOf(int placement, const NdSbp& nd_sbp) const;
 
@@ -65,7 +65,7 @@ class BoxingGraph {
   BoxingCache* cache_;
   std::vector<BoxingCache::FactsPtr> facts_;
   // One-axis steps per node, kept across searches (they do not depend on the budget).
-  std::vector<std::optional<std::vector<std::pair<int, BoxingStep>>>> axis_steps_;
+  std::vector<std::optional<std::vector<std::pair<int, BoxingCache::StepPtr>>>> axis_steps_;
   // local_index_[p][q][j]: parallel index in placement p of device j of placement q, or -1.
   std::vector<std::vector<std::vector<int64_t>>> local_index_;
   std::vector<std::vector<std::vector<Sbp>>> options_;  // [placement][mesh axis]

@@ -41,7 +41,7 @@ double Reach(const Label& known, const Label& from) {
 
 struct Path {
   double time = 0;
-  std::vector<std::pair<int, BoxingStep>> steps;  // (node reached, step), source first
+  std::vector<std::pair<int, BoxingCache::StepPtr>> steps;  // (node reached, step), source first
 };
 
 // Dijkstra from source to target. Point-to-point edges are priced only when their lower bound
@@ -56,7 +56,7 @@ std::optional<Path> ShortestPath(BoxingGraph& graph, bool point_to_point, double
   const double infinity = std::numeric_limits<double>::infinity();
   std::vector<Label> label(graph.size());
   std::vector<int> previous(graph.size(), -1);
-  std::vector<std::optional<BoxingStep>> via(graph.size());
+  std::vector<BoxingCache::StepPtr> via(graph.size());
   std::vector<bool> done(graph.size(), false);
   // Min-heap on (time, steps, node): the node id breaks exact ties deterministically.
   using Entry = std::tuple<double, int, int>;
@@ -83,9 +83,9 @@ std::optional<Path> ShortestPath(BoxingGraph& graph, bool point_to_point, double
       }
       return limit == infinity ? infinity : limit - label[node].time;
     };
-    graph.VisitOutSteps(node, budget, [&](int next, const BoxingStep& step) {
+    graph.VisitOutSteps(node, budget, [&](int next, const BoxingCache::StepPtr& step) {
       if (done[next]) return;
-      const Label candidate{label[node].time + step.time, label[node].steps + 1};
+      const Label candidate{label[node].time + step->time, label[node].steps + 1};
       if (!Better(candidate, label[next])) return;
       label[next] = candidate;
       previous[next] = node;
@@ -98,7 +98,7 @@ std::optional<Path> ShortestPath(BoxingGraph& graph, bool point_to_point, double
   Path path;
   path.time = label[graph.target()].time;
   for (int node = graph.target(); node != graph.source(); node = previous[node]) {
-    path.steps.emplace_back(node, std::move(*via[node]));
+    path.steps.emplace_back(node, via[node]);
   }
   std::reverse(path.steps.begin(), path.steps.end());
   return path;
@@ -124,9 +124,8 @@ BoxingPlan PlanBoxing(const Shape& shape, DType dtype, const Layout& src, const 
   if (!best) throw SbpError("boxing: no path from " + src.ToString() + " to " + dst.ToString());
   int from = graph.source();
   for (auto& [node, step] : best->steps) {
-    plan.steps.push_back(detail == BoxingDetail::kTransfers
-                             ? graph.Materialize(std::move(step), from, node)
-                             : std::move(step));
+    plan.steps.push_back(detail == BoxingDetail::kTransfers ? graph.Materialize(*step, from, node)
+                                                            : *step);
     from = node;
   }
   return plan;

@@ -113,6 +113,8 @@ std::optional<BoxingStep> SendRecvStep(const StepContext& ctx, const LayoutFacts
   }
   const RegionGrid& grid = *from.grid;
   const HolderChooser chooser(ctx, src);
+  LinkClass last_link = LinkClass::kSameDevice;
+  int64_t last_bytes = 0;  // on last_link since it was last added in: most pieces repeat it
   std::vector<double> send_time(src.size(), 0.0), receive_time(dst.size(), 0.0);
   for (int64_t j = 0; j < dst.size(); ++j) {
     const DeviceId dst_device = dst.device(j);
@@ -144,7 +146,13 @@ std::optional<BoxingStep> SendRecvStep(const StepContext& ctx, const LayoutFacts
         std::tie(chosen, chosen_time) = chooser.Choose(holders, start, dst_device, bytes);
         send_time[chosen] += chosen_time;
         receive_time[j] += chosen_time;
-        step.link_bytes[ctx.cost_model.Classify(src.device(chosen), dst_device)] += bytes;
+        const LinkClass link = ctx.cost_model.Classify(src.device(chosen), dst_device);
+        if (link != last_link) {
+          if (last_bytes > 0) step.link_bytes[last_link] += last_bytes;
+          last_link = link;
+          last_bytes = 0;
+        }
+        last_bytes += bytes;
       }
       ++piece_number;
       if (with_transfers) {
@@ -152,6 +160,7 @@ std::optional<BoxingStep> SendRecvStep(const StepContext& ctx, const LayoutFacts
       }
     });
   }
+  if (last_bytes > 0) step.link_bytes[last_link] += last_bytes;
   for (double t : send_time) step.time = std::max(step.time, t);
   for (double t : receive_time) step.time = std::max(step.time, t);
   return step;
