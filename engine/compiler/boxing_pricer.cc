@@ -49,11 +49,20 @@ std::shared_ptr<const sbp::BoxingPlan> BoxingPricer::Plan(const graph::TensorMet
   const std::string key = std::to_string(static_cast<int>(detail_)) + "|" + meta.ToString() + "|" +
                           shifted_src.ToString() + "|" + shifted_dst.ToString();
   std::map<std::string, std::shared_ptr<const sbp::BoxingPlan>>& plans = times_->plans;
-  if (plans.size() >= BoxingTimes::kPlanLimit) plans.clear();
+  if (times_->transfers > BoxingTimes::kTransferLimit) {
+    plans.clear();
+    times_->transfers = 0;
+  }
+  const auto held = [this](const sbp::BoxingPlan& plan) {
+    for (const sbp::BoxingStep& step : plan.steps) {
+      times_->transfers += static_cast<int64_t>(step.transfers.size()) + 1;
+    }
+  };
   auto& planned = plans[key];
   if (!planned) {
     planned = std::make_shared<const sbp::BoxingPlan>(sbp::PlanBoxing(
         meta.shape, meta.dtype, shifted_src, shifted_dst, cost_model_, detail_, &times_->cache));
+    held(*planned);
   }
   if (shift == 0) return planned;
   auto& moved = plans[key + "|" + std::to_string(shift)];
@@ -66,6 +75,7 @@ std::shared_ptr<const sbp::BoxingPlan> BoxingPricer::Plan(const graph::TensorMet
       step.to.placement = Shifted(step.to.placement, -shift);
     }
     moved = std::make_shared<const sbp::BoxingPlan>(std::move(plan));
+    held(*moved);
   }
   return moved;
 }

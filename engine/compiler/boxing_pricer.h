@@ -23,9 +23,11 @@ struct BoxingTimes {
   std::map<std::string, std::map<sbp::NdSbp, double>> from;
   sbp::BoxingCache cache;  // layout facts and priced steps, shared by the searches of `from`
   // Plans by detail, key and shift (BoxingPricer::Plan): a tune's candidates of one family
-  // lower the same boxings. Started afresh past kPlanLimit, as plans carry transfer lists.
+  // lower the same boxings. Started afresh past kTransferLimit transfers held (plans of a
+  // thousand devices carry thousands each).
   std::map<std::string, std::shared_ptr<const sbp::BoxingPlan>> plans;
-  static constexpr size_t kPlanLimit = 4096;
+  int64_t transfers = 0;
+  static constexpr int64_t kTransferLimit = int64_t{1} << 21;
 };
 
 class BoxingPricer {
