@@ -17,6 +17,7 @@
 #include "kernels/cpu/cpu_kernels.h"
 #include "models/model.h"
 #include "tests/support/deferred_device.h"
+#include "tests/support/step_losses.h"
 #include "tests/support/tiny_gpt.h"
 
 namespace twinflow {
@@ -42,13 +43,7 @@ Outcome Train(const models::BuiltModel& model, const runtime::DeviceFactory& mak
   Outcome outcome;
   outcome.result =
       executor.Run([&](int64_t step) { return models::SyntheticBatch(model, step, 7); }, run);
-  const std::string name = model.graph.tensor(model.loss).name;
-  for (const auto& step : outcome.result.fetches) {
-    const Tensor& fetched = step.at(name);
-    double sum = 0;
-    for (int64_t i = 0; i < fetched.numel(); ++i) sum += fetched.GetDouble(i);
-    outcome.losses.push_back(sum);
-  }
+  outcome.losses = testing::StepLosses(model, outcome.result);
   return outcome;
 }
 
@@ -83,13 +78,7 @@ TEST_P(AsyncDevices, GiveTheHostDevicesLossesBitForBit) {
 INSTANTIATE_TEST_SUITE_P(Strategies, AsyncDevices,
                          ::testing::Values("dp=2,tp=2", "dp=2,pp=2,mb=4,schedule=1f1b",
                                            "tp=2,pp=2,mb=4,schedule=gpipe,recompute=full"),
-                         [](const auto& info) {
-                           std::string name = info.param;
-                           for (char& c : name) {
-                             if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
-                           }
-                           return name;
-                         });
+                         testing::StrategyTestName);
 
 }  // namespace
 }  // namespace twinflow

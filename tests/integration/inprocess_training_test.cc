@@ -14,6 +14,7 @@
 #include "engine/sbp/alpha_beta_cost_model.h"
 #include "kernels/cpu/cpu_kernels.h"
 #include "models/model.h"
+#include "tests/support/step_losses.h"
 #include "tests/support/tiny_gpt.h"
 
 namespace twinflow {
@@ -88,16 +89,7 @@ std::vector<double> DistributedLosses(const models::BuiltModel& model, int64_t s
     EXPECT_LE(result.peak_arena_bytes.at(d), compiled.plan.memory(d).peak_bytes())
         << "device " << d;
   }
-  const std::string name = model.graph.tensor(model.loss).name;
-  std::vector<double> losses;
-  for (const auto& step : result.fetches) {
-    // A step's loss is the sum of its micro-batches' shares.
-    const Tensor& fetched = step.at(name);
-    double sum = 0;
-    for (int64_t i = 0; i < fetched.numel(); ++i) sum += fetched.GetDouble(i);
-    losses.push_back(sum);
-  }
-  return losses;
+  return testing::StepLosses(model, result);
 }
 
 // The same model on one device, the whole batch at once: the ground truth.
@@ -118,15 +110,6 @@ void ExpectLossesWithin(const std::vector<double>& got, const std::vector<double
 void ExpectSameLosses(const std::vector<double>& got, const std::vector<double>& want,
                       const std::string& what) {
   ExpectLossesWithin(got, want, 1e-5, what);
-}
-
-// A test name from a strategy string: "dp=2,tp=2" -> "dp_2_tp_2".
-std::string StrategyTestName(const ::testing::TestParamInfo<std::string>& info) {
-  std::string name = info.param;
-  for (char& c : name) {
-    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
-  }
-  return name;
 }
 
 // `strategy` on 4 devices with `optimizer` (ParseOptimizer's text).
@@ -168,7 +151,7 @@ INSTANTIATE_TEST_SUITE_P(Strategies, MlpTraining,
                                            "dp=2,pp=2,mb=4,schedule=1f1b",
                                            "tp=2,pp=2,mb=4,schedule=1f1b",
                                            "tp=2,pp=2,mb=4,schedule=1f1b,recompute=full"),
-                         StrategyTestName);
+                         testing::StrategyTestName);
 
 class GptTraining : public ::testing::TestWithParam<std::string> {};
 
@@ -191,7 +174,7 @@ INSTANTIATE_TEST_SUITE_P(
                       "dp=2,tp=2,recompute=selective", "dp=2,tp=2,sp=true",
                       "tp=2,pp=2,mb=4,sp=true", "dp=2,pp=2,mb=4,schedule=gpipe,recompute=full",
                       "dp=2,pp=2,mb=4,schedule=1f1b,recompute=full"),
-    StrategyTestName);
+    testing::StrategyTestName);
 
 // The tiny Llama (RMSNorm, rotary positions, grouped-query attention, SwiGLU), unfused and
 // fused attention, against its one-device reference.
@@ -221,7 +204,7 @@ INSTANTIATE_TEST_SUITE_P(Strategies, LlamaTraining,
                                            "tp=4,sp=true", "dp=2,tp=2,precision=bf16,sp=true",
                                            "dp=2,tp=2,precision=bf16",
                                            "dp=2,tp=2,precision=bf16,zero=1"),
-                         StrategyTestName);
+                         testing::StrategyTestName);
 
 // Interleaved 1F1B (vp=2: each device holds two or more model chunks, run in Megatron's
 // interleaved order) and ZB-H1 (the backward split into input and weight gradients, the weight
@@ -256,7 +239,7 @@ INSTANTIATE_TEST_SUITE_P(Strategies, ScheduledPipelineTraining,
                                            "pp=4,mb=8,schedule=zb-h1",
                                            "dp=2,pp=2,mb=4,schedule=zb-h1",
                                            "tp=2,pp=2,mb=4,schedule=zb-h1,recompute=full"),
-                         StrategyTestName);
+                         testing::StrategyTestName);
 
 // Sequence parallelism with one sequence per data-parallel replica (Megatron's usual
 // micro-batch): the residual stream splits on the sequence, and the flattened [tokens, hidden]
@@ -315,7 +298,7 @@ INSTANTIATE_TEST_SUITE_P(Strategies, MixedPrecisionTraining,
                                            "dp=2,tp=2,precision=bf16,grad_reduce=bf16",
                                            "dp=2,pp=2,mb=4,precision=bf16,recompute=full",
                                            "dp=2,tp=2,precision=fp16"),
-                         StrategyTestName);
+                         testing::StrategyTestName);
 
 // Clipping by the global norm: the norm sums every shard of every gradient (over dp, tp and
 // pipeline stages), so each strategy's clipped run matches the one-device reference.
@@ -340,7 +323,7 @@ TEST_P(ClippedTraining, MlpMatchesTheReference) {
 INSTANTIATE_TEST_SUITE_P(Strategies, ClippedTraining,
                          ::testing::Values("dp=4", "tp=4", "dp=2,tp=2", "dp=2,pp=2,mb=4",
                                            "tp=2,pp=2,mb=4,schedule=gpipe"),
-                         StrategyTestName);
+                         testing::StrategyTestName);
 
 // fp16 loss scaling from a scale that overflows (1e12, about 2^40): every shard skips the
 // same steps, since the factor is one global scalar, so the parameters stay at their initial

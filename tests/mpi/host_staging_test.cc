@@ -24,6 +24,7 @@
 #include "models/model.h"
 #include "tests/mpi/mpi_test_session.h"
 #include "tests/support/deferred_device.h"
+#include "tests/support/step_losses.h"
 #include "tests/support/tiny_gpt.h"
 
 namespace twinflow {
@@ -49,15 +50,7 @@ std::vector<double> Losses(const models::BuiltModel& model, const plan::Plan& pl
   run.feed = runtime::FeedMode::kGlobal;  // every rank is handed the whole batch
   const runtime::RunResult result =
       executor.Run([&](int64_t step) { return models::SyntheticBatch(model, step, 7); }, run);
-  std::vector<double> losses;
-  const std::string name = model.graph.tensor(model.loss).name;
-  for (const auto& step : result.fetches) {
-    const Tensor& fetched = step.at(name);
-    double sum = 0;
-    for (int64_t i = 0; i < fetched.numel(); ++i) sum += fetched.GetDouble(i);
-    losses.push_back(sum);
-  }
-  return losses;
+  return testing::StepLosses(model, result);
 }
 
 // The arenas the test's devices allocated: memory the transport must never be handed, as a
@@ -148,13 +141,7 @@ TEST_P(StagedRanks, GiveOneProcesssLossesBitForBit) {
 
 INSTANTIATE_TEST_SUITE_P(Strategies, StagedRanks,
                          ::testing::Values("dp=2,tp=2", "tp=4", "dp=2,pp=2,mb=4,schedule=1f1b"),
-                         [](const auto& info) {
-                           std::string name = info.param;
-                           for (char& c : name) {
-                             if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
-                           }
-                           return name;
-                         });
+                         testing::StrategyTestName);
 
 }  // namespace
 }  // namespace twinflow
