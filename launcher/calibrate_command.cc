@@ -152,6 +152,67 @@ double CopyBandwidth(int others) {
   return 2.0 * static_cast<double>(bytes) / seconds;
 }
 
+// The cpu path: the Plan's kernels timed on this host alone and with every core busy, its copy
+// bandwidth both ways and the runtime's cost per act, into the cpu-local spec (or --append's).
+int CalibrateOnCpu(const ParsedArgs& parsed, const graph::OpRegistry& registry,
+                   const models::BuiltModel& model, const plan::Plan& plan, std::ostream& out) {
+  const kernels::KernelRegistry kernels = kernels::CpuKernels();
+  const std::vector<runtime::PreparedTask> tasks = runtime::PrepareTasks(plan, kernels);
+
+  sim::ClusterSpec spec =
+      parsed.Given("append")
+          ? sim::ParseClusterSpec(ReadFile(parsed.Get("append")), parsed.Get("append"))
+          : sim::Preset("cpu-local", 1);
+  std::map<std::string, std::pair<double, double>> table;  // key -> alone, contended
+  for (const sim::KernelTime& k : spec.kernel_times()) {
+    table[k.key()] = {k.seconds(), k.contended_seconds()};
+  }
+  const auto start = Clock::now();
+  Rng rng(11);
+  int timed = 0;
+  for (const runtime::PreparedTask& t : tasks) {
+    if (t.task->kind() != plan::COMPUTE) continue;
+    const std::string key = plan::KernelKey(*t.task);
+    if (table.count(key)) continue;
+    KernelCall call(t, rng);
+    table[key].first = MedianSeconds([&] { call(); });
+    table[key].second = WithOthersBusy(
+        HostCores() - 1,
+        [&t](int i) {
+          Rng own(100 + static_cast<uint64_t>(i));
+          return KernelCall(t, own);
+        },
+        [&] { return MedianSeconds([&] { call(); }); });
+    ++timed;
+  }
+  const double bandwidth = CopyBandwidth(0);
+  spec.mutable_device()->set_kind(sim::DEVICE_KIND_CPU);
+  spec.mutable_device()->set_memory_bandwidth(bandwidth);
+  spec.mutable_device()->set_contended_memory_bandwidth(CopyBandwidth(HostCores() - 1));
+  const double overhead = RuntimeOverheadPerAct(registry, kernels, DeviceType::kCpu);
+  spec.mutable_device()->set_launch_overhead_s(overhead);
+  spec.set_devices_per_node(
+      std::max<int32_t>(spec.devices_per_node(), static_cast<int32_t>(plan.devices_size())));
+  spec.set_cores_per_node(HostCores());
+  spec.clear_kernel_times();
+  for (const auto& [key, seconds] : table) {
+    sim::KernelTime* k = spec.add_kernel_times();
+    k->set_key(key);
+    k->set_seconds(seconds.first);
+    k->set_contended_seconds(seconds.second);
+  }
+  std::string text;
+  google::protobuf::TextFormat::PrintToString(spec, &text);
+  WriteFileAtomically(parsed.Get("output"), text);
+  out << "timed " << timed << " kernels (" << table.size() << " in the table) in "
+      << FormatSeconds(Since(start)) << "; memory bandwidth "
+      << FormatBytes(static_cast<int64_t>(bandwidth)) << "/s; " << FormatSeconds(overhead)
+      << " of runtime per act; " << spec.cores_per_node() << " cores; wrote "
+      << parsed.Get("output") << " (model " << parsed.Get("model") << ", strategy "
+      << model.strategy.ToString() << ", optimizer " << models::OptimizerLabel(model) << ")\n";
+  return 0;
+}
+
 // The cuda path: the Plan's kernels timed on GPU 0 through the runtime's CudaDevice, its copy
 // bandwidth and the runtime's cost per act, then the simulator's device model fitted to them on
 // top of the base spec (--cluster, a preset's data sheet). Built, not verified on a GPU.
@@ -230,61 +291,7 @@ int RunCalibrateCommand(const std::vector<std::string>& args, std::ostream& out)
         "--cluster and --nodes give the base spec of a GPU calibration (--device cuda); a CPU "
         "calibration writes cpu-local (or adds to --append)");
   }
-  const kernels::KernelRegistry kernels = kernels::CpuKernels();
-  const std::vector<runtime::PreparedTask> tasks = runtime::PrepareTasks(plan, kernels);
-
-  sim::ClusterSpec spec =
-      parsed.Given("append")
-          ? sim::ParseClusterSpec(ReadFile(parsed.Get("append")), parsed.Get("append"))
-          : sim::Preset("cpu-local", 1);
-  std::map<std::string, std::pair<double, double>> table;  // key -> alone, contended
-  for (const sim::KernelTime& k : spec.kernel_times()) {
-    table[k.key()] = {k.seconds(), k.contended_seconds()};
-  }
-  const auto start = Clock::now();
-  Rng rng(11);
-  int timed = 0;
-  for (const runtime::PreparedTask& t : tasks) {
-    if (t.task->kind() != plan::COMPUTE) continue;
-    const std::string key = plan::KernelKey(*t.task);
-    if (table.count(key)) continue;
-    KernelCall call(t, rng);
-    table[key].first = MedianSeconds([&] { call(); });
-    table[key].second = WithOthersBusy(
-        HostCores() - 1,
-        [&t](int i) {
-          Rng own(100 + static_cast<uint64_t>(i));
-          return KernelCall(t, own);
-        },
-        [&] { return MedianSeconds([&] { call(); }); });
-    ++timed;
-  }
-  const double bandwidth = CopyBandwidth(0);
-  spec.mutable_device()->set_kind(sim::DEVICE_KIND_CPU);
-  spec.mutable_device()->set_memory_bandwidth(bandwidth);
-  spec.mutable_device()->set_contended_memory_bandwidth(CopyBandwidth(HostCores() - 1));
-  const double overhead = RuntimeOverheadPerAct(registry, kernels, DeviceType::kCpu);
-  spec.mutable_device()->set_launch_overhead_s(overhead);
-  spec.set_devices_per_node(
-      std::max<int32_t>(spec.devices_per_node(), static_cast<int32_t>(plan.devices_size())));
-  spec.set_cores_per_node(HostCores());
-  spec.clear_kernel_times();
-  for (const auto& [key, seconds] : table) {
-    sim::KernelTime* k = spec.add_kernel_times();
-    k->set_key(key);
-    k->set_seconds(seconds.first);
-    k->set_contended_seconds(seconds.second);
-  }
-  std::string text;
-  google::protobuf::TextFormat::PrintToString(spec, &text);
-  WriteFileAtomically(parsed.Get("output"), text);
-  out << "timed " << timed << " kernels (" << table.size() << " in the table) in "
-      << FormatSeconds(Since(start)) << "; memory bandwidth "
-      << FormatBytes(static_cast<int64_t>(bandwidth)) << "/s; " << FormatSeconds(overhead)
-      << " of runtime per act; " << spec.cores_per_node() << " cores; wrote "
-      << parsed.Get("output") << " (model " << parsed.Get("model") << ", strategy "
-      << model.strategy.ToString() << ", optimizer " << models::OptimizerLabel(model) << ")\n";
-  return 0;
+  return CalibrateOnCpu(parsed, registry, model, plan, out);
 }
 
 }  // namespace twinflow::launcher
