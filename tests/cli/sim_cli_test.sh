@@ -126,7 +126,11 @@ verify "tune's top 3 are those of --exhaustive" \
   cmp -s <(sed -n '2,5p' "$work/bounded") <(sed -n '2,5p' "$work/every")
 # Ctrl-C: tune stops after the candidate in progress and ranks those done. A tune of some
 # seconds (two nodes, every candidate simulated), so that it is still running when the signal
-# comes: one node's takes 2 s, and under ctest -j2 it once ended first.
+# comes: one node's takes 2 s, and under ctest -j2 it once ended first. The error file is
+# emptied first: the progress line waited for must be this tune's, not an earlier command's
+# (a signal sent before the tune installs its handler is ignored, as background jobs of a
+# script start with SIGINT ignored).
+: >"$work/err"
 "$tf" tune "${gpt[@]}" --cluster dgx-h100 --nodes 2 --max-micro-batches 16 --exhaustive \
   >"$work/out" 2>"$work/err" &
 tune_pid=$!
