@@ -38,14 +38,12 @@ std::vector<std::string> LocalGpus(const plan::Plan& plan, int rank, int local_r
 #ifdef TWINFLOW_HAVE_CUDA
   std::string reason;
   const int count = kernels::CudaDeviceCount(&reason);
-  runtime::DevicePlace place{local_rank, 0, 0};
-  for (const plan::Device& d : plan.devices()) place.count += d.rank() == rank;
-  for (const plan::Device& d : plan.devices()) {
-    if (d.rank() != rank || count == 0) continue;
-    const int gpu = runtime::GpuFor(place, count);
+  const std::vector<runtime::DevicePlace> places = runtime::DevicePlaces(plan, rank, local_rank);
+  for (int d = 0; d < plan.devices_size() && count > 0; ++d) {
+    if (plan.devices(d).rank() != rank) continue;
+    const int gpu = runtime::GpuFor(places[d], count);
     if (gpus.empty()) *first = gpu;
     gpus.push_back(kernels::GpuBusId(gpu));
-    ++place.slot;
   }
 #else
   (void)plan, (void)rank, (void)local_rank, (void)first;

@@ -5,6 +5,9 @@
 // slot among them, modulo the node's GPUs. So one rank per GPU gets distinct GPUs, and more
 // logical devices than GPUs wrap around and share (each with its own streams and arena).
 #include <cstdint>
+#include <vector>
+
+#include "engine/plan/plan.pb.h"
 
 namespace twinflow::runtime {
 
@@ -16,5 +19,9 @@ struct DevicePlace {
 
 // The GPU ordinal (0 .. gpus-1) of a device at `place` on a node of `gpus` GPUs (gpus > 0).
 int GpuFor(const DevicePlace& place, int gpus);
+
+// By Plan device: the place of each device of `rank` (the `local_rank`-th rank of its node);
+// other ranks' devices get a default place.
+std::vector<DevicePlace> DevicePlaces(const plan::Plan& plan, int rank, int local_rank);
 
 }  // namespace twinflow::runtime

@@ -189,13 +189,10 @@ struct ThreadedExecutor::Impl {
       regst_device.push_back(plan.tasks(static_cast<int>(r.producer())).device());
     }
     // Only this rank's devices get arenas (and threads, and actors).
-    DevicePlace place;
-    place.local_rank = transport ? transport->local_rank() : 0;
-    place.count = 0;
-    for (int d = 0; d < plan.devices_size(); ++d) place.count += Local(d);
+    const std::vector<DevicePlace> places =
+        DevicePlaces(plan, rank, transport ? transport->local_rank() : 0);
     for (int d = 0; d < plan.devices_size(); ++d) {
-      devices.push_back(Local(d) ? make_device(plan.devices(d), place) : nullptr);
-      place.slot += Local(d);
+      devices.push_back(Local(d) ? make_device(plan.devices(d), places[d]) : nullptr);
       arenas.push_back(Local(d) ? std::make_unique<Arena>(plan, d, *devices.back()) : nullptr);
     }
     CheckBindings();

@@ -125,14 +125,14 @@ const std::vector<std::pair<int, BoxingCache::StepPtr>>& BoxingGraph::AxisSteps(
   std::vector<std::pair<int, BoxingCache::StepPtr>> steps;
   const int placement = nodes_[node].placement;
   const NdSbp& nd_sbp = nodes_[node].nd_sbp;
+  const BoxingCache::FactsPtr& from = FactsOf(node);  // the graph holds it: a stable reference
   for (int a = 0; a < nd_sbp.size(); ++a) {
     for (const Sbp& option : options_[placement][a]) {
       if (option == nd_sbp[a]) continue;
       NdSbp changed = nd_sbp;
       changed[a] = option;
       const int next = NodeOf(placement, changed);
-      // Both facts first: computing one may renew the cache, and with it the steps found.
-      const BoxingCache::FactsPtr& from = FactsOf(node);
+      // Facts first: computing them may renew the cache, and with it the steps found.
       const BoxingCache::FactsPtr& to = FactsOf(next);
       const BoxingCache::StepPtr* known = cache_->FindStep(from, to, dtype_, a);
       BoxingCache::StepPtr step =

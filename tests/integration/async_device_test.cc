@@ -59,16 +59,13 @@ TEST_P(AsyncDevices, GiveTheHostDevicesLossesBitForBit) {
   const models::BuiltModel model = models::BuildGpt(ops, config, options);
   const Outcome host = Train(model, runtime::MakeDevice);
   // The devices live as long as the executor inside Train; only their counts are read after.
-  std::vector<int64_t> polls;
+  testing::PollTally polls;
   const Outcome deferred = Train(model, [&](const plan::Device& d, const runtime::DevicePlace&) {
     auto device = std::make_unique<testing::DeferredHostDevice>(d.index());
-    polls.push_back(0);
-    device->on_destroy = [&polls, i = polls.size() - 1](int64_t n) { polls[i] = n; };
+    polls.Watch(*device);
     return device;
   });
-  int64_t deferred_polls = 0;
-  for (int64_t n : polls) deferred_polls += n;
-  EXPECT_GT(deferred_polls, 0) << "no work was ever pending when polled: nothing was tested";
+  EXPECT_GT(polls.Total(), 0) << "no work was ever pending when polled: nothing was tested";
   ASSERT_EQ(host.losses.size(), 4u);
   EXPECT_EQ(deferred.losses, host.losses);
   // The deferred run used the planned memory as the host run did.

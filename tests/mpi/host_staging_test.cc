@@ -122,17 +122,14 @@ TEST_P(StagedRanks, GiveOneProcesssLossesBitForBit) {
   DeviceMemory memory;
   CheckedTransport transport(plan, memory);
   // The devices live as long as the executor inside Losses; only their counts are read after.
-  std::vector<int64_t> polls;
+  testing::PollTally polls;
   const std::vector<double> staged =
       Losses(model, plan, &transport, [&](const plan::Device& d, const runtime::DevicePlace&) {
         auto device = std::make_unique<RecordedDevice>(d.index(), memory);
-        polls.push_back(0);
-        device->on_destroy = [&polls, i = polls.size() - 1](int64_t n) { polls[i] = n; };
+        polls.Watch(*device);
         return device;
       });
-  int64_t deferred_polls = 0;
-  for (int64_t n : polls) deferred_polls += n;
-  EXPECT_GT(deferred_polls, 0) << "no work was ever pending when polled: nothing was tested";
+  EXPECT_GT(polls.Total(), 0) << "no work was ever pending when polled: nothing was tested";
   EXPECT_GT(transport.handed.load(), 0) << "nothing crossed ranks: nothing was tested";
   EXPECT_EQ(transport.in_device_memory.load(), 0) << "the transport was handed device memory";
   ASSERT_EQ(reference.size(), 3u);

@@ -11,6 +11,7 @@
 #include <deque>
 #include <functional>
 #include <memory>
+#include <vector>
 
 #include "engine/runtime/host_device.h"
 
@@ -48,6 +49,24 @@ class DeferredHostDevice : public runtime::Device {
   int64_t queued_ = 0;  // operations enqueued so far
   int64_t done_ = 0;    // operations run so far
   int64_t deferred_polls_ = 0;
+};
+
+// The polls that found work pending, summed over the devices it watched when they are gone:
+// a test's evidence that completions really waited. Must outlive the devices it watches.
+class PollTally {
+ public:
+  void Watch(DeferredHostDevice& device) {
+    polls_.push_back(0);
+    device.on_destroy = [this, i = polls_.size() - 1](int64_t n) { polls_[i] = n; };
+  }
+  int64_t Total() const {
+    int64_t total = 0;
+    for (int64_t n : polls_) total += n;
+    return total;
+  }
+
+ private:
+  std::vector<int64_t> polls_;
 };
 
 // A DeviceFactory giving every device a DeferredHostDevice.

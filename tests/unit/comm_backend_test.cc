@@ -116,6 +116,18 @@ TEST(NcclChannels, EveryCrossRankTaskHasAChannelOfItsRanksAndRoundsAreDisjoint) 
   }
 }
 
+TEST(DevicePlace, EachRanksDevicesTakeItsSlotsInDeviceOrder) {
+  const plan::Plan plan = TinyPlan("tp=4", 2);  // devices 0, 1 on rank 0; 2, 3 on rank 1
+  const std::vector<runtime::DevicePlace> places = runtime::DevicePlaces(plan, 1, 1);
+  ASSERT_EQ(places.size(), 4u);
+  for (int d : {2, 3}) {
+    EXPECT_EQ(places[d].local_rank, 1);
+    EXPECT_EQ(places[d].slot, d - 2);
+    EXPECT_EQ(places[d].count, 2);
+  }
+  EXPECT_EQ(runtime::GpuFor(places[3], 8), 3);  // local rank 1 takes GPUs 2 and 3
+}
+
 TEST(NcclChannels, RefuseTwoMembersOfAGroupOnOneRank) {
   const plan::Plan plan = TinyPlan("tp=4", 2);
   EXPECT_THROW(PlanChannels(plan), PlanError);
