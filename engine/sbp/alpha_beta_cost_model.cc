@@ -5,6 +5,7 @@
 #include <map>
 #include <string>
 
+#include "engine/core/double_binary_tree.h"
 #include "engine/core/error.h"
 
 namespace twinflow::sbp {
@@ -12,12 +13,6 @@ namespace {
 
 // A "hop" that stays on one device is free.
 const LinkParams kSameDeviceLink{std::numeric_limits<double>::infinity(), 0.0};
-
-int CeilLog2(int64_t p) {
-  int k = 0;
-  while ((int64_t{1} << k) < p) ++k;
-  return k;
-}
 
 // round(num / den) for non-negative num and positive den, halves rounded up.
 int64_t RoundDiv(int64_t num, int64_t den) { return (2 * num + den) / (2 * den); }
@@ -146,24 +141,43 @@ AlphaBetaCostModel::NodeRuns AlphaBetaCostModel::RunsOnNodes(
   return runs;
 }
 
-int64_t AlphaBetaCostModel::RingRails(const std::vector<DeviceId>& group) const {
+int64_t AlphaBetaCostModel::WholeNodeMembers(const std::vector<DeviceId>& group) const {
   if (const NodeRuns runs = RunsOnNodes(group); runs.valid) {
-    return runs.nodes > 1 && runs.equal ? runs.first : 1;
+    return runs.nodes > 1 && runs.equal ? runs.first : 0;
   }
   std::map<int64_t, int64_t> members;  // node -> devices of the group on it
   for (const DeviceId& d : group) {
-    if (d.type != group.front().type) return 1;
+    if (d.type != group.front().type) return 0;
     ++members[d.index / config_.devices_per_node];
   }
   const int64_t k = members.begin()->second;
   for (const auto& [node, count] : members) {
-    if (count != k) return 1;
+    if (count != k) return 0;
   }
-  return members.size() > 1 ? k : 1;
+  return members.size() > 1 ? k : 0;
 }
 
-double AlphaBetaCostModel::CollectiveTime(CollectiveKind kind, const std::vector<DeviceId>& group,
-                                          int64_t bytes) const {
+int64_t AlphaBetaCostModel::RingRails(const std::vector<DeviceId>& group) const {
+  return std::max<int64_t>(1, WholeNodeMembers(group));
+}
+
+double AlphaBetaCostModel::WholeNodesAllReduceTime(int64_t nodes, int64_t k, int64_t bytes) const {
+  const LinkParams& intra = Link(LinkClass::kIntraNode);
+  const LinkParams& inter = Link(LinkClass::kInterNode);
+  const double s = static_cast<double>(bytes), shard = s / static_cast<double>(k);
+  const auto n = static_cast<double>(nodes);
+  const double inside =
+      2.0 * (static_cast<double>(k - 1) * intra.latency +
+             static_cast<double>(k - 1) / static_cast<double>(k) * s / intra.bandwidth);
+  const double tree = 2.0 * TreeDepth(static_cast<int>(nodes)) * inter.latency +
+                      MaxTreeDegree(static_cast<int>(nodes)) * shard / 2.0 / inter.bandwidth;
+  if (k == 1) return tree;  // the ring between the nodes is the plain ring
+  const double ring = 2.0 * (n - 1) * inter.latency + 2.0 * (n - 1) / n * shard / inter.bandwidth;
+  return inside + std::min(ring, tree);
+}
+
+double AlphaBetaCostModel::RingTime(CollectiveKind kind, const std::vector<DeviceId>& group,
+                                    int64_t bytes) const {
   const int64_t p = static_cast<int64_t>(group.size());
   if (p <= 1 || bytes <= 0) return 0.0;
   const LinkClass link = SlowestRingClass(group);
@@ -187,9 +201,27 @@ double AlphaBetaCostModel::CollectiveTime(CollectiveKind kind, const std::vector
     case CollectiveKind::kAllReduce:
       return 2.0 * ring;
     case CollectiveKind::kBroadcast:
-      return CeilLog2(p) * alpha + s_over_b;
+      return TreeDepth(static_cast<int>(p)) * alpha + s_over_b;
   }
   return 0.0;
+}
+
+int64_t AlphaBetaCostModel::HierarchicalMembers(CollectiveKind kind,
+                                                const std::vector<DeviceId>& group, int64_t bytes,
+                                                double ring_s) const {
+  if (kind != CollectiveKind::kAllReduce) return 0;
+  const int64_t k = WholeNodeMembers(group);
+  if (k == 0) return 0;
+  const int64_t nodes = static_cast<int64_t>(group.size()) / k;
+  return WholeNodesAllReduceTime(nodes, k, bytes) < ring_s ? k : 0;
+}
+
+double AlphaBetaCostModel::CollectiveTime(CollectiveKind kind, const std::vector<DeviceId>& group,
+                                          int64_t bytes) const {
+  const double ring = RingTime(kind, group, bytes);
+  const int64_t k = HierarchicalMembers(kind, group, bytes, ring);
+  if (k == 0) return ring;
+  return WholeNodesAllReduceTime(static_cast<int64_t>(group.size()) / k, k, bytes);
 }
 
 LinkBytes AlphaBetaCostModel::CollectiveLinkBytes(CollectiveKind kind,
@@ -198,6 +230,14 @@ LinkBytes AlphaBetaCostModel::CollectiveLinkBytes(CollectiveKind kind,
   LinkBytes out;
   const int64_t p = static_cast<int64_t>(group.size());
   if (p <= 1 || bytes <= 0) return out;
+  if (const int64_t k = HierarchicalMembers(kind, group, bytes, RingTime(kind, group, bytes))) {
+    // Each device sends 2(k-1)/k S within its node; the nodes exchange 2(n-1) S in all (the
+    // ring's and the trees' alike: every rail moves 2(n-1) S/k).
+    const int64_t nodes = p / k;
+    AddBytes(out, LinkClass::kIntraNode, 2 * nodes * (k - 1) * bytes);
+    AddBytes(out, LinkClass::kInterNode, 2 * (nodes - 1) * bytes);
+    return out;
+  }
   switch (kind) {
     case CollectiveKind::kAllGather:
     case CollectiveKind::kReduceScatter:

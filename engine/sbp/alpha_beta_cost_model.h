@@ -1,6 +1,7 @@
 #pragma once
 // AlphaBetaCostModel: every message costs alpha (latency) plus bytes / beta (bandwidth) of the
-// slowest link class it crosses. Collectives use the ring formulas:
+// slowest link class it crosses. Collectives use the ring formulas, an all-reduce over whole
+// nodes the hierarchical ones where faster (WholeNodesAllReduceTime):
 //   all_reduce                              2(p-1) alpha + 2(p-1)/p * S / B
 //   reduce_scatter, all_gather, all_to_all   (p-1) alpha +  (p-1)/p * S / B
 //   broadcast (pipelined tree)        ceil(log2 p) alpha +          S / B
@@ -55,6 +56,15 @@ class AlphaBetaCostModel : public CostModel {
   // on each of two or more nodes (NCCL's channels, one per rail: simulator/collectives/
   // algorithms.h), else 1.
   int64_t RingRails(const std::vector<DeviceId>& group) const;
+  // k when `group` is k devices on each of two or more nodes (whole nodes, as the simulator's
+  // hierarchical algorithms need), else 0.
+  int64_t WholeNodeMembers(const std::vector<DeviceId>& group) const;
+  // The hierarchical all-reduce over `nodes` nodes of k members: a ring reduce-scatter in each
+  // node, the all-reduce of S/k per rail between the nodes by a ring or NCCL's double binary
+  // tree (the faster; k = 1: the tree alone), a ring all-gather in each node.
+  double WholeNodesAllReduceTime(int64_t nodes, int64_t k, int64_t bytes) const;
+  // The ring formulas of the header (rails counted), whatever the group.
+  double RingTime(CollectiveKind kind, const std::vector<DeviceId>& group, int64_t bytes) const;
 
   LinkClass Classify(const DeviceId& a, const DeviceId& b) const override;
   double CollectiveTime(CollectiveKind kind, const std::vector<DeviceId>& group,
@@ -79,6 +89,10 @@ class AlphaBetaCostModel : public CostModel {
     bool equal = true;       // every node holds as many
   };
   NodeRuns RunsOnNodes(const std::vector<DeviceId>& group) const;
+  // k when `kind` is an all-reduce over whole nodes of k members and the hierarchical
+  // algorithm beats the ring's `ring_s`, else 0.
+  int64_t HierarchicalMembers(CollectiveKind kind, const std::vector<DeviceId>& group,
+                              int64_t bytes, double ring_s) const;
 
   void AllToAllLinkBytes(const std::vector<DeviceId>& group, int64_t per_pair,
                          LinkBytes& out) const;

@@ -76,12 +76,14 @@ class HolderChooser {
     };
     const size_t lo = below(first_id), hi = below(first_id + node_size_);
     const bool start_on = start >= lo && start < hi;
-    // Positions in window order (offsets from start); n: none.
-    const auto offset = [&](size_t position) { return (position + n - start) % n; };
+    // Positions in window order (offsets from start); n: none. Both below n: no division
+    // (this runs once a piece, a million times a 1,024-device search).
+    const auto wrap = [n](size_t i) { return i >= n ? i - n : i; };
+    const auto offset = [&](size_t position) { return wrap(position + n - start); };
     const size_t on = lo == hi ? n : (start_on ? 0 : offset(lo));
     const size_t off = !start_on ? 0 : hi < n ? offset(hi) : lo > 0 ? offset(0) : n;
     const auto priced = [&](size_t w) {
-      const int64_t h = holders[(start + w) % n];
+      const int64_t h = holders[wrap(start + w)];
       return std::make_pair(h, ctx_.cost_model.MessageTime(src_.device(h), dst, bytes));
     };
     if (off >= window) return priced(on);
@@ -118,7 +120,8 @@ std::optional<BoxingStep> SendRecvStep(const StepContext& ctx, const LayoutFacts
   std::vector<double> send_time(src.size(), 0.0), receive_time(dst.size(), 0.0);
   for (int64_t j = 0; j < dst.size(); ++j) {
     const DeviceId dst_device = dst.device(j);
-    int64_t piece_number = 0;
+    // (j + pieces so far) mod the source's devices, kept without dividing per piece.
+    int64_t want = j % src.size();
     grid.ForEachCell(to.regions[j], [&](const std::vector<size_t>& cell,
                                         const std::vector<int64_t>& holders) {
       const int64_t numel = grid.PieceNumel(cell, to.regions[j]);
@@ -133,16 +136,14 @@ std::optional<BoxingStep> SendRecvStep(const StepContext& ctx, const LayoutFacts
       if (local[j] >= 0 && std::binary_search(holders.begin(), holders.end(), local[j])) {
         chosen = local[j];
       } else {
-        // Candidates: the holders from the first at or after parallel index j + piece_number,
+        // Candidates: the holders from the first at or after parallel index `want`,
         // cyclically, so that destinations a whole number of data-parallel replicas apart
         // choose alike, relative to themselves (a folded Plan's copies send as copy 0 does,
         // compiler.md#folding), and successive pieces and destinations start at different
         // holders; of the window, the fastest link wins, the first on a tie.
-        const int64_t want = (j + piece_number) % src.size();
-        const size_t start =
-            static_cast<size_t>(std::lower_bound(holders.begin(), holders.end(), want) -
-                                holders.begin()) %
-            holders.size();
+        size_t start = static_cast<size_t>(std::lower_bound(holders.begin(), holders.end(), want) -
+                                           holders.begin());
+        if (start == holders.size()) start = 0;
         std::tie(chosen, chosen_time) = chooser.Choose(holders, start, dst_device, bytes);
         send_time[chosen] += chosen_time;
         receive_time[j] += chosen_time;
@@ -154,7 +155,7 @@ std::optional<BoxingStep> SendRecvStep(const StepContext& ctx, const LayoutFacts
         }
         last_bytes += bytes;
       }
-      ++piece_number;
+      if (++want == src.size()) want = 0;
       if (with_transfers) {
         step.transfers.push_back(RegionTransfer{chosen, j, grid.Piece(cell, to.regions[j]), bytes});
       }

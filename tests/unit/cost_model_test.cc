@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -83,6 +84,39 @@ TEST(CostModel, MixedGroupUsesTheSlowestLink) {
   EXPECT_EQ(model.SlowestRingClass({Cpu(0)}), LinkClass::kSameDevice);
 }
 
+// An all-reduce over whole nodes is priced as the simulator runs it (simulator/collectives/
+// algorithms.h): the fastest of the ring and the hierarchical algorithms, whose step between
+// the nodes is a ring or a double binary tree.
+TEST(CostModel, AllReduceOverWholeNodesTakesTheFastestAlgorithm) {
+  const AlphaBetaCostModel model(TestConfig());
+  const double ai = 1e-6, bi = 100e9, ae = 10e-6, be = 10e9;
+  std::vector<DeviceId> rails;  // 4 devices on each of 16 nodes
+  for (int64_t d = 0; d < 64; ++d) rails.push_back(Cpu(d));
+  for (const int64_t s : {int64_t{4'000}, int64_t{4'000'000'000}}) {
+    const double inside = 2 * (3 * ai + 0.75 * s / bi);
+    const double ring_between = 2 * 15 * ae + 2.0 * 15 / 16 * (s / 4.0) / be;
+    const double tree_between = 2 * 4 * ae + 4 * (s / 4.0) / 2 / be;
+    const double ring = model.RingTime(CollectiveKind::kAllReduce, rails, s);
+    EXPECT_DOUBLE_EQ(model.CollectiveTime(CollectiveKind::kAllReduce, rails, s),
+                     std::min(ring, inside + std::min(ring_between, tree_between)))
+        << s;
+  }
+  // Small: the tree's 8 latencies between the nodes beat the ring's 126.
+  EXPECT_DOUBLE_EQ(model.CollectiveTime(CollectiveKind::kAllReduce, rails, 4'000),
+                   2 * (3 * ai + 0.75 * 4'000 / bi) + 2 * 4 * ae + 4 * 1'000.0 / 2 / be);
+  // One device on each of 16 nodes: the plain double binary tree.
+  std::vector<DeviceId> one_each;
+  for (int64_t n = 0; n < 16; ++n) one_each.push_back(Cpu(4 * n));
+  EXPECT_DOUBLE_EQ(model.CollectiveTime(CollectiveKind::kAllReduce, one_each, 4'000),
+                   2 * 4 * ae + 4 * 4'000.0 / 2 / be);
+  // Within a node, and over unequal nodes, the ring alone.
+  for (const std::vector<DeviceId>& ring_only :
+       {std::vector<DeviceId>{Cpu(0), Cpu(1), Cpu(2)}, {Cpu(3), Cpu(4), Cpu(5)}}) {
+    EXPECT_EQ(model.CollectiveTime(CollectiveKind::kAllReduce, ring_only, 4'000),
+              model.RingTime(CollectiveKind::kAllReduce, ring_only, 4'000));
+  }
+}
+
 TEST(CostModel, SlowestRingClassBreaksBandwidthTiesByLatency) {
   AlphaBetaConfig config = TestConfig();
   config.links[LinkClass::kHostDevice] = {10e9, 20e-6};  // as slow as inter-node, more latency
@@ -112,8 +146,13 @@ TEST(CostModel, CollectiveLinkBytes) {
   LinkBytes ag = model.CollectiveLinkBytes(CollectiveKind::kAllGather, group, 1001);
   EXPECT_EQ(ag, (LinkBytes{{LinkClass::kIntraNode, 2 * 751}, {LinkClass::kInterNode, 2 * 751}}));
   EXPECT_EQ(model.CollectiveLinkBytes(CollectiveKind::kReduceScatter, group, 1001), ag);
+  // A small all-reduce over these whole nodes goes hierarchical: each device sends 2(k-1)/k S
+  // in its node (4 x 1000), the rails 2(n-1)/n S/k each between the nodes (4 x 500).
   EXPECT_EQ(model.CollectiveLinkBytes(CollectiveKind::kAllReduce, group, 1000),
-            (LinkBytes{{LinkClass::kIntraNode, 2 * 1500}, {LinkClass::kInterNode, 2 * 1500}}));
+            (LinkBytes{{LinkClass::kIntraNode, 4000}, {LinkClass::kInterNode, 2000}}));
+  // Unequal nodes run the ring: 3 -> 4 inter, 4 -> 5 intra, 5 -> 3 inter, 4/3 S each.
+  EXPECT_EQ(model.CollectiveLinkBytes(CollectiveKind::kAllReduce, {Cpu(3), Cpu(4), Cpu(5)}, 900),
+            (LinkBytes{{LinkClass::kIntraNode, 1200}, {LinkClass::kInterNode, 2 * 1200}}));
   // Pairwise: 2<->3 and 4<->5 intra (4 ordered pairs), the other 8 ordered pairs inter.
   EXPECT_EQ(model.CollectiveLinkBytes(CollectiveKind::kAllToAll, group, 1000),
             (LinkBytes{{LinkClass::kIntraNode, 4 * 250}, {LinkClass::kInterNode, 8 * 250}}));
