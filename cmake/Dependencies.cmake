@@ -62,3 +62,31 @@ endif()
 message(STATUS "twinflow: CUDA ${TWINFLOW_HAVE_CUDA}, NCCL ${TWINFLOW_HAVE_NCCL}, "
                "MPI ${MPI_CXX_VERSION}, "
                "protobuf ${Protobuf_VERSION}, Python ${Python3_EXECUTABLE}")
+# jemalloc, linked statically (the _pic archive) into the executables that compile and simulate
+# large Plans (`twinflow`, the scale benchmarks: twinflow_fast_malloc below). Compiling a Plan of
+# 1,024 devices makes and frees millions of small objects (regions, boxing steps, protobuf
+# messages); glibc's allocator spent about a third of `twinflow tune`'s time in malloc, free and
+# the consolidation of freed chunks, and jemalloc's per-size slabs take 20% off the tune
+# (bench/tune_bench.sh). Static, so the GPU bundle (scripts/gpu-bundle) needs no extra shared
+# library. Not in sanitizer builds, whose runtime must own malloc. TWINFLOW_JEMALLOC=OFF keeps
+# glibc's.
+option(TWINFLOW_JEMALLOC "Link jemalloc into the twinflow executable and the benchmarks" ON)
+set(TWINFLOW_JEMALLOC_ARCHIVE "")
+if(TWINFLOW_JEMALLOC AND NOT TWINFLOW_SANITIZE)
+  find_library(TWINFLOW_JEMALLOC_ARCHIVE_PATH NAMES libjemalloc_pic.a)
+  if(NOT TWINFLOW_JEMALLOC_ARCHIVE_PATH)
+    message(FATAL_ERROR "jemalloc (libjemalloc_pic.a, Debian's libjemalloc-dev) not found; "
+                        "scripts/install-deps installs it, or configure with -DTWINFLOW_JEMALLOC=OFF")
+  endif()
+  set(TWINFLOW_JEMALLOC_ARCHIVE "${TWINFLOW_JEMALLOC_ARCHIVE_PATH}")
+  find_package(Threads REQUIRED)
+endif()
+message(STATUS "twinflow: jemalloc ${TWINFLOW_JEMALLOC_ARCHIVE}")
+
+# Links jemalloc into `target` (an executable) where the build has it.
+function(twinflow_fast_malloc target)
+  if(TWINFLOW_JEMALLOC_ARCHIVE)
+    target_link_libraries(${target} PRIVATE ${TWINFLOW_JEMALLOC_ARCHIVE} Threads::Threads
+                          ${CMAKE_DL_LIBS})
+  endif()
+endfunction()

@@ -21,7 +21,17 @@ int64_t MicroBatch(int64_t batch, const Strategy& strategy) {
     throw InvalidArgumentError("batch " + std::to_string(batch) +
                                " is not divisible by mb=" + std::to_string(strategy.micro_batches));
   }
-  return batch / strategy.micro_batches;
+  const int64_t micro_batch = batch / strategy.micro_batches;
+  // The data is split over dp (models/pins.h): a replica with no sample has nothing to train.
+  if (!strategy.automatic && strategy.dp_source != DegreeSource::kSearched &&
+      micro_batch < strategy.dp) {
+    throw InvalidArgumentError("batch " + std::to_string(batch) +
+                               " over mb=" + std::to_string(strategy.micro_batches) +
+                               " leaves micro-batches of " + std::to_string(micro_batch) +
+                               " samples, fewer than dp=" + std::to_string(strategy.dp) +
+                               ": every data-parallel replica needs at least one");
+  }
+  return micro_batch;
 }
 
 std::vector<graph::OpId> LayerOpsFinder::Ops(graph::OpId first, graph::OpId end) {

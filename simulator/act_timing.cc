@@ -105,6 +105,8 @@ double ActTiming::ActSeconds(const plan::Task& t, double contention) {
   for (int64_t r : t.produced_regsts()) out_bytes += RegstBytes(r);
   switch (t.kind()) {
     case plan::COMPUTE: {
+      // The key is a string of the op, attributes and shapes: not built without a table.
+      if (kernel_seconds_.empty()) return seconds + KernelSeconds(t, contention);
       const auto measured = kernel_seconds_.find(plan::KernelKey(t));
       if (measured == kernel_seconds_.end()) return seconds + KernelSeconds(t, contention);
       const auto [alone, contended] = measured->second;

@@ -4,6 +4,7 @@
 #include <cctype>
 #include <charconv>
 #include <functional>
+#include <optional>
 #include <set>
 
 #include "engine/core/error.h"
@@ -27,30 +28,42 @@ std::string IdsText(const std::vector<int64_t>& ids) {
   return s;
 }
 
-// `where` names the placement in messages: the parsed text, or the device list.
-void CheckPlacement(DeviceType type, const std::vector<int64_t>& ids, const Shape& hierarchy,
-                    const std::string& where) {
-  if (ids.empty()) throw SbpError("placement " + where + " lists no devices");
+// The first id of `ids` that an earlier one repeats, or nothing. Ascending ids (almost every
+// placement) need no set: the search makes placements by the thousand.
+std::optional<int64_t> RepeatedId(const std::vector<int64_t>& ids) {
+  if (std::adjacent_find(ids.begin(), ids.end(), std::greater_equal<>()) == ids.end()) return {};
   std::set<int64_t> seen;
   for (int64_t id : ids) {
-    if (id < 0) {
-      throw SbpError("negative device id " + std::to_string(id) + " in placement " + where);
-    }
-    if (!seen.insert(id).second) {
-      throw SbpError("device " + DeviceId{type, id}.ToString() + " appears twice in placement " +
-                     where);
-    }
+    if (!seen.insert(id).second) return id;
   }
-  if (hierarchy.rank() == 0) throw SbpError("placement " + where + " has an empty hierarchy");
+  return {};
+}
+
+// `where_text` names the placement in messages (the parsed text, or the device list); made
+// only for a message.
+void CheckPlacement(DeviceType type, const std::vector<int64_t>& ids, const Shape& hierarchy,
+                    const std::function<std::string()>& where_text) {
+  if (ids.empty()) throw SbpError("placement " + where_text() + " lists no devices");
+  if (const auto negative = std::find_if(ids.begin(), ids.end(), [](int64_t id) { return id < 0; });
+      negative != ids.end()) {
+    throw SbpError("negative device id " + std::to_string(*negative) + " in placement " +
+                   where_text());
+  }
+  if (const std::optional<int64_t> twice = RepeatedId(ids)) {
+    throw SbpError("device " + DeviceId{type, *twice}.ToString() + " appears twice in placement " +
+                   where_text());
+  }
+  if (hierarchy.rank() == 0)
+    throw SbpError("placement " + where_text() + " has an empty hierarchy");
   if (hierarchy.rank() > kMaxMeshRank) {
-    throw SbpError("hierarchy " + hierarchy.ToString() + " of placement " + where + " has " +
+    throw SbpError("hierarchy " + hierarchy.ToString() + " of placement " + where_text() + " has " +
                    std::to_string(hierarchy.rank()) + " axes (at most " +
                    std::to_string(kMaxMeshRank) + ")");
   }
   int64_t product = 1;
   for (int64_t d : hierarchy.dims()) {
     if (d == 0) {
-      throw SbpError("hierarchy " + hierarchy.ToString() + " of placement " + where +
+      throw SbpError("hierarchy " + hierarchy.ToString() + " of placement " + where_text() +
                      " has an extent of 0");
     }
     // Saturate: any product beyond kMaxDevices is wrong anyway.
@@ -60,7 +73,7 @@ void CheckPlacement(DeviceType type, const std::vector<int64_t>& ids, const Shap
     throw SbpError("hierarchy " + hierarchy.ToString() + " has " +
                    (product > kMaxDevices ? std::string("too many") : std::to_string(product)) +
                    " devices but the placement lists " + std::to_string(ids.size()) + " (in " +
-                   where + ")");
+                   where_text() + ")");
   }
 }
 
@@ -116,8 +129,9 @@ Placement::Placement(DeviceType type, std::vector<int64_t> device_ids, Shape hie
     : type_(type),
       device_ids_(std::make_shared<const std::vector<int64_t>>(std::move(device_ids))),
       hierarchy_(std::move(hierarchy)) {
-  CheckPlacement(type_, *device_ids_, hierarchy_,
-                 std::string(DeviceTypeName(type_)) + ":" + IdsText(*device_ids_));
+  CheckPlacement(type_, *device_ids_, hierarchy_, [this] {
+    return std::string(DeviceTypeName(type_)) + ":" + IdsText(*device_ids_);
+  });
   ids_ascend_ = std::adjacent_find(device_ids_->begin(), device_ids_->end(),
                                    std::greater_equal<>()) == device_ids_->end();
 }
@@ -241,7 +255,7 @@ Placement ParsePlacement(std::string_view text) {
     dims.push_back(static_cast<int64_t>(ids.size()));
   }
   if (!cursor.Done()) throw malformed("unexpected text after the placement");
-  CheckPlacement(type, ids, Shape(dims), quoted);
+  CheckPlacement(type, ids, Shape(dims), [&quoted] { return quoted; });
   return Placement(type, std::move(ids), Shape(std::move(dims)));
 }
 

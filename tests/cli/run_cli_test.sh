@@ -31,6 +31,8 @@ check "run with a strategy that needs more devices" 2 "devices" err -- \
   run "${mlp[@]}" --strategy dp=8 --steps 1
 check "run with a batch micro-batches do not divide" 2 "not divisible by mb=3" err -- \
   run "${mlp[@]}" --strategy dp=4,mb=3 --steps 1
+check "run with micro-batches smaller than dp" 2 "fewer than dp=4" err -- \
+  run "${mlp[@]}" --strategy dp=4,mb=4 --steps 1
 check "unknown cost model" 2 "cost model" err -- \
   run "${mlp[@]}" --strategy dp=4 --steps 1 --cost-model quantum
 # run --plan runs a compiled Plan file instead of compiling.
