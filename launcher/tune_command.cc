@@ -158,7 +158,7 @@ Outcome Evaluate(const TuneSetting& setting, const Candidate& candidate, int64_t
       o.ok = true;
     }
   } catch (const Error& e) {
-    o.why = e.message().substr(0, 100);
+    o.why = DroppedWhy(e);
   }
   return o;
 }

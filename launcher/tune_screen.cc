@@ -20,7 +20,7 @@ const Screen& Screens::Of(const Candidate& c, const std::function<models::BuiltM
   } catch (const Error& e) {
     // Not kept: the error may be this candidate's own (its micro-batches, its schedule).
     failed_ = Screen{};
-    failed_.error = e.message().substr(0, 100);
+    failed_.error = DroppedWhy(e);
     return failed_;
   }
   return known_.emplace(key, std::move(screen)).first->second;
@@ -60,6 +60,11 @@ double StepToBeat(const std::vector<Outcome>& outcomes, int64_t top) {
   }
   std::nth_element(steps.begin(), steps.begin() + (top - 1), steps.end());
   return steps[top - 1];
+}
+
+std::string DroppedWhy(const Error& error) {
+  const std::string& message = error.message();
+  return message.substr(0, message.find('\n'));
 }
 
 std::string NotSimulatedWhy(double bound_s, double to_beat_s, int64_t top) {

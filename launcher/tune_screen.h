@@ -21,6 +21,7 @@
 
 #include "engine/compiler/boxing_pricer.h"
 #include "engine/compiler/sbp_search.h"
+#include "engine/core/error.h"
 #include "engine/graph/op_registry.h"
 #include "launcher/tune_outcome.h"
 #include "models/memory_floor.h"
@@ -87,6 +88,10 @@ class SearchCache {
 // The step time a candidate must beat to rank in the top `top` of `outcomes`: the top-th
 // fastest of those that fit; infinite while fewer fit.
 double StepToBeat(const std::vector<Outcome>& outcomes, int64_t top);
+
+// Why a candidate was dropped, from the error that dropped it: its message's first line, whole
+// (the ranking's tables and JSON keep one line per candidate).
+std::string DroppedWhy(const Error& error);
 
 // Why a candidate was not simulated: "not simulated: its kernels alone take at least 9.1 s a
 // step, and the top 20 are faster (at most 8.7 s)".
