@@ -124,6 +124,24 @@ assert [c['step_s'] for c in ranked] == sorted(c['step_s'] for c in ranked)" "$w
 "$tf" tune "${gpt[@]}" --cluster cpu-local --nodes 2 --top 3 --exhaustive >"$work/every" 2>/dev/null
 verify "tune's top 3 are those of --exhaustive" \
   cmp -s <(sed -n '2,5p' "$work/bounded") <(sed -n '2,5p' "$work/every")
+# --jobs: the candidates shared by forked processes (by default as many as the cores) rank
+# exactly as one process ranks them, bit for bit.
+"$tf" tune "${gpt[@]}" --cluster dgx-h100 --nodes 2 --jobs 1 --json "$work/one.json" >/dev/null 2>&1
+"$tf" tune "${gpt[@]}" --cluster dgx-h100 --nodes 2 --jobs 3 --json "$work/three.json" \
+  >"$work/three" 2>/dev/null
+verify "tune --jobs 3 ranks as one process, bit for bit" cmp -s "$work/one.json" "$work/three.json"
+verify "and says so" grep -q "configurations per minute over 3 processes" "$work/three"
+check "tune --jobs 0 is refused" 2 "jobs" err -- tune "${gpt[@]}" --jobs 0
+# A forked job that dies ends the tune with an error naming it, not a hang.
+: >"$work/err"
+"$tf" tune "${gpt[@]}" --cluster dgx-h100 --nodes 2 --max-micro-batches 16 --exhaustive \
+  --jobs 2 >/dev/null 2>"$work/err" &
+tune_pid=$!
+for _ in $(seq 100); do grep -q "^\[job [0-9]*: 1/" "$work/err" && break; sleep 0.1; done
+kill -KILL $(cat "/proc/$tune_pid/task/$tune_pid/children")
+wait "$tune_pid" && status=0 || status=$?
+verify "a killed --jobs process ends the tune with an error naming it" \
+  test "$status" = 1 -a -n "$(grep 'process 1 of --jobs 2 .* exited before its share' "$work/err")"
 # Ctrl-C: tune stops after the candidate in progress and ranks those done. A tune of some
 # seconds (two nodes, every candidate simulated), so that it is still running when the signal
 # comes: one node's takes 2 s, and under ctest -j2 it once ended first. The error file is
@@ -134,7 +152,7 @@ verify "tune's top 3 are those of --exhaustive" \
 "$tf" tune "${gpt[@]}" --cluster dgx-h100 --nodes 2 --max-micro-batches 16 --exhaustive \
   >"$work/out" 2>"$work/err" &
 tune_pid=$!
-for _ in $(seq 100); do grep -q "^\[1/" "$work/err" && break; sleep 0.1; done
+for _ in $(seq 100); do grep -q "^\[\(job [0-9]*: \)\?1/" "$work/err" && break; sleep 0.1; done
 kill -INT "$tune_pid"
 wait "$tune_pid"
 verify "Ctrl-C prints the ranking of the candidates done" \

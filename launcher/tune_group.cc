@@ -1,0 +1,177 @@
+#include "launcher/tune_group.h"
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <csignal>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <iostream>
+#include <thread>
+
+#include "engine/comm/mpi_session.h"
+#include "engine/core/error.h"
+
+namespace twinflow::launcher {
+namespace {
+
+class Lone : public TuneGroup {
+ public:
+  Lone() : TuneGroup(0, 1) {}
+  const char* noun() const override { return "processes"; }
+  const char* member_noun() const override { return "job"; }
+  std::vector<std::string> Allgather(const std::string& mine) override { return {mine}; }
+};
+
+class Mpi : public TuneGroup {
+ public:
+  Mpi(int rank, int ranks) : TuneGroup(rank, ranks) {}
+  const char* noun() const override { return "ranks"; }
+  const char* member_noun() const override { return "rank"; }
+  std::vector<std::string> Allgather(const std::string& mine) override {
+    return comm::AllgatherText(mine);
+  }
+};
+
+// Whole reads and writes on a pipe, retried when a signal (Ctrl-C, which the tune handles)
+// interrupts them; false when the other end is gone.
+bool WriteAll(int fd, const void* data, size_t size) {
+  const char* at = static_cast<const char*>(data);
+  while (size > 0) {
+    const ssize_t n = write(fd, at, size);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    at += n;
+    size -= static_cast<size_t>(n);
+  }
+  return true;
+}
+
+bool ReadAll(int fd, void* data, size_t size) {
+  char* at = static_cast<char*>(data);
+  while (size > 0) {
+    const ssize_t n = read(fd, at, size);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    at += n;
+    size -= static_cast<size_t>(n);
+  }
+  return true;
+}
+
+// A frame: the text's length, then the text.
+bool WriteFrame(int fd, const std::string& text) {
+  const uint64_t size = text.size();
+  return WriteAll(fd, &size, sizeof size) && WriteAll(fd, text.data(), text.size());
+}
+
+bool ReadFrame(int fd, std::string& text) {
+  uint64_t size = 0;
+  if (!ReadAll(fd, &size, sizeof size)) return false;
+  text.resize(size);
+  return ReadAll(fd, text.data(), size);
+}
+
+// Member 0 and its children: each child has a pipe up (its text) and a pipe down (everyone's).
+// Lifetime: member 0's owns the children's pipe ends and reaps the children when destroyed.
+class Forked : public TuneGroup {
+ public:
+  struct Link {
+    pid_t pid = -1;
+    int up = -1, down = -1;  // member 0: read up, write down; a child: the other ends
+  };
+  Forked(int member, int size, std::vector<Link> links)
+      : TuneGroup(member, size), links_(std::move(links)) {}
+  ~Forked() override {
+    for (const Link& l : links_) {
+      close(l.up);
+      close(l.down);
+    }
+    if (member() != 0) return;
+    for (const Link& l : links_) waitpid(l.pid, nullptr, 0);
+  }
+  const char* noun() const override { return "processes"; }
+  const char* member_noun() const override { return "job"; }
+
+  std::vector<std::string> Allgather(const std::string& mine) override {
+    std::vector<std::string> all(size());
+    if (member() != 0) {
+      const Link& l = links_.front();
+      bool ok = WriteFrame(l.up, mine);
+      for (std::string& text : all) ok = ok && ReadFrame(l.down, text);
+      if (!ok) throw CommError("tune: process 0 of --jobs " + std::to_string(size()) + " is gone");
+      return all;
+    }
+    all[0] = mine;
+    for (int c = 1; c < size(); ++c) {
+      if (!ReadFrame(links_[c - 1].up, all[c])) throw Gone(c);
+    }
+    for (int c = 1; c < size(); ++c) {
+      for (const std::string& text : all) {
+        if (!WriteFrame(links_[c - 1].down, text)) throw Gone(c);
+      }
+    }
+    return all;
+  }
+
+ private:
+  CommError Gone(int c) const {
+    return CommError("tune: process " + std::to_string(c) + " of --jobs " + std::to_string(size()) +
+                     " (pid " + std::to_string(links_[c - 1].pid) +
+                     ") exited before its share was done");
+  }
+
+  std::vector<Link> links_;
+};
+
+}  // namespace
+
+std::unique_ptr<TuneGroup> LoneTune() { return std::make_unique<Lone>(); }
+
+std::unique_ptr<TuneGroup> MpiTune(int rank, int ranks) {
+  return std::make_unique<Mpi>(rank, ranks);
+}
+
+std::unique_ptr<TuneGroup> ForkTune(int jobs) {
+  if (jobs <= 1) return LoneTune();
+  // A child writing to member 0 after it died must fail with EPIPE, not die of SIGPIPE.
+  std::signal(SIGPIPE, SIG_IGN);
+  std::vector<Forked::Link> parent_ends;
+  for (int c = 1; c < jobs; ++c) {
+    int up[2], down[2];
+    if (pipe(up) != 0 || pipe(down) != 0) {
+      throw CommError(std::string("tune --jobs: pipe: ") + std::strerror(errno));
+    }
+    const pid_t pid = fork();
+    if (pid < 0) throw CommError(std::string("tune --jobs: fork: ") + std::strerror(errno));
+    if (pid == 0) {
+      close(up[0]);
+      close(down[1]);
+      for (const Forked::Link& l : parent_ends) {  // the earlier children's, not this one's
+        close(l.up);
+        close(l.down);
+      }
+      return std::make_unique<Forked>(c, jobs, std::vector<Forked::Link>{{-1, up[1], down[0]}});
+    }
+    close(up[1]);
+    close(down[0]);
+    parent_ends.push_back({pid, up[0], down[1]});
+  }
+  return std::make_unique<Forked>(0, jobs, std::move(parent_ends));
+}
+
+void EndForkedChild() {
+  std::cout.flush();
+  std::cerr.flush();
+  _exit(0);
+}
+
+int DefaultJobs(int most) {
+  const int cores = static_cast<int>(std::thread::hardware_concurrency());
+  return std::max(1, std::min(most, cores));
+}
+
+}  // namespace twinflow::launcher
