@@ -49,7 +49,7 @@ ArgParser TuneParser() {
       .Optional("jobs", "N",
                 "processes sharing the candidates, forked from this one (the ranking is one "
                 "process's bit for bit; not under mpirun, whose ranks share them) (default: this "
-                "machine's cores, at most 8)")
+                "machine's cores, at most 8 and one per 2 GiB of memory)")
       .Optional("top", "N", "rows of the ranked table", "20")
       .Optional("with", "OPTIONS",
                 "strategy options every candidate keeps, e.g. precision=bf16,recompute=selective")

@@ -48,7 +48,8 @@ std::unique_ptr<TuneGroup> ForkTune(int jobs);
 // handlers, since everything after the evaluation (the ranking, the JSON) is member 0's.
 [[noreturn]] void EndForkedChild();
 
-// The processes `--jobs` defaults to: this machine's cores, at most `most`.
+// The processes `--jobs` defaults to: this machine's cores, at most `most` and one per 2 GiB of
+// its memory.
 int DefaultJobs(int most);
 
 }  // namespace twinflow::launcher
