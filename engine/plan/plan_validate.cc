@@ -58,18 +58,19 @@ void Validator::CheckDevicesAndGroups() const {
   std::set<std::pair<int, int64_t>> seen;
   for (int64_t d = 0; d < NumDevices(); ++d) {
     const Device& device = plan_.devices(d);
-    const std::string what =
-        "device " + Str(d) + " (" + EnumName(device.type()) + ":" + Str(device.index()) + ")";
-    if (device.id() != d) Fail(what + " has id " + Str(device.id()) + ", expected its index");
-    FromProto(device.type(), what);
-    if (device.index() < 0) Fail(what + " has a negative index");
+    const auto what = [&] {
+      return "device " + Str(d) + " (" + EnumName(device.type()) + ":" + Str(device.index()) + ")";
+    };
+    if (device.id() != d) Fail(what() + " has id " + Str(device.id()) + ", expected its index");
+    FromProto(device.type(), what());
+    if (device.index() < 0) Fail(what() + " has a negative index");
     if (device.rank() < 0 ||
         (plan_.cluster().ranks() > 0 && device.rank() >= plan_.cluster().ranks())) {
-      Fail(what + " has rank " + Str(device.rank()) + ", outside the cluster's " +
+      Fail(what() + " has rank " + Str(device.rank()) + ", outside the cluster's " +
            Str(plan_.cluster().ranks()) + " ranks");
     }
-    if (!seen.insert({device.type(), device.index()}).second) Fail(what + " appears twice");
-    if (!fold.Stored(device.index())) Fail(what + " is not in the folded Plan's copy 0");
+    if (!seen.insert({device.type(), device.index()}).second) Fail(what() + " appears twice");
+    if (!fold.Stored(device.index())) Fail(what() + " is not in the folded Plan's copy 0");
   }
   for (int64_t g = 0; g < plan_.groups_size(); ++g) {
     const CommGroup& group = plan_.groups(g);
@@ -90,34 +91,34 @@ void Validator::CheckDevicesAndGroups() const {
 void Validator::CheckRegsts() const {
   for (int64_t r = 0; r < plan_.regsts_size(); ++r) {
     const Regst& regst = plan_.regsts(r);
-    const std::string what = RegstText(r);
-    if (regst.id() != r) Fail(what + " has id " + Str(regst.id()) + ", expected its index");
+    const auto what = [&] { return RegstText(r); };
+    if (regst.id() != r) Fail(what() + " has id " + Str(regst.id()) + ", expected its index");
     if (regst.producer() < 0 || regst.producer() >= plan_.tasks_size()) {
-      Fail(what + " names producer task " + Str(regst.producer()) + ", which does not exist");
+      Fail(what() + " names producer task " + Str(regst.producer()) + ", which does not exist");
     }
     for (int i = 0; i < regst.consumers_size(); ++i) {
       const int64_t c = regst.consumers(i);
       if (c < 0 || c >= plan_.tasks_size())
-        Fail(what + " names consumer task " + Str(c) + ", which does not exist");
+        Fail(what() + " names consumer task " + Str(c) + ", which does not exist");
       if (i > 0 && c <= regst.consumers(i - 1))
-        Fail(what + " consumers are not ascending without repeats");
+        Fail(what() + " consumers are not ascending without repeats");
     }
     if (regst.slots() < 1 || regst.slots() > kMaxSlots) {
-      Fail(what + " (of " + TaskText(regst.producer()) + ") has " + Str(regst.slots()) +
+      Fail(what() + " (of " + TaskText(regst.producer()) + ") has " + Str(regst.slots()) +
            " slots (expected 1 to 2^20)");
     }
-    if (regst.lag() < 0 || regst.lag() > kMaxLag) Fail(what + " has lag " + Str(regst.lag()));
+    if (regst.lag() < 0 || regst.lag() > kMaxLag) Fail(what() + " has lag " + Str(regst.lag()));
     CheckOrderCounts(r);
     if (regst.tensor().dtype() == DTYPE_UNSPECIFIED) {
       if (regst.tensor().shape_size() != 0 || regst.bytes_per_slot() != 0) {
-        Fail(what + " is a control register (no dtype) but has a shape or " +
+        Fail(what() + " is a control register (no dtype) but has a shape or " +
              Str(regst.bytes_per_slot()) + " bytes per slot");
       }
       continue;
     }
-    const int64_t bytes = TensorBytes(regst.tensor(), what);
+    const int64_t bytes = TensorBytes(regst.tensor(), what());
     if (regst.bytes_per_slot() != bytes) {
-      Fail(what + " has " + Str(regst.bytes_per_slot()) + " bytes per slot, but its tensor " +
+      Fail(what() + " has " + Str(regst.bytes_per_slot()) + " bytes per slot, but its tensor " +
            DescText(regst.tensor()) + " needs " + Str(bytes));
     }
   }
@@ -128,14 +129,14 @@ void Validator::CheckRegsts() const {
 void Validator::CheckOrderCounts(int64_t r) const {
   const Regst& regst = plan_.regsts(r);
   if (regst.order_counts_size() == 0) return;
-  const std::string what = RegstText(r);
+  const auto what = [&] { return RegstText(r); };
   if (regst.lag() != 0 || regst.tensor().dtype() != DTYPE_UNSPECIFIED) {
-    Fail(what + " has order counts, but a lag or a tensor (an order register is control, lag 0)");
+    Fail(what() + " has order counts, but a lag or a tensor (an order register is control, lag 0)");
   }
   int64_t previous = 0;
   for (int64_t count : regst.order_counts()) {
     if (count < previous || count > regst.order_counts_size()) {
-      Fail(what + " has order counts that are not non-decreasing within 0.." +
+      Fail(what() + " has order counts that are not non-decreasing within 0.." +
            Str(regst.order_counts_size()));
     }
     previous = count;
@@ -145,26 +146,26 @@ void Validator::CheckOrderCounts(int64_t r) const {
 void Validator::CheckTaskReferences() {
   for (int64_t t = 0; t < plan_.tasks_size(); ++t) {
     const Task& task = plan_.tasks(t);
-    const std::string what = TaskText(t);
-    if (task.id() != t) Fail(what + " has id " + Str(task.id()) + ", expected its index");
+    const auto what = [&] { return TaskText(t); };
+    if (task.id() != t) Fail(what() + " has id " + Str(task.id()) + ", expected its index");
     if (!TaskKind_IsValid(task.kind()) || task.kind() == TASK_KIND_UNSPECIFIED) {
-      Fail(what + " has no valid kind (" + Str(task.kind()) + ")");
+      Fail(what() + " has no valid kind (" + Str(task.kind()) + ")");
     }
     if (task.device() < 0 || task.device() >= NumDevices()) {
-      Fail(what + " is on device " + Str(task.device()) + ", which does not exist");
+      Fail(what() + " is on device " + Str(task.device()) + ", which does not exist");
     }
     if (task.stream() < 0 || task.stream() >= kMaxStream)
-      Fail(what + " has stream " + Str(task.stream()));
+      Fail(what() + " has stream " + Str(task.stream()));
     CheckTraits(t);
     for (const auto* list : {&task.consumed_regsts(), &task.produced_regsts()}) {
       for (int64_t r : *list) {
         if (r < 0 || r >= plan_.regsts_size())
-          Fail(what + " names regst " + Str(r) + ", which does not exist");
+          Fail(what() + " names regst " + Str(r) + ", which does not exist");
       }
       std::vector<int64_t> sorted(list->begin(), list->end());
       std::sort(sorted.begin(), sorted.end());
       const auto twice = std::adjacent_find(sorted.begin(), sorted.end());
-      if (twice != sorted.end()) Fail(what + " lists " + RegstText(*twice) + " twice");
+      if (twice != sorted.end()) Fail(what() + " lists " + RegstText(*twice) + " twice");
       if (list == &task.consumed_regsts()) consumed_.push_back(std::move(sorted));
     }
   }
@@ -173,21 +174,21 @@ void Validator::CheckTaskReferences() {
 // The traits the compiler sets (plan.proto Task fields 18 to 21).
 void Validator::CheckTraits(int64_t t) const {
   const Task& task = plan_.tasks(t);
-  const std::string what = TaskText(t);
+  const auto what = [&] { return TaskText(t); };
   if (!Pass_IsValid(task.pass()) || task.pass() == PASS_UNSPECIFIED) {
-    Fail(what + " has no valid pass (" + Str(task.pass()) + ")");
+    Fail(what() + " has no valid pass (" + Str(task.pass()) + ")");
   }
   // Interleaved pipelines put several (virtual) stages on a device, each at least one task.
   if (task.stage() < 0 || task.stage() >= std::max<int64_t>(plan_.tasks_size(), 1)) {
-    Fail(what + " has pipeline stage " + Str(task.stage()) + " (a plan of " +
+    Fail(what() + " has pipeline stage " + Str(task.stage()) + " (a plan of " +
          Str(plan_.tasks_size()) + " tasks has fewer stages)");
   }
   if ((task.optimizer_update() || task.recomputes()) && task.kind() != COMPUTE) {
-    Fail(what + " (" + TaskKind_Name(task.kind()) +
+    Fail(what() + " (" + TaskKind_Name(task.kind()) +
          ") is marked an optimizer update or a recomputation, which only COMPUTE tasks are");
   }
   if (task.optimizer_update() && task.pass() != PASS_OPTIMIZER) {
-    Fail(what + " is an optimizer update outside the optimizer pass");
+    Fail(what() + " is an optimizer update outside the optimizer pass");
   }
 }
 

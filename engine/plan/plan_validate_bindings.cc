@@ -9,13 +9,13 @@ namespace twinflow::plan::validation {
 void Validator::CheckBindings() const {
   for (const auto* list : {&plan_.feeds(), &plan_.fetches(), &plan_.variables()}) {
     for (const Binding& binding : *list) {
-      const std::string what = "binding '" + Clip(binding.name()) + "'";
+      const auto what = [&] { return "binding '" + Clip(binding.name()) + "'"; };
       if (binding.name().empty()) Fail("a binding has no name");
-      TensorBytes(binding.logical(), what + " logical tensor");
-      FromProto(binding.reduce(), what);
+      TensorBytes(binding.logical(), what() + " logical tensor");
+      FromProto(binding.reduce(), what());
       for (int i = 0; i < binding.parts_size(); ++i) {
         const BindingPart& part = binding.parts(i);
-        const std::string which = what + " part " + Str(i);
+        const std::string which = what() + " part " + Str(i);
         if (part.regst() < 0 || part.regst() >= plan_.regsts_size() || IsControl(part.regst())) {
           Fail(which + " names regst " + Str(part.regst()) + ", which is not a data register");
         }

@@ -18,7 +18,7 @@ namespace twinflow::plan::validation {
 // Data (non-control) registers consumed and produced, and what each kind takes of them.
 void Validator::CheckTaskKind(int64_t t) const {
   const Task& task = plan_.tasks(t);
-  const std::string what = TaskText(t);
+  const auto what = [&] { return TaskText(t); };
   std::vector<int64_t> in, out;
   bool lag0_input = false;
   for (int64_t r : task.consumed_regsts()) {
@@ -31,13 +31,13 @@ void Validator::CheckTaskKind(int64_t t) const {
   const int64_t n_in = in.size(), n_out = out.size();
   auto expect = [&](bool ok, const std::string& rule) {
     if (!ok) {
-      Fail(what + " (" + TaskKind_Name(task.kind()) + ") must have " + rule + "; it has " +
+      Fail(what() + " (" + TaskKind_Name(task.kind()) + ") must have " + rule + "; it has " +
            Str(n_in) + " data inputs, " + Str(n_out) + " data outputs and " +
            Str(task.consumed_regsts_size()) + " consumed regsts in all");
     }
   };
   const TaskKind kind = task.kind();
-  if (task.repeat_in_place() && kind != REPEAT) Fail(what + " reads in place but is no REPEAT");
+  if (task.repeat_in_place() && kind != REPEAT) Fail(what() + " reads in place but is no REPEAT");
   if (kind == SOURCE || kind == VARIABLE) {
     expect(task.consumed_regsts_size() == 0, "no consumed regsts");
     expect(kind == SOURCE ? n_out >= 1 : n_out == 1,
@@ -58,10 +58,10 @@ void Validator::CheckTaskKind(int64_t t) const {
       if (kind == SEND) expect(n_in >= 1 && n_out == 0, "data inputs and no data output");
       if (kind == RECV) expect(n_in == 0 && n_out == 1, "no data input and one data output");
       if (task.peer() < 0 || task.peer() >= NumDevices() || task.peer() == task.device()) {
-        Fail(what + " has peer device " + Str(task.peer()) + ", which is not another device");
+        Fail(what() + " has peer device " + Str(task.peer()) + ", which is not another device");
       }
       if (task.tag() < 0 || task.issue_order() < 0)
-        Fail(what + " has a negative tag or issue order");
+        Fail(what() + " has a negative tag or issue order");
       CheckTransfers(t, out);
       break;
     case COLLECTIVE:
@@ -80,10 +80,10 @@ void Validator::CheckTaskKind(int64_t t) const {
     case ASSIGN:
       expect(n_in == 2 && n_out == 0, "two data inputs (variable, value) and no data output");
       if (plan_.tasks(plan_.regsts(in[0]).producer()).kind() != VARIABLE) {
-        Fail(what + " assigns to " + RegstText(in[0]) + ", which no VARIABLE task produces");
+        Fail(what() + " assigns to " + RegstText(in[0]) + ", which no VARIABLE task produces");
       }
       if (!SameDesc(plan_.regsts(in[0]).tensor(), plan_.regsts(in[1]).tensor())) {
-        Fail(what + " assigns a value whose tensor differs from the variable's");
+        Fail(what() + " assigns a value whose tensor differs from the variable's");
       }
       break;
     default:
@@ -94,32 +94,32 @@ void Validator::CheckTaskKind(int64_t t) const {
 // An ACC's or REPEAT's count, its one unlagged input and its output of the same tensor.
 void Validator::CheckRateChange(int64_t t, int64_t in, int64_t out) const {
   const Task& task = plan_.tasks(t);
-  const std::string what = TaskText(t);
+  const auto what = [&] { return TaskText(t); };
   const int64_t count = task.kind() == ACC ? task.acc_count() : task.repeat_count();
   if (count < 1 || count > kMaxPiecesPerStep)
-    Fail(what + " has count " + Str(count) + " (expected 1 to 2^20)");
-  if (plan_.regsts(in).lag() != 0) Fail(what + " consumes lagged " + RegstText(in));
+    Fail(what() + " has count " + Str(count) + " (expected 1 to 2^20)");
+  if (plan_.regsts(in).lag() != 0) Fail(what() + " consumes lagged " + RegstText(in));
   if (task.repeat_in_place() && plan_.regsts(in).slots() != 1)
-    Fail(what + " reads in place from " + RegstText(in) + ", which has not one slot");
+    Fail(what() + " reads in place from " + RegstText(in) + ", which has not one slot");
   if (!SameDesc(plan_.regsts(in).tensor(), plan_.regsts(out).tensor()))
-    Fail(what + " input and output tensors differ");
+    Fail(what() + " input and output tensors differ");
 }
 
 void Validator::CheckCompute(int64_t t, const std::vector<int64_t>& in,
                              const std::vector<int64_t>& out) const {
   const OpDesc& op = plan_.tasks(t).op();
-  const std::string what = TaskText(t);
-  if (op.type().empty()) Fail(what + " (COMPUTE) has no op type");
+  const auto what = [&] { return TaskText(t); };
+  if (op.type().empty()) Fail(what() + " (COMPUTE) has no op type");
   for (int i = 0; i < op.attrs_size(); ++i) {
     const Attr& attr = op.attrs(i);
     if (attr.name().empty() || (i > 0 && attr.name() <= op.attrs(i - 1).name())) {
-      Fail(what + " attrs are not named and sorted by name (at '" + Clip(attr.name()) + "')");
+      Fail(what() + " attrs are not named and sorted by name (at '" + Clip(attr.name()) + "')");
     }
     if (attr.value_case() == Attr::VALUE_NOT_SET)
-      Fail(what + " attr '" + Clip(attr.name()) + "' has no value");
+      Fail(what() + " attr '" + Clip(attr.name()) + "' has no value");
     // Learning rates, betas, epsilons, scales: a NaN would train on without a word.
     if (attr.value_case() == Attr::kF && !std::isfinite(attr.f())) {
-      Fail(what + " attr '" + Clip(attr.name()) + "' is " + std::to_string(attr.f()) +
+      Fail(what() + " attr '" + Clip(attr.name()) + "' is " + std::to_string(attr.f()) +
            ": hyper-parameters must be finite");
     }
   }
@@ -135,16 +135,16 @@ void Validator::CheckCompute(int64_t t, const std::vector<int64_t>& in,
         Side{"output", out, op.outputs(), op.output_regions(), op.output_logical()}}) {
     const int64_t n = side.regsts.size();
     if (side.descs.size() != n) {
-      Fail(what + " op '" + Clip(op.type()) + "' has " + Str(side.descs.size()) + " " + side.name +
-           " tensors but the task has " + Str(n) + " data " + side.name + " regsts");
+      Fail(what() + " op '" + Clip(op.type()) + "' has " + Str(side.descs.size()) + " " +
+           side.name + " tensors but the task has " + Str(n) + " data " + side.name + " regsts");
     }
     if ((!side.regions.empty() && side.regions.size() != n) ||
         (!side.logical.empty() && side.logical.size() != n)) {
-      Fail(what + " op has " + side.name + " regions or logical tensors for some " + side.name +
+      Fail(what() + " op has " + side.name + " regions or logical tensors for some " + side.name +
            "s only");
     }
     for (int64_t i = 0; i < n; ++i) {
-      const std::string which = what + " " + side.name + " " + Str(i);
+      const std::string which = what() + " " + side.name + " " + Str(i);
       const TensorDesc& regst_desc = plan_.regsts(side.regsts[i]).tensor();
       if (!SameDesc(side.descs[i], regst_desc)) {
         Fail(which + " is " + DescText(side.descs[i]) + " but " + RegstText(side.regsts[i]) +
@@ -171,32 +171,32 @@ void Validator::CheckTransfers(int64_t t, const std::vector<int64_t>& out) const
   // from a replicated value, or an empty slice).
   for (int i = 0; i < task.transfers_size(); ++i) {
     const Transfer& tr = task.transfers(i);
-    const std::string what = TaskText(t) + " transfer " + Str(i);
+    const auto what = [&] { return TaskText(t) + " transfer " + Str(i); };
     // A RECV's source is the register its peer SEND reads, so it is not among its inputs.
     const bool known = task.kind() == RECV
                            ? tr.src_regst() >= 0 && tr.src_regst() < plan_.regsts_size()
                            : Consumes(t, tr.src_regst());
     if (!known || IsControl(tr.src_regst())) {
-      Fail(what + " reads regst " + Str(tr.src_regst()) +
+      Fail(what() + " reads regst " + Str(tr.src_regst()) +
            ", which is not a data input of the task");
     }
     const int copies = std::max(1, plan_.fold().copies());
     if (tr.src_copy() < 0 || tr.src_copy() >= copies || (tr.src_copy() > 0 && task.kind() != COPY))
-      Fail(what + " reads copy " + Str(tr.src_copy()) + " of a Plan of " + Str(copies));
+      Fail(what() + " reads copy " + Str(tr.src_copy()) + " of a Plan of " + Str(copies));
     const TensorDesc& src = plan_.regsts(tr.src_regst()).tensor();
     // Another copy's shard of an uneven split is up to one element shorter than copy 0's.
     const bool uneven = tr.src_copy() > 0 && plan_.fold().uneven_shards();
-    CheckRegion(tr.src_region(), nullptr, src, what + " source region", uneven ? 1 : 0);
+    CheckRegion(tr.src_region(), nullptr, src, what() + " source region", uneven ? 1 : 0);
     if (!out.empty()) {
       const TensorDesc& dst = plan_.regsts(out[0]).tensor();
       if (dst.dtype() != src.dtype())
-        Fail(what + " copies " + EnumName(src.dtype()) + " into " + EnumName(dst.dtype()));
-      CheckRegion(tr.dst_region(), nullptr, dst, what + " destination region");
+        Fail(what() + " copies " + EnumName(src.dtype()) + " into " + EnumName(dst.dtype()));
+      CheckRegion(tr.dst_region(), nullptr, dst, what() + " destination region");
     }
     if (tr.region().ranges_size() != src.shape_size() ||
         !RegionInside(tr.region(), tr.src_region()) ||
         (!out.empty() && !RegionInside(tr.region(), tr.dst_region()))) {
-      Fail(what + " region is not inside its source and destination regions");
+      Fail(what() + " region is not inside its source and destination regions");
     }
   }
 }
@@ -218,25 +218,25 @@ void Validator::CheckCollectives() const {
     const Task& task = plan_.tasks(t);
     if (task.kind() != COLLECTIVE) continue;
     const CollectiveDesc& c = task.collective();
-    const std::string what = TaskText(t);
+    const auto what = [&] { return TaskText(t); };
     // The validator's one switch on the kind: what it does with values and axes.
-    const twinflow::CollectiveKind kind = FromProto(c.kind(), what);
-    const std::optional<twinflow::ReduceOp> op = FromProto(c.reduce_op(), what);
+    const twinflow::CollectiveKind kind = FromProto(c.kind(), what());
+    const std::optional<twinflow::ReduceOp> op = FromProto(c.reduce_op(), what());
     if (CollectiveReduces(kind) != op.has_value()) {
-      Fail(what + " (" + CollectiveKindName(kind) + ") has reduce op " + EnumName(c.reduce_op()) +
+      Fail(what() + " (" + CollectiveKindName(kind) + ") has reduce op " + EnumName(c.reduce_op()) +
            (op ? ", but it reduces nothing" : ", but it reduces: sum, max or min"));
     }
     if (c.group() < 0 || c.group() >= plan_.groups_size()) {
-      Fail(what + " names comm group " + Str(c.group()) + ", which does not exist");
+      Fail(what() + " names comm group " + Str(c.group()) + ", which does not exist");
     }
     const CommGroup& group = plan_.groups(c.group());
     if (c.member() < 0 || c.member() >= group.devices_size() ||
         group.devices(c.member()) != task.device()) {
-      Fail(what + " on device " + Str(task.device()) + " claims member " + Str(c.member()) +
+      Fail(what() + " on device " + Str(task.device()) + " claims member " + Str(c.member()) +
            " of comm group " + Str(c.group()) + ", which is not its device");
     }
     if (c.root() < 0 || c.root() >= group.devices_size())
-      Fail(what + " has broadcast root " + Str(c.root()));
+      Fail(what() + " has broadcast root " + Str(c.root()));
     int64_t rank = 0;
     for (int64_t r : task.produced_regsts()) {
       if (!IsControl(r)) rank = plan_.regsts(r).tensor().shape_size();
@@ -244,9 +244,9 @@ void Validator::CheckCollectives() const {
     if (c.gather_axis() < 0 || c.scatter_axis() < 0 ||
         (CollectiveGathersAxis(kind) && c.gather_axis() >= rank) ||
         (CollectiveScattersAxis(kind) && c.scatter_axis() >= rank)) {
-      Fail(what + " gathers or scatters an axis outside its rank-" + Str(rank) + " tensor");
+      Fail(what() + " gathers or scatters an axis outside its rank-" + Str(rank) + " tensor");
     }
-    if (task.issue_order() < 0) Fail(what + " has a negative issue order");
+    if (task.issue_order() < 0) Fail(what() + " has a negative issue order");
     by_issue[{c.group(), task.issue_order()}].push_back(t);
   }
   for (const auto& [key, tasks] : by_issue) {
