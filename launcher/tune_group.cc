@@ -36,12 +36,12 @@ class Mpi : public TuneGroup {
   }
 };
 
-// Whole reads and writes on a pipe, retried when a signal (Ctrl-C, which the tune handles)
-// interrupts them; false when the other end is gone.
-bool WriteAll(int fd, const void* data, size_t size) {
-  const char* at = static_cast<const char*>(data);
+// Moves all `size` bytes at `at` through `io` (read or write) on a pipe, retried when a signal
+// (Ctrl-C, which the tune handles) interrupts it; false when the other end is gone.
+template <typename Byte, typename Io>
+bool Whole(Io io, int fd, Byte* at, size_t size) {
   while (size > 0) {
-    const ssize_t n = write(fd, at, size);
+    const ssize_t n = io(fd, at, size);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) return false;
     at += n;
@@ -50,16 +50,12 @@ bool WriteAll(int fd, const void* data, size_t size) {
   return true;
 }
 
+bool WriteAll(int fd, const void* data, size_t size) {
+  return Whole(write, fd, static_cast<const char*>(data), size);
+}
+
 bool ReadAll(int fd, void* data, size_t size) {
-  char* at = static_cast<char*>(data);
-  while (size > 0) {
-    const ssize_t n = read(fd, at, size);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    at += n;
-    size -= static_cast<size_t>(n);
-  }
-  return true;
+  return Whole(read, fd, static_cast<char*>(data), size);
 }
 
 // A frame: the text's length, then the text.

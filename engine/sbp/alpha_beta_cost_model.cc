@@ -176,16 +176,11 @@ double AlphaBetaCostModel::WholeNodesAllReduceTime(int64_t nodes, int64_t k, int
   return inside + std::min(ring, tree);
 }
 
-double AlphaBetaCostModel::RingTime(CollectiveKind kind, const std::vector<DeviceId>& group,
-                                    int64_t bytes) const {
-  const int64_t p = static_cast<int64_t>(group.size());
-  if (p <= 1 || bytes <= 0) return 0.0;
-  const LinkClass link = SlowestRingClass(group);
-  if (link == LinkClass::kSameDevice) return 0.0;
+double AlphaBetaCostModel::RingTime(CollectiveKind kind, int64_t p, int64_t bytes, LinkClass link,
+                                    int64_t rails) const {
   const LinkParams& params = Link(link);
   const double alpha = params.latency;
   double s_over_b = static_cast<double>(bytes) / params.bandwidth;
-  const int64_t rails = link == LinkClass::kInterNode ? RingRails(group) : 1;
   if (rails > 1) {  // each NIC carries 1/k of the ring, each fabric port the other (k-1)/k
     const double k = static_cast<double>(rails);
     s_over_b = std::max(s_over_b / k, static_cast<double>(bytes) * (k - 1) / k /
@@ -206,22 +201,26 @@ double AlphaBetaCostModel::RingTime(CollectiveKind kind, const std::vector<Devic
   return 0.0;
 }
 
-int64_t AlphaBetaCostModel::HierarchicalMembers(CollectiveKind kind,
-                                                const std::vector<DeviceId>& group, int64_t bytes,
-                                                double ring_s) const {
-  if (kind != CollectiveKind::kAllReduce) return 0;
-  const int64_t k = WholeNodeMembers(group);
-  if (k == 0) return 0;
-  const int64_t nodes = static_cast<int64_t>(group.size()) / k;
-  return WholeNodesAllReduceTime(nodes, k, bytes) < ring_s ? k : 0;
+AlphaBetaCostModel::Pricing AlphaBetaCostModel::Price(CollectiveKind kind,
+                                                      const std::vector<DeviceId>& group,
+                                                      int64_t bytes) const {
+  const int64_t p = static_cast<int64_t>(group.size());
+  if (p <= 1 || bytes <= 0) return {};
+  const LinkClass link = SlowestRingClass(group);
+  if (link == LinkClass::kSameDevice) return {};
+  // Only a group spanning nodes can hold whole nodes; its ring then runs one channel per rail.
+  const int64_t k = link == LinkClass::kInterNode ? WholeNodeMembers(group) : 0;
+  const double ring = RingTime(kind, p, bytes, link, std::max<int64_t>(1, k));
+  if (kind == CollectiveKind::kAllReduce && k > 0) {
+    const double hierarchical = WholeNodesAllReduceTime(p / k, k, bytes);
+    if (hierarchical < ring) return {hierarchical, k};
+  }
+  return {ring, 0};
 }
 
 double AlphaBetaCostModel::CollectiveTime(CollectiveKind kind, const std::vector<DeviceId>& group,
                                           int64_t bytes) const {
-  const double ring = RingTime(kind, group, bytes);
-  const int64_t k = HierarchicalMembers(kind, group, bytes, ring);
-  if (k == 0) return ring;
-  return WholeNodesAllReduceTime(static_cast<int64_t>(group.size()) / k, k, bytes);
+  return Price(kind, group, bytes).seconds;
 }
 
 LinkBytes AlphaBetaCostModel::CollectiveLinkBytes(CollectiveKind kind,
@@ -230,7 +229,7 @@ LinkBytes AlphaBetaCostModel::CollectiveLinkBytes(CollectiveKind kind,
   LinkBytes out;
   const int64_t p = static_cast<int64_t>(group.size());
   if (p <= 1 || bytes <= 0) return out;
-  if (const int64_t k = HierarchicalMembers(kind, group, bytes, RingTime(kind, group, bytes))) {
+  if (const int64_t k = Price(kind, group, bytes).hierarchical_members) {
     // Each device sends 2(k-1)/k S within its node; the nodes exchange 2(n-1) S in all (the
     // ring's and the trees' alike: every rail moves 2(n-1) S/k).
     const int64_t nodes = p / k;

@@ -63,8 +63,6 @@ class AlphaBetaCostModel : public CostModel {
   // node, the all-reduce of S/k per rail between the nodes by a ring or NCCL's double binary
   // tree (the faster; k = 1: the tree alone), a ring all-gather in each node.
   double WholeNodesAllReduceTime(int64_t nodes, int64_t k, int64_t bytes) const;
-  // The ring formulas of the header (rails counted), whatever the group.
-  double RingTime(CollectiveKind kind, const std::vector<DeviceId>& group, int64_t bytes) const;
 
   LinkClass Classify(const DeviceId& a, const DeviceId& b) const override;
   double CollectiveTime(CollectiveKind kind, const std::vector<DeviceId>& group,
@@ -89,10 +87,17 @@ class AlphaBetaCostModel : public CostModel {
     bool equal = true;       // every node holds as many
   };
   NodeRuns RunsOnNodes(const std::vector<DeviceId>& group) const;
-  // k when `kind` is an all-reduce over whole nodes of k members and the hierarchical
-  // algorithm beats the ring's `ring_s`, else 0.
-  int64_t HierarchicalMembers(CollectiveKind kind, const std::vector<DeviceId>& group,
-                              int64_t bytes, double ring_s) const;
+  // The ring formulas of the header for p members whose slowest hop is `link`, over `rails`
+  // NICs a node.
+  double RingTime(CollectiveKind kind, int64_t p, int64_t bytes, LinkClass link,
+                  int64_t rails) const;
+  // A collective's time, and the members per node of the hierarchical all-reduce when that is
+  // what it runs (0: the ring formulas).
+  struct Pricing {
+    double seconds = 0;
+    int64_t hierarchical_members = 0;
+  };
+  Pricing Price(CollectiveKind kind, const std::vector<DeviceId>& group, int64_t bytes) const;
 
   void AllToAllLinkBytes(const std::vector<DeviceId>& group, int64_t per_pair,
                          LinkBytes& out) const;
