@@ -30,7 +30,10 @@ plan::DeviceFold SimulatorFold(const ParsedArgs& parsed, const models::Strategy&
     throw InvalidArgumentError("--replica folds the Plan; --no-fold and --chakra need it whole");
   }
   // A Chakra export (sim --chakra) needs every device's acts.
-  if (parsed.Given("no-fold") || parsed.Given("chakra") || spec.cores_per_node() > 0) return {};
+  if (parsed.Given("no-fold") || parsed.Given("chakra") || parsed.Given("physical-devices") ||
+      spec.cores_per_node() > 0) {
+    return {};
+  }
   if (parsed.Given("replica")) return models::ReplicaFold(strategy);
   return models::DataParallelFold(strategy, spec.devices_per_node());
 }

@@ -63,6 +63,9 @@ sim::SimOptions SimOptionsFor(const ParsedArgs& parsed, int64_t steps) {
   options.steps = steps;
   options.trace = parsed.Given("trace");
   options.act_graph = parsed.Given("chakra");
+  if (parsed.Given("physical-devices")) {
+    options.physical_devices = static_cast<int>(parsed.GetInt("physical-devices", 1, 1 << 20));
+  }
   const auto sim_start = std::chrono::steady_clock::now();
   options.progress = [sim_start](const sim::SimProgress& p) {
     // Only long runs report: a line per million events after the first two seconds, with
@@ -227,6 +230,10 @@ int RunSimCommand(const std::vector<std::string>& args, std::ostream& out) {
   AddTraceFlags(parser);
   parser.Optional("steps", "N", "training steps to simulate", "1")
       .Optional("json", "FILE", "write the summary as JSON")
+      .Optional("physical-devices", "N",
+                "run the Plan's logical devices on the cluster's first N devices, logical device "
+                "i on device i mod N, sharing them as `twinflow run` shares a GPU among several "
+                "logical devices (one process, accelerators)")
       .Optional("chakra", "PREFIX",
                 "export the run as Chakra execution traces for ASTRA-sim: PREFIX.<rank>.et per "
                 "device and PREFIX.comm_groups.json (lowers every device: no fold)")

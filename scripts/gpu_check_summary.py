@@ -101,7 +101,7 @@ def main():
     lines.append(f"rerun of dp=2,tp=2 fused: {rerun}")
     for v in summary["sim_validation"]:
         error = f"{v['error']:+.1%}" if v["error"] is not None else "n/a"
-        lines.append(f"simulated against measured, {v['model']} dp=1 bf16: measured "
+        lines.append(f"simulated against measured, {v['model']} bf16: measured "
                      f"{v['measured_ms']} ms, simulated {v['simulated_ms']} ms, error {error}")
     bench = open(os.path.join(results, "bench.txt")).read().strip() if os.path.exists(
         os.path.join(results, "bench.txt")) else "not run"

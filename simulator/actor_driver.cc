@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
 #include <string>
 #include <variant>
 
@@ -41,27 +42,6 @@ double UncoveredSeconds(std::vector<std::pair<Nanos, Nanos>> spans,
   return static_cast<double>(uncovered) * 1e-9;
 }
 
-// The cluster device of each plan device.
-std::vector<int> ClusterDevices(const plan::Plan& plan, const Topology& topology) {
-  const plan::DeviceFold fold = plan::DeviceFold::Of(plan);
-  if (fold.folded() && topology.spec().cores_per_node() > 0) {
-    throw InvalidArgumentError(
-        "a folded Plan is simulated on accelerators only, not on a CPU "
-        "host's shared cores");
-  }
-  std::vector<int> cluster_device;
-  for (const plan::Device& d : plan.devices()) {
-    const int64_t last = fold.Image(d.index(), fold.copies - 1);  // the device itself unfolded
-    if (last >= topology.devices()) {
-      throw InvalidArgumentError("the Plan uses device " + plan::EnumName(d.type()) + ":" +
-                                 std::to_string(last) + " but the cluster has " +
-                                 std::to_string(topology.devices()) + " devices");
-    }
-    cluster_device.push_back(static_cast<int>(d.index()));
-  }
-  return cluster_device;
-}
-
 // On a CPU host (the spec has cores_per_node) its cores, shared by the device threads, their
 // comm threads and the ranks' pollers (CoreThreads); else null.
 std::unique_ptr<CoreSharing> MakeCores(EventQueue& queue, const plan::Plan& plan,
@@ -72,6 +52,15 @@ std::unique_ptr<CoreSharing> MakeCores(EventQueue& queue, const plan::Plan& plan
                                        CoreThreads(plan));
 }
 
+// Where logical devices share an accelerator (shared_devices.h), its compute: one "core" per
+// cluster device, shared by the device and comm streams of its logical devices; else null.
+std::unique_ptr<CoreSharing> MakeGpus(EventQueue& queue, const plan::Plan& plan,
+                                      const Topology& topology,
+                                      const std::vector<int>& cluster_device) {
+  if (!SharesDevices(cluster_device)) return nullptr;
+  return std::make_unique<CoreSharing>(queue, topology.devices(), 1, CoreThreads(plan));
+}
+
 }  // namespace
 
 ActorDriver::ActorDriver(const plan::Plan& plan, const Topology& topology,
@@ -80,17 +69,18 @@ ActorDriver::ActorDriver(const plan::Plan& plan, const Topology& topology,
       topology_(topology),
       options_(options),
       queue_(queue),
-      cluster_device_(ClusterDevices(plan, topology)),
+      cluster_device_(ClusterDevicesOf(plan, topology, options.physical_devices)),
       timing_(plan, topology, cluster_device_),
       memory_(plan, options.trace),
       cores_(MakeCores(queue, plan, topology)),
-      comm_(plan, topology, cluster_device_, network, timing_, cores_.get(),
+      gpus_(MakeGpus(queue, plan, topology, cluster_device_)),
+      comm_(plan, topology, cluster_device_, network, timing_, cores_.get(), gpus_.get(),
             options.data_parallel_replicas,
             [this](int64_t task, Nanos start, Nanos end) { Communicated(task, start, end); }) {
   const int devices = plan.devices_size();
   device_free_.assign(devices, 0);
   waiting_.resize(devices);
-  if (cores_) acts_.resize(devices);
+  if (cores_ || gpus_) acts_.resize(devices);
   compute_spans_.resize(devices);
   comm_spans_.resize(devices);
   flops_.assign(devices, 0);
@@ -207,7 +197,7 @@ void ActorDriver::Drain(int device) {
 // Places a compute-stream act on its device from now (after the device's earlier acts).
 void ActorDriver::Place(const plan::Task& t) {
   const int device = t.device();
-  if (cores_) {
+  if (cores_ || gpus_) {
     acts_[device].push_back(t.id());
     if (acts_[device].size() == 1) RunOnCores(device);
     return;
@@ -232,16 +222,24 @@ void ActorDriver::EndAct(const plan::Task& t, Nanos start, Nanos end) {
 }
 
 // On a CPU host: runs the device's first queued act from now, its thread sharing the node's
-// cores with the others; then the next.
+// cores with the others; where logical devices share a GPU, its stream sharing the GPU; then
+// the next.
 void ActorDriver::RunOnCores(int device) {
   const plan::Task& t = plan_.tasks(static_cast<int>(acts_[device].front()));
   const Nanos start = queue_.now();
   CountFlops(t);
   const double seconds = timing_.ActSeconds(t, Contention(device));
-  cores_->Run(NodeOf(device), device, seconds, [this, device, start] {
+  const auto next = [this, device, start] {
     EndAct(plan_.tasks(static_cast<int>(acts_[device].front())), start, queue_.now());
     acts_[device].pop_front();
     if (!acts_[device].empty()) RunOnCores(device);
+  };
+  if (cores_) return cores_->Run(NodeOf(device), device, seconds, next);
+  // On a shared GPU the launch is the logical device's own host thread's; only the kernel
+  // shares the GPU with the other logical devices' streams.
+  const double launch = std::min(seconds, topology_.spec().device().launch_overhead_s());
+  queue_.Schedule(start + ToNanos(launch), [this, device, seconds, launch, next] {
+    gpus_->Run(cluster_device_[device], device, seconds - launch, next);
   });
 }
 
@@ -294,7 +292,10 @@ SimResult ActorDriver::Report() const {
   result.flops_per_step = flops / static_cast<double>(std::max<int64_t>(1, options_.steps)) *
                           std::max(1, options_.data_parallel_replicas);
   if (total > 0 && !result.devices.empty()) {
-    result.mfu = flops / (result.total_s * static_cast<double>(result.devices.size()) *
+    // Of the physical devices: logical devices sharing one count once.
+    std::set<int> physical;
+    for (const DeviceReport& d : result.devices) physical.insert(d.cluster_device);
+    result.mfu = flops / (result.total_s * static_cast<double>(physical.size()) *
                           topology_.spec().device().peak_flops());
   }
   if (options_.trace) {
@@ -308,7 +309,9 @@ DeviceReport ActorDriver::ReportDevice(int d, double total_s) const {
   DeviceReport r;
   r.plan_device = d;
   r.cluster_device = cluster_device_[d];
-  r.name = DeviceName(topology_.spec(), plan_.devices(d).index());
+  r.name = gpus_ ? DeviceName(topology_.spec(), r.cluster_device) + " (logical " +
+                       std::to_string(plan_.devices(d).index()) + ")"
+                 : DeviceName(topology_.spec(), plan_.devices(d).index());
   for (const auto& [begin, end] : compute_spans_[d])
     r.busy_s += static_cast<double>(end - begin) * 1e-9;
   r.exposed_comm_s = UncoveredSeconds(comm_spans_[d], compute_spans_[d]);
@@ -320,7 +323,12 @@ DeviceReport ActorDriver::ReportDevice(int d, double total_s) const {
     r.arena_bytes = m.arena_bytes();
   }
   r.live_peak_bytes = memory_.peak(d);
-  r.out_of_memory = r.arena_bytes > topology_.spec().device().memory_bytes();
+  // Logical devices sharing a GPU hold their arenas in its one memory.
+  int64_t held = 0;
+  for (const plan::MemoryPlan& m : plan_.memory()) {
+    held += cluster_device_[m.device()] == r.cluster_device ? m.arena_bytes() : 0;
+  }
+  r.out_of_memory = held > topology_.spec().device().memory_bytes();
   const PortTraffic traffic = comm_.Traffic(d);  // what its outgoing ports carried
   r.intra_bytes = timing_.intra_bytes(d) + traffic.intra_bytes;
   r.inter_bytes = timing_.inter_bytes(d) + traffic.inter_bytes;

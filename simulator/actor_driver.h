@@ -21,6 +21,7 @@
 #include "simulator/hardware/cluster.h"
 #include "simulator/live_memory.h"
 #include "simulator/network/network_api.h"
+#include "simulator/shared_devices.h"
 #include "simulator/sim_executor.h"
 
 namespace twinflow::sim {
@@ -69,11 +70,12 @@ class ActorDriver {
   ActTiming timing_;
   LiveMemory memory_;
   std::unique_ptr<CoreSharing> cores_;  // on a CPU host (cores_per_node set)
-  CommSystem comm_;                     // after timing_ and cores_, which it uses
+  std::unique_ptr<CoreSharing> gpus_;   // where logical devices share accelerators
+  CommSystem comm_;                     // after timing_, cores_ and gpus_, which it uses
   std::vector<std::unique_ptr<runtime::Actor>> actors_;
   std::vector<Nanos> device_free_;            // when each compute stream is next free
   std::vector<std::deque<Waiting>> waiting_;  // per device, behind an update awaiting its sync
-  std::vector<std::deque<int64_t>> acts_;     // on a CPU host: per device, its queued acts
+  std::vector<std::deque<int64_t>> acts_;  // on shared cores or GPUs: per device, its queued acts
   std::vector<Spans> compute_spans_, comm_spans_;
   std::vector<double> flops_;
   int64_t acts_launched_ = 0;

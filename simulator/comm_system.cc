@@ -1,11 +1,14 @@
 #include "simulator/comm_system.h"
 
 #include <algorithm>
+#include <cmath>
+#include <memory>
 
 #include "engine/core/collective_kind.h"
 #include "engine/plan/plan_enums.h"
 #include "engine/plan/plan_fold.h"
 #include "simulator/network/ports.h"
+#include "simulator/shared_devices.h"
 
 namespace twinflow::sim {
 namespace {
@@ -32,7 +35,8 @@ int CoreThreads(const plan::Plan& plan) {
 
 CommSystem::CommSystem(const plan::Plan& plan, const Topology& topology,
                        std::vector<int> cluster_device, NetworkApi& network,
-                       const ActTiming& timing, CoreSharing* cores, int replicas, Finished finished)
+                       const ActTiming& timing, CoreSharing* cores, CoreSharing* gpus, int replicas,
+                       Finished finished)
     : plan_(plan),
       fold_(plan::DeviceFold::Of(plan)),
       topology_(topology),
@@ -40,6 +44,7 @@ CommSystem::CommSystem(const plan::Plan& plan, const Topology& topology,
       network_(network),
       timing_(timing),
       cores_(cores),
+      gpus_(gpus),
       replicas_(replicas),
       finished_(std::move(finished)),
       runner_(network, topology) {
@@ -83,6 +88,12 @@ void CommSystem::Meet(const plan::Task& t, int64_t piece) {
   const CollectiveKind kind = plan::FromProto(t.collective().kind(), t.name());
   if (kind == CollectiveKind::kAllGather) {
     for (int64_t r : t.produced_regsts()) bytes = std::max(bytes, RegstBytes(r));
+  }
+  if (gpus_ && std::count(devices.begin(), devices.end(), devices[0]) ==
+                   static_cast<std::ptrdiff_t>(devices.size())) {
+    InMemory(kind, bytes, t.collective().in_place(), devices[0], std::move(arrived));
+    collectives_.erase(key);
+    return;
   }
   std::vector<int> members;
   for (int64_t member : arrived) members.push_back(plan_.tasks(static_cast<int>(member)).device());
@@ -143,6 +154,32 @@ void CommSystem::Communicate(const PlanPtr& plan, const std::vector<int>& device
     }
   }
   runner_.Run(plan, now, done);
+}
+
+// A collective among logical devices sharing GPU `gpu`: the runtime's copies and reductions
+// through its memory, kernels on the compute stream of the member that arrived last
+// (shared_devices.h), sharing the GPU with the other streams on it.
+void CommSystem::InMemory(CollectiveKind kind, int64_t bytes, bool in_place, int gpu,
+                          std::vector<int64_t> tasks) {
+  const Nanos now = network_.Now();
+  const InMemoryCollective cost =
+      InMemoryCollectiveCost(kind, static_cast<int64_t>(tasks.size()), bytes, in_place);
+  // The host thread launches the moves one after another while the GPU runs them: the
+  // kernels' work starts after the first launch and the whole ends no sooner than the last.
+  const double launch = topology_.spec().device().launch_overhead_s();
+  const auto nanos = [](double seconds) { return static_cast<Nanos>(std::llround(seconds * 1e9)); };
+  // On the last member's compute stream: a flow beside the act that stream may be running, so
+  // the two take as long as one after the other (the stream's share of the GPU is one).
+  const int last = plan_.tasks(static_cast<int>(tasks.back())).device();
+  auto pending = std::make_shared<int>(2);
+  auto done = [this, now, pending, tasks = std::move(tasks)] {
+    if (--*pending > 0) return;
+    for (int64_t task : tasks) finished_(task, now, network_.Now());
+  };
+  const double work = timing_.MemorySeconds(cost.bytes, 0);
+  network_.Schedule(nanos(launch),
+                    [this, gpu, last, work, done] { gpus_->Run(gpu, last, work, done); });
+  network_.Schedule(nanos(launch * static_cast<double>(cost.moves)), done);
 }
 
 // The ranks of `tasks` (one operation) whose comm threads polled for it stop counting it.

@@ -58,11 +58,12 @@ class CommSystem {
   using Synced = std::function<void(Nanos start, Nanos end)>;
 
   // `cluster_device`: the cluster device of each plan device. `timing`: a device's memory
-  // speed, for the copies on a CPU host. `cores`: a CPU host's cores, else null. `replicas`:
+  // speed, for the copies on a CPU host. `cores`: a CPU host's cores, else null. `gpus`: the
+  // accelerators logical devices share (shared_devices.h), else null. `replicas`:
   // SimOptions::data_parallel_replicas.
   CommSystem(const plan::Plan& plan, const Topology& topology, std::vector<int> cluster_device,
-             NetworkApi& network, const ActTiming& timing, CoreSharing* cores, int replicas,
-             Finished finished);
+             NetworkApi& network, const ActTiming& timing, CoreSharing* cores, CoreSharing* gpus,
+             int replicas, Finished finished);
 
   // Communication task `t` (COLLECTIVE, SEND or RECV) launched its act for `piece`; `finished`
   // runs when its operation ended.
@@ -85,6 +86,8 @@ class CommSystem {
   void Pair(const plan::Task& t, int64_t piece);  // a SEND or RECV
   void Communicate(const PlanPtr& plan, const std::vector<int>& devices, std::vector<int64_t> tasks,
                    bool reduces, int64_t staged);
+  void InMemory(CollectiveKind kind, int64_t bytes, bool in_place, int gpu,
+                std::vector<int64_t> tasks);
   void EndPolling(const std::vector<int64_t>& tasks);
   int64_t RegstBytes(int64_t regst) const;
   int NodeOf(int device) const { return topology_.NodeOf(cluster_device_[device]); }
@@ -96,6 +99,7 @@ class CommSystem {
   NetworkApi& network_;
   const ActTiming& timing_;
   CoreSharing* cores_;                    // on a CPU host (cores_per_node set), else null
+  CoreSharing* gpus_;                     // where logical devices share accelerators, else null
   std::unique_ptr<CommPolling> polling_;  // on a CPU host: the ranks' polling comm threads
   int replicas_;
   Finished finished_;

@@ -64,6 +64,10 @@ struct SimOptions {
   // gradient over the replicas (a ring over the inter-node links, on the communication
   // stream). Large data-parallel jobs are simulated this way without lowering every replica.
   int data_parallel_replicas = 1;
+  // > 0: the Plan's logical devices run on the cluster's first this many devices, logical
+  // device i on device i mod this, sharing it as `twinflow run` shares one GPU among several
+  // logical devices (shared_devices.h).
+  int physical_devices = 0;
 };
 
 struct DeviceReport {

@@ -66,6 +66,68 @@ void ReduceTyped(T* dst, const T* src, int64_t n, ReduceOp op) {
   }
 }
 
+// dst[i] = op(dst[i], src[i]) for n elements of `dtype`; bf16/f16 through double, rounded once.
+void ReduceWide(std::byte* dst, const std::byte* src, int64_t n, ReduceOp op, float (*in)(uint16_t),
+                uint16_t (*out)(float)) {
+  auto* d = reinterpret_cast<uint16_t*>(dst);
+  const auto* s = reinterpret_cast<const uint16_t*>(src);
+  for (int64_t i = 0; i < n; ++i) {
+    const double a = in(d[i]), b = in(s[i]);
+    d[i] = out(static_cast<float>(op == ReduceOp::kSum   ? a + b
+                                  : op == ReduceOp::kMax ? MaxKeepingNan(a, b)
+                                                         : MinKeepingNan(a, b)));
+  }
+}
+
+void ReduceElements(std::byte* dst, const std::byte* src, int64_t n, DType dtype, ReduceOp op) {
+  switch (dtype) {
+    case DType::kF32:
+      return ReduceTyped(reinterpret_cast<float*>(dst), reinterpret_cast<const float*>(src), n, op);
+    case DType::kF64:
+      return ReduceTyped(reinterpret_cast<double*>(dst), reinterpret_cast<const double*>(src), n,
+                         op);
+    case DType::kI32:
+      return ReduceTyped(reinterpret_cast<int32_t*>(dst), reinterpret_cast<const int32_t*>(src), n,
+                         op);
+    case DType::kI64:
+      return ReduceTyped(reinterpret_cast<int64_t*>(dst), reinterpret_cast<const int64_t*>(src), n,
+                         op);
+    case DType::kBF16:
+      return ReduceWide(dst, src, n, op, BF16ToFloat, FloatToBF16);
+    case DType::kF16:
+      return ReduceWide(dst, src, n, op, F16ToFloat, FloatToF16);
+  }
+}
+
+// Calls fn(dst row, src row, bytes) for each row of the two regions (of one shape) in order.
+template <typename Fn>
+void ZipRows(const Tensor& src, const Region& src_region, Tensor& dst, const Region& dst_region,
+             Fn fn) {
+  if (src_region.empty()) return;
+  const int64_t elem = DTypeSize(src.dtype());
+  const int64_t row = src_region.rank() ? src_region.ranges.back().size() : 1;
+  std::vector<int64_t> src_offsets;
+  ForEachRow(src.shape(), src_region, [&](int64_t, int64_t off) { src_offsets.push_back(off); });
+  size_t i = 0;
+  ForEachRow(dst.shape(), dst_region, [&](int64_t, int64_t off) {
+    fn(dst.raw() + off * elem, src.raw() + src_offsets[i++] * elem, row * elem);
+  });
+}
+
+// ShapeError naming `what` unless src[src_region] and dst[dst_region] are boxes of one shape
+// inside their tensors, of one dtype.
+void CheckRegionsFit(const char* what, const Tensor& src, const Region& src_region,
+                     const Tensor& dst, const Region& dst_region) {
+  if (src.dtype() != dst.dtype() || src_region.shape() != dst_region.shape() ||
+      src_region.rank() != src.shape().rank() || dst_region.rank() != dst.shape().rank() ||
+      !Region::Full(src.shape()).Contains(src_region) ||
+      !Region::Full(dst.shape()).Contains(dst_region)) {
+    throw ShapeError(std::string(what) + " " + src_region.ToString() + " of " +
+                     src.shape().ToString() + " into " + dst_region.ToString() + " of " +
+                     dst.shape().ToString() + " does not fit");
+  }
+}
+
 }  // namespace
 
 Tensor::Tensor(Shape shape, DType dtype)
@@ -150,23 +212,9 @@ Tensor Tensor::Slice(const Region& region) const {
 }
 
 void Tensor::CopyRegionFrom(const Tensor& src, const Region& src_region, const Region& dst_region) {
-  if (src.dtype_ != dtype_ || src_region.shape() != dst_region.shape() ||
-      src_region.rank() != src.shape_.rank() || dst_region.rank() != shape_.rank() ||
-      !Region::Full(src.shape_).Contains(src_region) ||
-      !Region::Full(shape_).Contains(dst_region)) {
-    throw ShapeError("region copy " + src_region.ToString() + " of " + src.shape_.ToString() +
-                     " into " + dst_region.ToString() + " of " + shape_.ToString() +
-                     " does not fit");
-  }
-  if (src_region.empty()) return;
-  const int64_t elem = DTypeSize(dtype_);
-  const int64_t row = src_region.rank() ? src_region.ranges.back().size() : 1;
-  std::vector<int64_t> src_offsets;
-  ForEachRow(src.shape_, src_region, [&](int64_t, int64_t off) { src_offsets.push_back(off); });
-  size_t i = 0;
-  ForEachRow(shape_, dst_region, [&](int64_t, int64_t off) {
-    std::memcpy(raw() + off * elem, src.raw() + src_offsets[i++] * elem, row * elem);
-  });
+  CheckRegionsFit("region copy", src, src_region, *this, dst_region);
+  ZipRows(src, src_region, *this, dst_region,
+          [](std::byte* to, const std::byte* from, int64_t n) { std::memcpy(to, from, n); });
 }
 
 void Tensor::Fill(double value) {
@@ -201,30 +249,16 @@ void Tensor::ReduceFrom(const Tensor& other, ReduceOp op) {
     throw ShapeError("cannot reduce " + std::string(DTypeName(other.dtype_)) +
                      other.shape_.ToString() + " into " + DTypeName(dtype_) + shape_.ToString());
   }
-  const int64_t n = numel();
-  switch (dtype_) {
-    case DType::kF32:
-      ReduceTyped(data<float>(), other.data<float>(), n, op);
-      return;
-    case DType::kF64:
-      ReduceTyped(data<double>(), other.data<double>(), n, op);
-      return;
-    case DType::kI32:
-      ReduceTyped(data<int32_t>(), other.data<int32_t>(), n, op);
-      return;
-    case DType::kI64:
-      ReduceTyped(data<int64_t>(), other.data<int64_t>(), n, op);
-      return;
-    case DType::kBF16:
-    case DType::kF16:
-      for (int64_t i = 0; i < n; ++i) {
-        const double a = GetDouble(i), b = other.GetDouble(i);
-        SetDouble(i, op == ReduceOp::kSum   ? a + b
-                     : op == ReduceOp::kMax ? MaxKeepingNan(a, b)
-                                            : MinKeepingNan(a, b));
-      }
-      return;
-  }
+  ReduceElements(raw(), other.raw(), numel(), dtype_, op);
+}
+
+void Tensor::ReduceRegionFrom(const Tensor& src, const Region& src_region, const Region& dst_region,
+                              ReduceOp op) {
+  CheckRegionsFit("region reduction", src, src_region, *this, dst_region);
+  const int64_t elem = DTypeSize(dtype_);
+  ZipRows(src, src_region, *this, dst_region, [&](std::byte* to, const std::byte* from, int64_t n) {
+    ReduceElements(to, from, n / elem, dtype_, op);
+  });
 }
 
 std::string Tensor::ToString(int64_t max_elements) const {

@@ -66,6 +66,10 @@ class Tensor {
   // this = op(this, other) elementwise; shapes and dtypes must match. Sums of bf16/f16 are
   // computed in float and rounded once.
   void ReduceFrom(const Tensor& other, ReduceOp op);
+  // this[dst_region] = op(this[dst_region], src[src_region]), rounded as ReduceFrom; the regions
+  // have the same shape.
+  void ReduceRegionFrom(const Tensor& src, const Region& src_region, const Region& dst_region,
+                        ReduceOp op);
 
   std::string ToString(int64_t max_elements = 64) const;
 

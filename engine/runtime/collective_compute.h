@@ -1,9 +1,10 @@
 #pragma once
 // The arithmetic of an in-process collective, run by the last member to arrive, on its own
-// Device: it reads every member's input view and writes every member's output view.
-// Reductions go in member order, so the result never depends on which thread arrived last.
-// all_reduce runs on the device (on a GPU, reading its peers' memory); the other kinds are
-// computed on the host by the reference collectives, through host copies on a GPU.
+// Device: it reads every member's input view and writes every member's output view, as region
+// copies and reductions on the device (on a GPU, kernels reading and writing its peers'
+// memory; through host copies where the device cannot reach a member's). Reductions go in
+// member order, as the reference collectives (sbp/collective_reference.h) do, so the result
+// never depends on which thread arrived last and equals theirs bit for bit.
 #include <vector>
 
 #include "engine/core/reduce_op.h"

@@ -37,9 +37,16 @@ class Device {
   virtual void Copy(const Tensor& src, Tensor& dst) = 0;  // equal byte counts
   virtual void CopyRegion(const Tensor& src, const Region& from, Tensor& dst, const Region& to) = 0;
   virtual void ReduceInto(const Tensor& src, Tensor& dst, ReduceOp op) = 0;  // dst = op(dst, src)
+  // dst[to] = op(dst[to], src[from]); the regions have one shape.
+  virtual void ReduceRegion(const Tensor& src, const Region& from, Tensor& dst, const Region& to,
+                            ReduceOp op) = 0;
   // Zeros of `shape` and `dtype` in device memory, read-only, valid until the next call on this
   // device from another thread or the Device's end (a lagged register's first pieces read them).
   virtual Tensor Zeros(const Shape& shape, DType dtype) = 0;
+
+  // Whether this device's kernels may read and write `t` where it lies (its own memory, or a
+  // peer's it has access to); Copy, Upload and Download reach any memory.
+  virtual bool Reaches(const Tensor& t) { return true; }
 
   // Host transfers. Upload may return before the copy ran (the host bytes are staged first);
   // Download waits for the work before it and returns the bytes as an owning host tensor.

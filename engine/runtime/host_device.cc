@@ -52,6 +52,11 @@ void HostDevice::ReduceInto(const Tensor& src, Tensor& dst, ReduceOp op) {
   dst.ReduceFrom(src, op);
 }
 
+void HostDevice::ReduceRegion(const Tensor& src, const Region& from, Tensor& dst, const Region& to,
+                              ReduceOp op) {
+  dst.ReduceRegionFrom(src, from, to, op);
+}
+
 Tensor HostDevice::Zeros(const Shape& shape, DType dtype) {
   const size_t bytes = static_cast<size_t>(shape.numel() * DTypeSize(dtype));
   if (zeros_.empty() || zeros_.back().size() < bytes) {

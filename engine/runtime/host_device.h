@@ -17,6 +17,8 @@ class HostDevice : public Device {
   void Copy(const Tensor& src, Tensor& dst) override;
   void CopyRegion(const Tensor& src, const Region& from, Tensor& dst, const Region& to) override;
   void ReduceInto(const Tensor& src, Tensor& dst, ReduceOp op) override;
+  void ReduceRegion(const Tensor& src, const Region& from, Tensor& dst, const Region& to,
+                    ReduceOp op) override;
   Tensor Zeros(const Shape& shape, DType dtype) override;
   void Upload(const Tensor& host, Tensor& dst) override;
   Tensor Download(const Tensor& src) override;

@@ -3,6 +3,7 @@
 #include "engine/core/error.h"
 #include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/device_fault.h"
+#include "kernels/cuda/matmul_plans.h"
 
 namespace twinflow::kernels {
 namespace {
@@ -71,6 +72,8 @@ OwnedCudaEnv::OwnedCudaEnv(int device, size_t workspace_bytes, bool allow_tf32) 
     void* device_flag = nullptr;
     TF_CUDA_CHECK(cudaHostGetDevicePointer(&device_flag, flag, 0));
     env_.error_flag = static_cast<int*>(device_flag);
+    matmul_plans_ = std::make_unique<cuda::MatmulPlans>();
+    env_.matmul_plans = matmul_plans_.get();
   } catch (...) {
     Release();
     throw;
@@ -88,6 +91,7 @@ void OwnedCudaEnv::Synchronize() const {
 // failed device has nothing left to free).
 void OwnedCudaEnv::Release() noexcept {
   if (env_.stream) cudaStreamSynchronize(env_.stream);
+  matmul_plans_.reset();
   if (env_.error_flag_host) cudaFreeHost(const_cast<int*>(env_.error_flag_host));
   if (env_.workspace) cudaFree(env_.workspace);
   if (env_.lt) cublasLtDestroy(env_.lt);

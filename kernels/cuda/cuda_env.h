@@ -7,9 +7,13 @@
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
+#include <memory>
 #include <string>
 
 namespace twinflow::kernels {
+namespace cuda {
+class MatmulPlans;
+}
 
 struct CudaEnv {
   int device = 0;
@@ -24,6 +28,8 @@ struct CudaEnv {
   // code (the first one wins), clamps and carries on.
   int* error_flag = nullptr;
   volatile int* error_flag_host = nullptr;
+  // cuBLASLt plans by matmul shape (matmul_plans.h), made on first use on this env's thread.
+  cuda::MatmulPlans* matmul_plans = nullptr;
 };
 
 // Number of CUDA devices; 0 with `reason` set to the CUDA error's text when there are none or
@@ -54,6 +60,7 @@ class OwnedCudaEnv {
  private:
   void Release() noexcept;
   CudaEnv env_;
+  std::unique_ptr<cuda::MatmulPlans> matmul_plans_;  // env_.matmul_plans; freed before lt
 };
 
 }  // namespace twinflow::kernels

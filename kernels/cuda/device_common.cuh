@@ -10,6 +10,7 @@
 
 #include "engine/core/dtype.h"
 #include "kernels/cuda/cuda_check.h"
+#include "kernels/cuda/launch_types.h"
 
 namespace twinflow::kernels::cuda {
 
@@ -31,6 +32,19 @@ inline unsigned RowBlocks(int64_t rows) {
   for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < (n); \
        i += static_cast<int64_t>(blockDim.x) * gridDim.x)
 #define TF_ROW_LOOP(r, rows) for (int64_t r = blockIdx.x; r < (rows); r += gridDim.x)
+
+// Where element i (row-major over the box's extents) is read and written.
+__device__ __forceinline__ void BoxOffsets(const BoxCopy& b, int64_t i, int64_t* from,
+                                           int64_t* to) {
+  *from = b.src_offset;
+  *to = b.dst_offset;
+  for (int d = b.rank - 1; d >= 0; --d) {
+    const int64_t idx = i % b.extent[d];
+    i /= b.extent[d];
+    *from += idx * b.src_stride[d];
+    *to += idx * b.dst_stride[d];
+  }
+}
 
 // Accumulation type: f32 accumulates in double as the CPU kernels do, bf16 in float, integers
 // in uint64_t (wrapping like two's complement).

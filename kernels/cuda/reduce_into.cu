@@ -1,8 +1,9 @@
-// dst = op(dst, src) on the device, one thread per element (grid-stride), for every dtype.
+// dst = op(dst, src) on the device, one thread per element (grid-stride), for every dtype: over
+// contiguous elements, or over a box of each (a region of a row-major tensor).
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
-#include "kernels/cuda/cuda_check.h"
+#include "kernels/cuda/device_common.cuh"
 #include "kernels/cuda/reduce_into_launch.h"
 
 namespace twinflow::kernels::cuda {
@@ -42,44 +43,64 @@ __device__ W Combine(W a, W b, ReduceOp op) {
   return a;
 }
 
-template <typename T>
-__global__ void ReduceIntoKernel(T* dst, const T* src, int64_t n, ReduceOp op) {
+// Element i of the n is at i on both sides (contiguous) or where the box puts it.
+struct Contiguous {
+  __device__ void At(int64_t i, int64_t* from, int64_t* to) const { *from = *to = i; }
+};
+struct Boxed {
+  BoxCopy box;
+  __device__ void At(int64_t i, int64_t* from, int64_t* to) const { BoxOffsets(box, i, from, to); }
+};
+
+template <typename T, typename Where>
+__global__ void ReduceIntoKernel(T* dst, const T* src, int64_t n, ReduceOp op, Where where) {
   using W = Wide<T>;
-  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
-       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    dst[i] = W::Out(Combine(W::In(dst[i]), W::In(src[i]), op));
+  TF_GRID_LOOP(i, n) {
+    int64_t from = 0, to = 0;
+    where.At(i, &from, &to);
+    dst[to] = W::Out(Combine(W::In(dst[to]), W::In(src[from]), op));
   }
 }
 
-template <typename T>
-void Launch(void* dst, const void* src, int64_t n, ReduceOp op, cudaStream_t stream) {
-  constexpr int kThreads = 256;
-  const int64_t blocks = (n + kThreads - 1) / kThreads;
-  const unsigned grid = static_cast<unsigned>(blocks < 65535 * 8 ? blocks : 65535 * 8);
-  ReduceIntoKernel<T>
-      <<<grid, kThreads, 0, stream>>>(static_cast<T*>(dst), static_cast<const T*>(src), n, op);
+template <typename T, typename Where>
+void Launch(void* dst, const void* src, int64_t n, ReduceOp op, Where where, cudaStream_t stream) {
+  ReduceIntoKernel<T><<<BlocksFor(n), kThreads, 0, stream>>>(
+      static_cast<T*>(dst), static_cast<const T*>(src), n, op, where);
   TF_CUDA_CHECK_LAUNCH("ReduceIntoKernel");
+}
+
+template <typename Where>
+void LaunchFor(void* dst, const void* src, int64_t n, DType dtype, ReduceOp op, Where where,
+               cudaStream_t stream) {
+  if (n == 0) return;
+  switch (dtype) {
+    case DType::kF32:
+      return Launch<float>(dst, src, n, op, where, stream);
+    case DType::kF64:
+      return Launch<double>(dst, src, n, op, where, stream);
+    case DType::kI32:
+      return Launch<int32_t>(dst, src, n, op, where, stream);
+    case DType::kI64:
+      return Launch<int64_t>(dst, src, n, op, where, stream);
+    case DType::kBF16:
+      return Launch<__nv_bfloat16>(dst, src, n, op, where, stream);
+    case DType::kF16:
+      return Launch<__half>(dst, src, n, op, where, stream);
+  }
 }
 
 }  // namespace
 
 void LaunchReduceInto(void* dst, const void* src, int64_t n, DType dtype, ReduceOp op,
                       cudaStream_t stream) {
-  if (n == 0) return;
-  switch (dtype) {
-    case DType::kF32:
-      return Launch<float>(dst, src, n, op, stream);
-    case DType::kF64:
-      return Launch<double>(dst, src, n, op, stream);
-    case DType::kI32:
-      return Launch<int32_t>(dst, src, n, op, stream);
-    case DType::kI64:
-      return Launch<int64_t>(dst, src, n, op, stream);
-    case DType::kBF16:
-      return Launch<__nv_bfloat16>(dst, src, n, op, stream);
-    case DType::kF16:
-      return Launch<__half>(dst, src, n, op, stream);
-  }
+  LaunchFor(dst, src, n, dtype, op, Contiguous{}, stream);
+}
+
+void LaunchReduceBoxInto(void* dst, const void* src, const BoxCopy& box, DType dtype, ReduceOp op,
+                         cudaStream_t stream) {
+  int64_t n = 1;
+  for (int d = 0; d < box.rank; ++d) n *= box.extent[d];
+  LaunchFor(dst, src, n, dtype, op, Boxed{box}, stream);
 }
 
 }  // namespace twinflow::kernels::cuda

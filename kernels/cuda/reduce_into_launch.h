@@ -8,11 +8,15 @@
 
 #include "engine/core/dtype.h"
 #include "engine/core/reduce_op.h"
+#include "kernels/cuda/launch_types.h"
 
 namespace twinflow::kernels::cuda {
 
 // Enqueues on `stream`; nothing for n == 0. InvalidArgumentError for an unknown dtype.
 void LaunchReduceInto(void* dst, const void* src, int64_t n, DType dtype, ReduceOp op,
                       cudaStream_t stream);
+// The same over a box: dst[to] = op(dst[to], src[from]) at the offsets `box` gives (MakeBox).
+void LaunchReduceBoxInto(void* dst, const void* src, const BoxCopy& box, DType dtype, ReduceOp op,
+                         cudaStream_t stream);
 
 }  // namespace twinflow::kernels::cuda

@@ -8,13 +8,8 @@ namespace {
 template <typename E>
 __global__ void BoxCopyKernel(const E* src, E* dst, BoxCopy b, int64_t n) {
   TF_GRID_LOOP(i, n) {
-    int64_t from = b.src_offset, to = b.dst_offset, rest = i;
-    for (int d = b.rank - 1; d >= 0; --d) {
-      const int64_t idx = rest % b.extent[d];
-      rest /= b.extent[d];
-      from += idx * b.src_stride[d];
-      to += idx * b.dst_stride[d];
-    }
+    int64_t from = 0, to = 0;
+    BoxOffsets(b, i, &from, &to);
     dst[to] = src[from];
   }
 }

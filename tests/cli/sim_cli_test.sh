@@ -64,6 +64,31 @@ check "more devices than the cluster has" 2 "devices" err -- \
   sim "${gpt[@]}" --strategy dp=16 --devices 16 --cluster dgx-h100
 check "sim --help exits 0" 0 "usage: twinflow sim" out -- sim --help
 
+# --physical-devices: several logical devices on one GPU, as `twinflow run --device cuda` runs
+# dp=2,tp=2 on one GPU. The four share its compute: the step takes at least the dp=1 step's
+# kernels (the same model's work) and longer than on four GPUs of their own.
+shared=(sim "${gpt[@]}" --device cuda --cluster hgx-h200)
+sim_ms() {  # the step time of `twinflow sim "$@"`, in ms
+  "$tf" "$@" 2>&1 | awk '/^step time/ { v = $3; u = $4; sub(/,$/, "", u); print (u == "s" ? v * 1000 : u == "ms" ? v : v / 1000); exit }'
+}
+one=$(sim_ms "${shared[@]}" --strategy dp=1 --physical-devices 1)
+four_shared=$(sim_ms "${shared[@]}" --strategy dp=2,tp=2 --physical-devices 1)
+four_own=$(sim_ms "${shared[@]}" --strategy dp=2,tp=2)
+verify "dp=2,tp=2 on one GPU ($four_shared ms) is slower than on four ($four_own ms)" \
+  awk -v a="$four_shared" -v b="$four_own" 'BEGIN { exit !(a > b) }'
+verify "dp=2,tp=2 on one GPU ($four_shared ms) takes at least 0.9x dp=1 ($one ms)" \
+  awk -v a="$four_shared" -v b="$one" 'BEGIN { exit !(a >= 0.9 * b) }'
+check "the shared GPU is named in the device table" 0 "gpu:0 (logical 3)" out -- \
+  "${shared[@]}" --strategy dp=2,tp=2 --physical-devices 1
+check "--physical-devices beyond the cluster is refused" 2 "the cluster has 8 devices" err -- \
+  "${shared[@]}" --strategy dp=2 --physical-devices 9
+check "--physical-devices on a CPU host is refused" 2 "cores_per_node" err -- \
+  sim "${gpt[@]}" --strategy dp=2 --cluster cpu-local --devices 2 --physical-devices 1
+check "--physical-devices across ranks is refused" 2 "spans ranks" err -- \
+  "${shared[@]}" --strategy dp=2 --ranks 2 --physical-devices 1
+check "a group only partly sharing a device is refused" 2 "comm group" err -- \
+  "${shared[@]}" --strategy dp=4 --physical-devices 2
+
 # --replica folds every data-parallel replica onto replica 0, for any dp (approximate where the
 # replicas sit unalike on the nodes).
 check "sim --replica simulates one replica" 0 "standing in for 2 data-parallel copies (--replica" out -- \

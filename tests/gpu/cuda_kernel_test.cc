@@ -16,13 +16,6 @@ namespace {
 
 constexpr int kInstancesPerOp = 20;
 
-#define REQUIRE_CUDA_DEVICE()                                            \
-  do {                                                                   \
-    if (!NoCudaDeviceReason().empty()) {                                 \
-      GTEST_SKIP() << "no usable CUDA device: " << NoCudaDeviceReason(); \
-    }                                                                    \
-  } while (0)
-
 struct Fixture {
   graph::OpRegistry ops = ops::BuiltinOps();
   kernels::KernelRegistry cpu = kernels::CpuKernels();

@@ -17,6 +17,14 @@ namespace twinflow::testing {
 // touches the driver only on the first call, never while tests are listed.
 const std::string& NoCudaDeviceReason();
 
+// Skips the test, with the reason, where no CUDA device can be used.
+#define REQUIRE_CUDA_DEVICE()                                            \
+  do {                                                                   \
+    if (!NoCudaDeviceReason().empty()) {                                 \
+      GTEST_SKIP() << "no usable CUDA device: " << NoCudaDeviceReason(); \
+    }                                                                    \
+  } while (0)
+
 // Runs the CUDA kernel of the paired instance; returns its outputs on the host. Throws what
 // the kernel throws, and DeviceError for a flagged device fault.
 std::vector<Tensor> RunOnDevice(const kernels::KernelRegistry& cuda, const OpRunner& runner,

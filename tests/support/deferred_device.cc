@@ -70,6 +70,13 @@ void DeferredHostDevice::ReduceInto(const Tensor& src, Tensor& dst, ReduceOp op)
       [this, s = SameBytes(src), d = SameBytes(dst), op]() mutable { host_.ReduceInto(s, d, op); });
 }
 
+void DeferredHostDevice::ReduceRegion(const Tensor& src, const Region& from, Tensor& dst,
+                                      const Region& to, ReduceOp op) {
+  Enqueue([this, s = SameBytes(src), from, d = SameBytes(dst), to, op]() mutable {
+    host_.ReduceRegion(s, from, d, to, op);
+  });
+}
+
 // The host bytes are staged at once, as a GPU's pageable upload does.
 void DeferredHostDevice::Upload(const Tensor& host, Tensor& dst) {
   Enqueue([this, staged = Tensor(host), d = SameBytes(dst)]() mutable { host_.Copy(staged, d); });

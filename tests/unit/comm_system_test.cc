@@ -74,7 +74,7 @@ class Harness {
       : topology_(OneNode(devices)),
         cluster_device_(Identity(devices)),
         timing_(plan, topology_, cluster_device_),
-        comm_(plan, topology_, cluster_device_, network_, timing_, nullptr, 1,
+        comm_(plan, topology_, cluster_device_, network_, timing_, nullptr, nullptr, 1,
               [this](int64_t task, Nanos start, Nanos end) {
                 finished_.push_back({task, start, end});
               }) {}

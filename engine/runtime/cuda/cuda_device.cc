@@ -31,6 +31,16 @@ void CheckSameBytes(const Tensor& src, const Tensor& dst) {
   }
 }
 
+// src[from] -> dst[to] as a box; ShapeError naming the region `what` when it does not fit.
+kernels::cuda::BoxCopy RegionBox(const char* what, const Tensor& src, const Region& from,
+                                 const Tensor& dst, const Region& to) {
+  if (src.dtype() != dst.dtype()) {
+    throw ShapeError(std::string("a region ") + what + " of " + DTypeName(src.dtype()) + " into " +
+                     DTypeName(dst.dtype()));
+  }
+  return kernels::cuda::MakeBox(src.shape(), from, dst.shape(), to, src.dtype());
+}
+
 }  // namespace
 
 // The caller's current GPU comes back afterwards, so that code sharing the thread (the user's
@@ -99,16 +109,31 @@ void CudaDevice::EnablePeerAccess() {
   }
 }
 
-// DeviceError unless this GPU's kernels can read `t` (its own memory, or a peer's it has access
-// to): without access a kernel would raise a sticky fault that ends every logical device on it.
-void CudaDevice::CheckReadable(const Tensor& t) const {
-  if (t.nbytes() == 0) return;
+// The GPU whose memory holds `t`, or -1 when it is not device memory.
+int CudaDevice::OwnerOf(const Tensor& t) const {
   cudaPointerAttributes attributes{};
   TF_CUDA_CHECK(cudaPointerGetAttributes(&attributes, t.raw()));
-  const int owner = attributes.device;
-  if (attributes.type != cudaMemoryTypeDevice || owner < 0 ||
-      owner >= static_cast<int>(readable_.size()) || !readable_[owner]) {
-    throw DeviceError("GPU " + std::to_string(gpu_) + " cannot read memory of GPU " +
+  return attributes.type == cudaMemoryTypeDevice ? attributes.device : -1;
+}
+
+bool CudaDevice::Reaches(const Tensor& t) {
+  if (t.nbytes() == 0) return true;
+  bool reaches = false;
+  OnGpu([&] {
+    const int owner = OwnerOf(t);
+    reaches = owner >= 0 && owner < static_cast<int>(readable_.size()) && readable_[owner];
+  });
+  return reaches;
+}
+
+// DeviceError unless this GPU's kernels can read and write `t` (its own memory, or a peer's it
+// has access to): without access a kernel would raise a sticky fault that ends every logical
+// device on it.
+void CudaDevice::CheckReadable(const Tensor& t) const {
+  if (t.nbytes() == 0) return;
+  const int owner = OwnerOf(t);
+  if (owner < 0 || owner >= static_cast<int>(readable_.size()) || !readable_[owner]) {
+    throw DeviceError("GPU " + std::to_string(gpu_) + " cannot reach memory of GPU " +
                       std::to_string(owner) + " (no peer access between them)");
   }
 }
@@ -141,23 +166,18 @@ void CudaDevice::Zero(Tensor& dst) {
 void CudaDevice::Copy(const Tensor& src, Tensor& dst) {
   CheckSameBytes(src, dst);
   if (src.nbytes() == 0) return;
-  OnGpu([&] {
-    CheckReadable(src);
+  OnGpu([&] {  // cudaMemcpyDefault reaches any GPU, through the host where it must
     TF_CUDA_CHECK(
         cudaMemcpyAsync(dst.raw(), src.raw(), src.nbytes(), cudaMemcpyDefault, env_->env().stream));
   });
 }
 
 void CudaDevice::CopyRegion(const Tensor& src, const Region& from, Tensor& dst, const Region& to) {
-  if (src.dtype() != dst.dtype()) {
-    throw ShapeError(std::string("a region copy of ") + DTypeName(src.dtype()) + " into " +
-                     DTypeName(dst.dtype()));
-  }
-  const kernels::cuda::BoxCopy box =
-      kernels::cuda::MakeBox(src.shape(), from, dst.shape(), to, src.dtype());
+  const kernels::cuda::BoxCopy box = RegionBox("copy", src, from, dst, to);
   if (from.shape().numel() == 0) return;
   OnGpu([&] {
     CheckReadable(src);
+    CheckReadable(dst);
     kernels::cuda::LaunchBoxCopy(src.raw(), dst.raw(), box, DTypeSize(src.dtype()),
                                  env_->env().stream);
   });
@@ -171,8 +191,21 @@ void CudaDevice::ReduceInto(const Tensor& src, Tensor& dst, ReduceOp op) {
   }
   OnGpu([&] {
     CheckReadable(src);
+    CheckReadable(dst);
     kernels::cuda::LaunchReduceInto(dst.raw(), src.raw(), dst.numel(), dst.dtype(), op,
                                     env_->env().stream);
+  });
+}
+
+void CudaDevice::ReduceRegion(const Tensor& src, const Region& from, Tensor& dst, const Region& to,
+                              ReduceOp op) {
+  const kernels::cuda::BoxCopy box = RegionBox("reduction", src, from, dst, to);
+  if (from.shape().numel() == 0) return;
+  OnGpu([&] {
+    CheckReadable(src);
+    CheckReadable(dst);
+    kernels::cuda::LaunchReduceBoxInto(dst.raw(), src.raw(), box, dst.dtype(), op,
+                                       env_->env().stream);
   });
 }
 

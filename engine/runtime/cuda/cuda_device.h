@@ -31,6 +31,8 @@ class CudaDevice : public Device {
   void Copy(const Tensor& src, Tensor& dst) override;
   void CopyRegion(const Tensor& src, const Region& from, Tensor& dst, const Region& to) override;
   void ReduceInto(const Tensor& src, Tensor& dst, ReduceOp op) override;
+  void ReduceRegion(const Tensor& src, const Region& from, Tensor& dst, const Region& to,
+                    ReduceOp op) override;
   Tensor Zeros(const Shape& shape, DType dtype) override;
   void Upload(const Tensor& host, Tensor& dst) override;
   Tensor Download(const Tensor& src) override;
@@ -38,12 +40,14 @@ class CudaDevice : public Device {
   Fence Mark() override;
   bool Passed(const Fence& fence) override;
   void Synchronize() override;
+  bool Reaches(const Tensor& t) override;
 
  private:
   // Runs fn with this device's GPU current; errors come out prefixed with the device's name.
   template <typename Fn>
   void OnGpu(Fn&& fn);
   void EnablePeerAccess();
+  int OwnerOf(const Tensor& t) const;
   void CheckReadable(const Tensor& t) const;
   Fence Record(cudaStream_t stream);
 

@@ -1,0 +1,161 @@
+// The in-process collectives (runtime::ComputeCollective: region copies and reductions on the
+// device, as a GPU runs them) give bit for bit what the reference collectives
+// (sbp/collective_reference.h) give, for every kind, random group sizes, ranks, axes, uneven
+// extents, dtypes and reduce ops, on a HostDevice and on a DeferredHostDevice (every operation
+// queued and run later, as on a GPU). A member whose output register does not fit is refused
+// with a ShapeError naming it.
+#include <gtest/gtest.h>
+#include <rapidcheck.h>
+
+#include <memory>
+#include <vector>
+
+#include "engine/core/collective_kind.h"
+#include "engine/core/error.h"
+#include "engine/core/rng.h"
+#include "engine/plan/plan_enums.h"
+#include "engine/runtime/collective_compute.h"
+#include "engine/runtime/host_device.h"
+#include "engine/sbp/collective_reference.h"
+#include "tests/support/deferred_device.h"
+
+namespace twinflow::runtime {
+namespace {
+
+struct Case {
+  CollectiveKind kind = CollectiveKind::kAllReduce;
+  plan::CollectiveDesc desc;
+  ReduceOp op = ReduceOp::kSum;
+  std::vector<Tensor> inputs;
+};
+
+// A random collective: inputs of one rank and dtype; members differ on the gather axis where
+// the kind allows it (how uneven splits arrive).
+Case DrawCase() {
+  Case c;
+  c.kind = *rc::gen::element(CollectiveKind::kAllReduce, CollectiveKind::kAllGather,
+                             CollectiveKind::kReduceScatter, CollectiveKind::kAllToAll,
+                             CollectiveKind::kBroadcast);
+  c.op = *rc::gen::element(ReduceOp::kSum, ReduceOp::kMax, ReduceOp::kMin);
+  const DType dtype = *rc::gen::element(DType::kF32, DType::kBF16, DType::kI32, DType::kF64);
+  const int members = *rc::gen::inRange(1, 6);
+  const int rank = *rc::gen::inRange(1, 4);
+  const int gather = *rc::gen::inRange(0, rank);
+  const int scatter = *rc::gen::inRange(0, rank);
+  c.desc.set_kind(plan::ToProto(c.kind));
+  c.desc.set_gather_axis(gather);
+  c.desc.set_scatter_axis(scatter);
+  c.desc.set_root(*rc::gen::inRange(0, members));
+  std::vector<int64_t> dims;
+  for (int d = 0; d < rank; ++d) dims.push_back(*rc::gen::inRange<int64_t>(0, 7));
+  const Shape shape(dims);
+  const bool uneven = c.kind == CollectiveKind::kAllGather || c.kind == CollectiveKind::kAllToAll;
+  Rng rng(*rc::gen::inRange<uint64_t>(0, uint64_t{1} << 40));
+  for (int m = 0; m < members; ++m) {
+    Shape s = shape;
+    if (uneven) s[gather] = *rc::gen::inRange<int64_t>(0, 7);
+    c.inputs.push_back(Tensor::Random(s, dtype, rng));
+  }
+  return c;
+}
+
+std::vector<Tensor> Reference(const Case& c) {
+  switch (c.kind) {
+    case CollectiveKind::kAllReduce:
+      return sbp::AllReduce(c.inputs, c.op);
+    case CollectiveKind::kAllGather:
+      return sbp::AllGather(c.inputs, c.desc.gather_axis());
+    case CollectiveKind::kReduceScatter:
+      return sbp::ReduceScatter(c.inputs, c.op, c.desc.scatter_axis());
+    case CollectiveKind::kAllToAll:
+      return sbp::AllToAll(c.inputs, c.desc.scatter_axis(), c.desc.gather_axis());
+    case CollectiveKind::kBroadcast:
+      return std::vector<Tensor>(c.inputs.size(), c.inputs[c.desc.root()]);
+  }
+  return {};
+}
+
+// Runs the collective on `device` over copies of the inputs into outputs of `shapes`; returns
+// the outputs (after the device's work has run).
+std::vector<Tensor> Compute(Device& device, const Case& c, const std::vector<Shape>& shapes) {
+  std::vector<Tensor> inputs = c.inputs;
+  std::vector<Tensor> outputs;
+  for (size_t i = 0; i < shapes.size(); ++i) outputs.emplace_back(shapes[i], inputs[i].dtype());
+  std::vector<CollectiveMember> members;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    members.push_back({0, 0, static_cast<int>(i),
+                       Tensor::View(inputs[i].shape(), inputs[i].dtype(), inputs[i].raw()),
+                       Tensor::View(outputs[i].shape(), outputs[i].dtype(), outputs[i].raw()),
+                       nullptr});
+  }
+  ComputeCollective(device, c.desc, c.op, members);
+  device.Synchronize();
+  return outputs;
+}
+
+TEST(CollectiveCompute, EqualsTheReferenceCollectivesBitForBit) {
+  const bool ok = rc::check("in-process collectives equal the reference", [] {
+    const Case c = DrawCase();
+    const std::vector<Tensor> expected = Reference(c);
+    std::vector<Shape> shapes;
+    for (const Tensor& t : expected) shapes.push_back(t.shape());
+    RC_TAG(CollectiveKindName(c.kind));
+    HostDevice host(0);
+    testing::DeferredHostDevice deferred(0);
+    for (Device* device : std::initializer_list<Device*>{&host, &deferred}) {
+      const std::vector<Tensor> got = Compute(*device, c, shapes);
+      for (size_t i = 0; i < got.size(); ++i) {
+        RC_ASSERT(BitEqual(got[i], expected[i]));
+      }
+    }
+  });
+  EXPECT_TRUE(ok);
+}
+
+TEST(CollectiveCompute, InPlaceAllReduceSumsIntoTheInputs) {
+  const bool ok = rc::check("an in-place all_reduce equals the reference", [] {
+    const int members = *rc::gen::inRange(1, 5);
+    const Shape shape{*rc::gen::inRange<int64_t>(0, 9), *rc::gen::inRange<int64_t>(1, 5)};
+    Rng rng(*rc::gen::inRange<uint64_t>(0, 1000000));
+    std::vector<Tensor> inputs;
+    for (int m = 0; m < members; ++m) inputs.push_back(Tensor::Random(shape, DType::kF32, rng));
+    const std::vector<Tensor> expected = sbp::AllReduce(inputs, ReduceOp::kSum);
+    plan::CollectiveDesc desc;
+    desc.set_kind(plan::ToProto(CollectiveKind::kAllReduce));
+    desc.set_in_place(true);
+    std::vector<CollectiveMember> list;
+    for (int m = 0; m < members; ++m) {
+      // Two views of one slot (copying a view would give an owning tensor).
+      list.push_back({0, 0, m, Tensor::View(shape, DType::kF32, inputs[m].raw()),
+                      Tensor::View(shape, DType::kF32, inputs[m].raw()), nullptr});
+    }
+    HostDevice device(0);
+    ComputeCollective(device, desc, ReduceOp::kSum, list);
+    for (int m = 0; m < members; ++m) RC_ASSERT(BitEqual(inputs[m], expected[m]));
+  });
+  EXPECT_TRUE(ok);
+}
+
+TEST(CollectiveCompute, AnOutputThatDoesNotFitIsRefusedByName) {
+  const bool ok = rc::check("a misfit output is refused by name", [] {
+    Case c = DrawCase();
+    std::vector<Shape> shapes;
+    for (const Tensor& t : Reference(c)) shapes.push_back(t.shape());
+    const size_t bad = *rc::gen::inRange<size_t>(0, shapes.size());
+    const int axis = *rc::gen::inRange(0, shapes[bad].rank());
+    shapes[bad][axis] += 1;
+    HostDevice device(0);
+    try {
+      Compute(device, c, shapes);
+      RC_FAIL("no error");
+    } catch (const ShapeError& e) {
+      const std::string what = e.what();
+      RC_ASSERT(what.find(CollectiveKindName(c.kind)) != std::string::npos);
+      RC_ASSERT(what.find("member " + std::to_string(bad) + "'s output") != std::string::npos);
+    }
+  });
+  EXPECT_TRUE(ok);
+}
+
+}  // namespace
+}  // namespace twinflow::runtime
