@@ -6,17 +6,22 @@ self-attention with separate q, k and v projections and a 4x GELU-tanh MLP; a fi
 a bias-free head; mean cross entropy; AdamW) at the same sizes, batch and dtype on the same GPU:
     small:  12 layers, hidden 768,  12 heads, sequence 1024, vocabulary 50257, batch 8 (GPT-2 small)
     medium: 24 layers, hidden 1024, 16 heads, sequence 1024, vocabulary 50257, batch 8 (GPT-2 medium)
-twinflow runs `twinflow run --device cuda --attention fused`; its step time is the difference of
-two runs (--steps 3 and --steps 3+N) divided by N, so compilation, start-up and warm-up drop out.
-PyTorch's is the median of N steps after 3 warm-ups, timed with CUDA events; its attention is
-F.scaled_dot_product_attention (FlashAttention on these GPUs). The dtype is f32 (TF32 off on both)
-until twinflow's models take bf16 (mixed precision comes with a later issue); PyTorch under bf16
-autocast is printed too, as the target. MFU counts 6 * parameters * tokens plus the attention's
+In bf16 (the default first): twinflow's `precision=bf16` (bf16 compute around fp32 master
+weights and optimizer state, the loss in fp32) against PyTorch under bf16 autocast (the same
+split); in f32 both with TF32 off. twinflow runs `twinflow run --device cuda` with its unfused
+attention (cuBLASLt batched GEMMs and a softmax kernel) and its fused one (no score matrix; not
+yet on tensor cores); its step time is the difference of two runs (--steps 3 and --steps 3+N)
+divided by N, so compilation, start-up and warm-up drop out. PyTorch's is the median of N steps
+after 3 warm-ups, timed with CUDA events; its attention is F.scaled_dot_product_attention
+(FlashAttention on these GPUs). MFU counts 6 * parameters * tokens plus the attention's
 12 * layers * hidden * sequence flops per token, against the dtype's dense peak.
 
-Usage: gpt_step_bench.py --twinflow PATH [--sizes small,medium] [--steps 10] [--out DIR]
+Each row is printed and gpt_step.json rewritten as soon as it is measured, so a run cut short
+by its time limit keeps what it measured (bf16, small first).
+
+Usage: gpt_step_bench.py --twinflow PATH [--sizes small,medium] [--dtypes bf16,f32]
+         [--attentions unfused,fused] [--steps 10] [--out DIR]
          [--peak-f32 67e12 --peak-bf16 989e12]   (H200/H100 SXM dense peaks)
-Writes gpt_step.json into --out and prints a table with the ratios.
 """
 import argparse
 import json
@@ -102,9 +107,10 @@ def torch_step_seconds(size, steps, autocast):
     return statistics.median(times), parameters
 
 
-def twinflow_run_seconds(binary, size, steps):
-    args = [binary, "run", "--model", "gpt", "--device", "cuda", "--attention", "fused",
-            "--strategy", "dp=1", "--steps", str(steps)]
+def twinflow_run_seconds(binary, size, dtype, attention, steps):
+    strategy = "dp=1" + (",precision=bf16" if dtype == "bf16" else "")
+    args = [binary, "run", "--model", "gpt", "--device", "cuda", "--attention", attention,
+            "--strategy", strategy, "--steps", str(steps)]
     for key in ("layers", "hidden", "heads", "sequence", "vocab", "batch"):
         args += [f"--{key}", str(size[key])]
     done = subprocess.run(args, capture_output=True, text=True, timeout=600)
@@ -116,8 +122,9 @@ def twinflow_run_seconds(binary, size, steps):
     return float(match.group(1)) / (1e3 if match.group(2) == "ms" else 1.0)
 
 
-def twinflow_step_seconds(binary, size, steps):
-    return (twinflow_run_seconds(binary, size, 3 + steps) - twinflow_run_seconds(binary, size, 3)) / steps
+def twinflow_step_seconds(binary, size, dtype, attention, steps):
+    long_run = twinflow_run_seconds(binary, size, dtype, attention, 3 + steps)
+    return (long_run - twinflow_run_seconds(binary, size, dtype, attention, 3)) / steps
 
 
 def flops_per_step(size, parameters):
@@ -126,53 +133,65 @@ def flops_per_step(size, parameters):
     return (6 * parameters + attention) * tokens
 
 
-def measure(name, size, args):
-    row = {"model": name, **size}
-    pt_f32, parameters = torch_step_seconds(size, args.steps, autocast=False)
-    pt_bf16, _ = torch_step_seconds(size, args.steps, autocast=True)
+def measure(name, size, dtype, attentions, args):
+    """The row of one size in one dtype: PyTorch's step, then twinflow's with each attention."""
+    row = {"model": name, "dtype": dtype, **size}
+    peak = args.peak_bf16 if dtype == "bf16" else args.peak_f32
+    torch_s, parameters = torch_step_seconds(size, args.steps, autocast=dtype == "bf16")
     flops = flops_per_step(size, parameters)
     tokens = size["batch"] * size["sequence"]
-    row.update(parameters=parameters, flops_per_step=flops, torch_f32_s=pt_f32, torch_bf16_s=pt_bf16)
-    try:
-        row["twinflow_f32_s"] = twinflow_step_seconds(args.twinflow, size, args.steps)
-    except (RuntimeError, subprocess.TimeoutExpired) as e:
-        row["twinflow_error"] = str(e)
-    for key, peak in (("torch_f32", args.peak_f32), ("torch_bf16", args.peak_bf16),
-                      ("twinflow_f32", args.peak_f32)):
-        if f"{key}_s" in row:
-            row[f"{key}_tokens_per_s"] = tokens / row[f"{key}_s"]
-            row[f"{key}_mfu"] = flops / row[f"{key}_s"] / peak
-    if "twinflow_f32_s" in row:
-        row["twinflow_over_torch_f32"] = row["torch_f32_s"] / row["twinflow_f32_s"]
+    row.update(parameters=parameters, flops_per_step=flops, torch_s=torch_s,
+               torch_tokens_per_s=tokens / torch_s, torch_mfu=flops / torch_s / peak)
+    for attention in attentions:
+        key = f"twinflow_{attention}"
+        try:
+            seconds = twinflow_step_seconds(args.twinflow, size, dtype, attention, args.steps)
+        except (RuntimeError, subprocess.TimeoutExpired) as e:
+            row[f"{key}_error"] = str(e)
+            continue
+        row.update({f"{key}_s": seconds, f"{key}_tokens_per_s": tokens / seconds,
+                    f"{key}_mfu": flops / seconds / peak, f"{key}_over_torch": torch_s / seconds})
     return row
+
+
+def describe(r, attentions):
+    """The row as text: PyTorch, then each twinflow attention with its ratio."""
+    line = (f"{r['model']:<7} {r['dtype']:<5} torch {r['torch_s'] * 1e3:8.1f} ms "
+            f"({r['torch_tokens_per_s']:8.0f} tokens/s, MFU {r['torch_mfu']:6.1%})")
+    for attention in attentions:
+        key = f"twinflow_{attention}"
+        if f"{key}_s" in r:
+            line += (f"; twinflow {attention} {r[key + '_s'] * 1e3:8.1f} ms "
+                     f"({r[key + '_tokens_per_s']:8.0f} tokens/s, MFU {r[key + '_mfu']:6.1%}, "
+                     f"{r[key + '_over_torch']:.2f}x torch)")
+        else:
+            last = (r.get(key + "_error") or "unknown error").splitlines()[-1]
+            line += f"; twinflow {attention} failed: {last}"
+    return line
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--twinflow", required=True)
     parser.add_argument("--sizes", default="small,medium")
+    parser.add_argument("--dtypes", default="bf16,f32")
+    parser.add_argument("--attentions", default="unfused,fused")
     parser.add_argument("--steps", type=int, default=10)
     parser.add_argument("--out", default=".")
     parser.add_argument("--peak-f32", type=float, default=67e12)
     parser.add_argument("--peak-bf16", type=float, default=989e12)
     args = parser.parse_args()
     torch.backends.cuda.matmul.allow_tf32 = False
-    rows = [measure(name, SIZES[name], args) for name in args.sizes.split(",")]
-    print(f"GPU: {torch.cuda.get_device_name()}")
-    print("model   torch f32 ms  twinflow f32 ms  twinflow/torch  tf tokens/s  tf MFU  "
-          "torch bf16 ms (MFU)")
-    for r in rows:
-        tf = r.get("twinflow_f32_s")
-        print(f"{r['model']:<7} {r['torch_f32_s'] * 1e3:12.1f}  "
-              + (f"{tf * 1e3:15.1f}  {r['twinflow_over_torch_f32']:13.2f}x  "
-                 f"{r['twinflow_f32_tokens_per_s']:11.0f}  {r['twinflow_f32_mfu']:6.1%}  "
-                 if tf else f"{'failed':>15}  {'-':>14}  {'-':>11}  {'-':>6}  ")
-              + f"{r['torch_bf16_s'] * 1e3:9.1f} ({r['torch_bf16_mfu']:.1%})")
-        if "twinflow_error" in r:
-            print("  twinflow: " + r["twinflow_error"].splitlines()[-1])
+    attentions = args.attentions.split(",")
     os.makedirs(args.out, exist_ok=True)
-    with open(os.path.join(args.out, "gpt_step.json"), "w") as f:
-        json.dump({"gpu": torch.cuda.get_device_name(), "rows": rows}, f, indent=2)
+    print(f"GPU: {torch.cuda.get_device_name()}", flush=True)
+    rows = []
+    for dtype in args.dtypes.split(","):
+        for name in args.sizes.split(","):
+            rows.append(measure(name, SIZES[name], dtype, attentions, args))
+            print(describe(rows[-1], attentions), flush=True)
+            with open(os.path.join(args.out, "gpt_step.json"), "w") as f:
+                json.dump({"gpu": torch.cuda.get_device_name(), "rows": rows}, f, indent=2)
 
 
 if __name__ == "__main__":
