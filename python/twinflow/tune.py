@@ -90,7 +90,7 @@ def _simulate(graph, examples, strategy, devices, cluster, nodes):
         graph.compile(*examples, strategy=strategy, devices=devices)
         report = graph.simulate(cluster=cluster, nodes=nodes)
     except _ERRORS as e:
-        return None, str(e).splitlines()[0][:100]
+        return None, str(e).splitlines()[0]  # its whole first line, as `twinflow tune` keeps
     if report.out_of_memory:
         return report, f"out of memory ({report.peak_memory_bytes / 2**30:.2f} GiB)"
     return report, None

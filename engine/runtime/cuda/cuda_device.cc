@@ -256,13 +256,7 @@ Tensor CudaDevice::Download(const Tensor& src) {
 
 // An event recorded on `stream`; destroyed with the last reference (CUDA lets an event be
 // destroyed while work before it is pending). The caller has made the GPU current.
-Device::Fence CudaDevice::Record(cudaStream_t stream) {
-  cudaEvent_t event = nullptr;
-  TF_CUDA_CHECK(cudaEventCreateWithFlags(&event, cudaEventDisableTiming));
-  Fence fence(event, [](void* e) { cudaEventDestroy(static_cast<cudaEvent_t>(e)); });
-  TF_CUDA_CHECK(cudaEventRecord(event, stream));
-  return fence;
-}
+Device::Fence CudaDevice::Record(cudaStream_t stream) { return events_->Record(stream); }
 
 Device::Fence CudaDevice::Mark() {
   Fence fence;

@@ -10,6 +10,7 @@
 #include <memory>
 #include <vector>
 
+#include "engine/runtime/cuda/event_pool.h"
 #include "engine/runtime/device.h"
 #include "kernels/cuda/cuda_env.h"
 
@@ -55,6 +56,8 @@ class CudaDevice : public Device {
   std::vector<bool> readable_;                  // by GPU: whose memory this GPU's kernels may read
   std::unique_ptr<kernels::OwnedCudaEnv> env_;  // the compute stream and library handles
   cudaStream_t copy_stream_ = nullptr;
+  // The fences' events; shared with every fence, which may outlive this device.
+  std::shared_ptr<cuda::EventPool> events_ = cuda::EventPool::Make();
   void* arena_ = nullptr;
   std::vector<void*> zeros_;  // zeroed buffers handed out by Zeros, each larger than the last
   int64_t zeros_bytes_ = 0;
