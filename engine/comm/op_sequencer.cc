@@ -16,7 +16,15 @@ std::string Describe(int channel, const OpKey& key) {
 }  // namespace
 
 OpSequencer::OpSequencer(int rank, std::vector<std::vector<int>> channel_ranks)
-    : rank_(rank), channels_(std::move(channel_ranks)) {}
+    : rank_(rank), channels_(std::move(channel_ranks)) {
+  bool first = true;
+  for (const std::vector<int>& ranks : channels_) {
+    for (int r : ranks) {
+      sequencer_ = first ? r : std::min(sequencer_, r);
+      first = false;
+    }
+  }
+}
 
 bool OpSequencer::Member(int channel, int rank) const {
   if (channel < 0 || channel >= static_cast<int>(channels_.size())) return false;
@@ -32,28 +40,29 @@ std::vector<SequencerMessage> OpSequencer::Ready(int channel, const OpKey& key) 
     throw CommError(Describe(channel, key) + " was made ready twice on rank " +
                     std::to_string(rank_));
   }
-  const int leader = channels_[static_cast<size_t>(channel)].front();
-  return {{SequencerMessageKind::kReady, leader, channel, key}};
+  return {{SequencerMessageKind::kReady, sequencer_, channel, key}};
 }
 
 std::vector<SequencerMessage> OpSequencer::Receive(const SequencerMessage& message, int from) {
   const int channel = message.channel;
   const std::string what = Describe(channel, message.key);
-  if (!Member(channel, from) || !Member(channel, rank_)) {
+  const bool is_go = message.kind == SequencerMessageKind::kGo;
+  // A go comes from the sequencer to a member; a ready from a member to the sequencer.
+  if (!Member(channel, is_go ? rank_ : from)) {
     throw CommError("rank " + std::to_string(rank_) + " got a message from rank " +
                     std::to_string(from) + " about " + what + ", which is not theirs");
   }
   const std::vector<int>& ranks = channels_[static_cast<size_t>(channel)];
-  if (message.kind == SequencerMessageKind::kGo) {
-    if (from != ranks.front() || mine_.erase({channel, message.key}) == 0) {
+  if (is_go) {
+    if (from != sequencer_ || mine_.erase({channel, message.key}) == 0) {
       throw CommError("rank " + std::to_string(rank_) + " got a go from rank " +
                       std::to_string(from) + " for " + what + ", which it had not made ready");
     }
     issuable_.emplace_back(channel, message.key);
     return {};
   }
-  if (rank_ != ranks.front()) {
-    throw CommError("rank " + std::to_string(rank_) + " is not the leader of " + what);
+  if (rank_ != sequencer_) {
+    throw CommError("rank " + std::to_string(rank_) + " is not the sequencer of " + what);
   }
   std::set<int>& ready = ready_[{channel, message.key}];
   if (!ready.insert(from).second) {

@@ -1,18 +1,21 @@
 #pragma once
-// OpSequencer: one order per channel (nccl_channels.h) in which every member rank issues the
-// channel's NCCL operations, agreed at run time, so that no collective can cross another and
-// no operation is issued before all its members can run it.
+// OpSequencer: one order in which every rank issues the NCCL operations of its channels
+// (nccl_channels.h), agreed at run time, so that no collective can cross another and no
+// operation is issued before all its members can run it.
 //
 // NCCL matches the operations of a communicator by the order each rank issues them in, and an
-// issued operation occupies its stream until all members have issued it. The actors do not
-// follow one order (independent collectives run as their inputs arrive, and a rank may see two
-// ready in either order), so the order is agreed: each member tells the channel's leader (its
-// first rank) when an operation is ready on it; once all members are, the leader appends it to
-// the channel's sequence and tells every member "go"; members issue operations in the order
-// the go messages come (the transport delivers one sender's messages in order). An operation
-// goes only when every member has it ready, i.e. its inputs complete, so each issued operation
-// completes, and those after it on the channel's stream in turn: no deadlock, whatever the
-// order things become ready in.
+// issued operation occupies its stream until all members have issued it; a channel's first
+// operation may even block its caller until every member calls it (NCCL connects lazily). The
+// actors do not follow one order (independent collectives run as their inputs arrive, and a
+// rank may see two ready in either order), so the order is agreed: each member tells the
+// sequencer (the lowest rank of any channel, the same for all channels) when an operation is
+// ready on it; once all members are, the sequencer tells every member "go"; members issue
+// operations in the order the go messages come (the transport delivers one sender's messages
+// in order). So there is one global order, every rank issuing its share of it in that order:
+// an operation goes only when every member has it ready, and every member reaches it after
+// the operations before it, which complete for the same reason. No deadlock, whatever the
+// order things become ready in; with one leader per channel, two ranks could issue two
+// channels' first operations in opposite orders and block each other.
 //
 // Pure bookkeeping: the caller carries the messages between ranks (the NCCL transport, over
 // MPI) and issues what Go says.
@@ -50,7 +53,7 @@ struct SequencerMessage {
 
 class OpSequencer {
  public:
-  // `channel_ranks`: every channel's ranks, leader first, the same on every rank.
+  // `channel_ranks`: every channel's ranks, the same on every rank.
   OpSequencer(int rank, std::vector<std::vector<int>> channel_ranks);
 
   // This rank has `key` of `channel` ready: the messages to deliver.
@@ -62,7 +65,7 @@ class OpSequencer {
   // The operations this rank may issue now, in issue order, each once.
   std::vector<std::pair<int, OpKey>> TakeIssuable();
 
-  // As the leader: the members `key` of `channel` still waits for (for stall reports).
+  // As the sequencer: the members `key` of `channel` still waits for (for stall reports).
   std::vector<int> Awaited(int channel, const OpKey& key) const;
   // Ready here, not yet gone: (channel, key), for stall reports.
   std::vector<std::pair<int, OpKey>> Waiting() const;
@@ -72,7 +75,8 @@ class OpSequencer {
 
   int rank_;
   std::vector<std::vector<int>> channels_;
-  std::map<std::pair<int, OpKey>, std::set<int>> ready_;  // as leader: who has it ready
+  int sequencer_ = 0;                                     // the lowest rank of any channel
+  std::map<std::pair<int, OpKey>, std::set<int>> ready_;  // as sequencer: who has it ready
   std::set<std::pair<int, OpKey>> mine_;                  // ready here, no go yet
   std::vector<std::pair<int, OpKey>> issuable_;
 };

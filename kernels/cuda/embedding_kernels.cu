@@ -2,8 +2,9 @@
 // double as on the CPU). The embedding gradient is a deterministic scatter-add
 // without atomics: one block per table row walks the ids in tiles, each warp finds the
 // matching positions with a ballot, and every thread adds the matching dy rows for its
-// columns in id order (the CPU's order). Cost: every block reads all ids (rows x ids
-// comparisons), fine for the shapes trained here; a stable sort by id would remove it.
+// columns in id order (the CPU's order), up to 8 x 256 columns per scan of the ids. Cost:
+// every block reads all ids (rows x ids comparisons), fine for the shapes trained here; a
+// stable sort by id would remove it.
 #include "engine/core/rotary_angle.h"
 #include "kernels/cuda/device_common.cuh"
 #include "kernels/cuda/embedding_launch.h"
@@ -26,15 +27,18 @@ __global__ void EmbeddingKernel(const T* w, IdSlice s, T* out, int64_t width) {
   }
 }
 
+// Columns a thread accumulates in one scan of the ids: a row of up to kColumnsPerThread * 256
+// columns (GPT-2's 768 to 2048) costs one scan, not one per 256 columns.
+constexpr int kColumnsPerThread = 8;
+
 template <typename T>
 __global__ void EmbeddingGradKernel(const T* dy, IdSlice s, T* dw, int64_t width) {
   using A = Acc<T>;
   __shared__ unsigned masks[kThreads / 32];
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   TF_ROW_LOOP(v, s.rows) {
-    for (int64_t c0 = 0; c0 < width; c0 += blockDim.x) {
-      const int64_t c = c0 + threadIdx.x;
-      A acc = 0;
+    for (int64_t c0 = 0; c0 < width; c0 += kColumnsPerThread * blockDim.x) {
+      A acc[kColumnsPerThread] = {};
       for (int64_t t0 = 0; t0 < s.count; t0 += blockDim.x) {
         const int64_t i = t0 + threadIdx.x;
         const bool match = i < s.count && LocalRow(s, i) == v;
@@ -44,12 +48,20 @@ __global__ void EmbeddingGradKernel(const T* dy, IdSlice s, T* dw, int64_t width
         for (int w = 0; w < kThreads / 32; ++w) {
           for (unsigned m = masks[w]; m != 0; m &= m - 1) {  // set bits, lowest (first id) first
             const int64_t at = t0 + w * 32 + (__ffs(m) - 1);
-            if (c < width) acc += LoadAs<A>(dy, at * width + c);
+#pragma unroll
+            for (int u = 0; u < kColumnsPerThread; ++u) {
+              const int64_t c = c0 + u * blockDim.x + threadIdx.x;
+              if (c < width) acc[u] += LoadAs<A>(dy, at * width + c);
+            }
           }
         }
         __syncthreads();
       }
-      if (c < width) StoreAs(dw, v * width + c, acc);
+#pragma unroll
+      for (int u = 0; u < kColumnsPerThread; ++u) {
+        const int64_t c = c0 + u * blockDim.x + threadIdx.x;
+        if (c < width) StoreAs(dw, v * width + c, acc[u]);
+      }
     }
   }
 }

@@ -93,12 +93,15 @@ __global__ void ForwardKernel(AttentionDims d, const T* q, const T* k, const T* 
     sum = sum * rescale + p;
     max = next;
   }
+  // Only a row that sees no key is empty (zeros, lse -inf); a NaN among the scores makes sum
+  // NaN, and the row and its lse NaN, as on the CPU (a test of sum > 0 would hide it).
+  const bool empty = KeyEnd(d, i) == 0;
   T* oi = out + RowOffset(d, b, i, d.q_len, h);
 #pragma unroll
   for (int t = 0; t < kPerLane; ++t) {
-    if (l.Has(t)) Store(oi, l.Col(t), sum > 0.f ? acc[t] / sum : 0.f);
+    if (l.Has(t)) Store(oi, l.Col(t), empty ? 0.f : acc[t] / sum);
   }
-  if (l.lane == 0) lse[bh * d.q_len + i] = sum > 0.f ? max + logf(sum) : -INFINITY;
+  if (l.lane == 0) lse[bh * d.q_len + i] = empty ? -INFINITY : max + logf(sum);
 }
 
 // delta_i = dout_i . out_i - dlse_i: the softmax gradient's row term.

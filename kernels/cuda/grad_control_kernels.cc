@@ -12,8 +12,10 @@ namespace {
 void SumSquares(const KernelContext& ctx) {
   CheckArity(ctx, 1, 1, "sum_squares");
   CheckDType(*ctx.inputs[0], DType::kF32, "sum_squares", "grad");
+  const CudaEnv& env = Env(ctx, "sum_squares");
+  const Scratch partials(env, kSumSquaresBlocks * static_cast<int64_t>(sizeof(double)));
   LaunchSumSquares(ctx.inputs[0]->data<float>(), ctx.inputs[0]->numel(),
-                   ctx.outputs[0]->data<float>(), Env(ctx, "sum_squares").stream);
+                   static_cast<double*>(partials.get()), ctx.outputs[0]->data<float>(), env.stream);
 }
 
 void GradFactor(const KernelContext& ctx) {

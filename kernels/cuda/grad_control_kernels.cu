@@ -1,6 +1,7 @@
 // Device code of gradient clipping, loss scaling and the learning-rate schedule. The sum of
-// squares is one block: a gradient is read once a step, and one block's fixed tree keeps the
-// sum deterministic.
+// squares is two passes over a fixed grid: kSumSquaresBlocks blocks each sum a fixed
+// contiguous chunk in double (a fixed tree), then one block sums their partials in order, so
+// the sum is deterministic and spread over the whole GPU (one block alone reads ~1 GB/s).
 #include "engine/core/lr_schedule.h"
 #include "kernels/cuda/device_common.cuh"
 #include "kernels/cuda/grad_control_launch.h"
@@ -8,9 +9,17 @@
 namespace twinflow::kernels::cuda {
 namespace {
 
-__global__ void SumSquaresKernel(const float* g, int64_t n, float* out) {
+__global__ void SumSquaresPartialKernel(const float* g, int64_t n, double* partial) {
+  const int64_t begin = n * blockIdx.x / gridDim.x, end = n * (blockIdx.x + 1) / gridDim.x;
   double acc = 0;
-  for (int64_t i = threadIdx.x; i < n; i += blockDim.x) acc += double(g[i]) * g[i];
+  for (int64_t i = begin + threadIdx.x; i < end; i += blockDim.x) acc += double(g[i]) * g[i];
+  acc = BlockReduce(acc, SumOp{}, 0.0);
+  if (threadIdx.x == 0) partial[blockIdx.x] = acc;
+}
+
+__global__ void SumPartialsKernel(const double* partial, int count, float* out) {
+  double acc = 0;
+  for (int i = threadIdx.x; i < count; i += blockDim.x) acc += partial[i];
   acc = BlockReduce(acc, SumOp{}, 0.0);
   if (threadIdx.x == 0) out[0] = static_cast<float>(acc);
 }
@@ -57,9 +66,12 @@ void LaunchLrSchedule(const float* step, const float* base_lr, const LrScheduleA
   TF_CUDA_CHECK_LAUNCH("LrScheduleKernel");
 }
 
-void LaunchSumSquares(const float* g, int64_t n, float* out, cudaStream_t stream) {
-  SumSquaresKernel<<<1, kThreads, 0, stream>>>(g, n, out);
-  TF_CUDA_CHECK_LAUNCH("SumSquaresKernel");
+void LaunchSumSquares(const float* g, int64_t n, double* partials, float* out,
+                      cudaStream_t stream) {
+  SumSquaresPartialKernel<<<kSumSquaresBlocks, kThreads, 0, stream>>>(g, n, partials);
+  TF_CUDA_CHECK_LAUNCH("SumSquaresPartialKernel");
+  SumPartialsKernel<<<1, kThreads, 0, stream>>>(partials, kSumSquaresBlocks, out);
+  TF_CUDA_CHECK_LAUNCH("SumPartialsKernel");
 }
 
 void LaunchGradFactor(const float* norm_sq, const float* scale, double max_norm, float* out,

@@ -8,8 +8,13 @@
 
 namespace twinflow::kernels::cuda {
 
-// out[0] = sum of g[i]^2 over n f32 elements, in double, by one block in a fixed order.
-void LaunchSumSquares(const float* g, int64_t n, float* out, cudaStream_t stream);
+// The blocks of the sum of squares' first pass (a constant, so the sum's order never depends
+// on the GPU).
+constexpr int kSumSquaresBlocks = 1024;
+// out[0] = sum of g[i]^2 over n f32 elements, in double, in a fixed order: each of
+// kSumSquaresBlocks blocks sums its contiguous chunk into `partials` (device memory of that
+// many doubles), then one block sums those.
+void LaunchSumSquares(const float* g, int64_t n, double* partials, float* out, cudaStream_t stream);
 // out[0] = the gradient factor from norm_sq[0] and scale[0] (null: 1); max_norm 0: no clip.
 void LaunchGradFactor(const float* norm_sq, const float* scale, double max_norm, float* out,
                       cudaStream_t stream);

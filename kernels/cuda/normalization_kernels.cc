@@ -20,7 +20,8 @@ void LayerNormGrad(const KernelContext& ctx) {
   const LayerNormRows rows = CheckLayerNormGrad(ctx);
   const Tensor& x = *ctx.inputs[0];
   const CudaEnv& env = Env(ctx, op);
-  Scratch stats(env, 2 * rows.count * static_cast<int64_t>(sizeof(double)));
+  Scratch stats(
+      env, LayerNormGradScratch(rows.count, rows.width) * static_cast<int64_t>(sizeof(double)));
   LaunchLayerNormGrad(x.dtype(), x.raw(), ctx.inputs[1]->raw(), ctx.inputs[2]->raw(),
                       ctx.outputs[0]->raw(), ctx.outputs[1]->raw(), ctx.outputs[2]->raw(),
                       static_cast<double*>(stats.get()), rows.count, rows.width,
@@ -38,7 +39,8 @@ void RmsNormGrad(const KernelContext& ctx) {
   const LayerNormRows rows = CheckRmsNormGrad(ctx);
   const Tensor& x = *ctx.inputs[0];
   const CudaEnv& env = Env(ctx, "rms_norm_grad");
-  Scratch stats(env, rows.count * static_cast<int64_t>(sizeof(double)));
+  Scratch stats(env,
+                RmsNormGradScratch(rows.count, rows.width) * static_cast<int64_t>(sizeof(double)));
   LaunchRmsNormGrad(x.dtype(), x.raw(), ctx.inputs[1]->raw(), ctx.inputs[2]->raw(),
                     ctx.outputs[0]->raw(), ctx.outputs[1]->raw(), static_cast<double*>(stats.get()),
                     rows.count, rows.width, ctx.attrs.GetDouble("epsilon", 1e-5), env.stream);

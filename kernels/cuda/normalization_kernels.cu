@@ -67,22 +67,77 @@ __global__ void LayerNormGradRows(const T* x, const T* gamma, const T* dy, T* dx
   }
 }
 
+// Layer norm's column terms of row r, column j: dgamma's dy * xhat and dbeta's dy.
 template <typename T>
-__global__ void LayerNormGradColumns(const T* x, const T* dy, const double* stats, T* dgamma,
-                                     T* dbeta, int64_t rows, int64_t width) {
-  using A = Acc<T>;
-  TF_GRID_LOOP(j, width) {
-    A dg = 0, db = 0;
-    for (int64_t r = 0; r < rows; ++r) {
-      const A g = LoadAs<A>(dy, r * width + j);
-      const A xh = (LoadAs<A>(x, r * width + j) - static_cast<A>(stats[2 * r])) *
-                   static_cast<A>(stats[2 * r + 1]);
-      dg += g * xh;
-      db += g;
-    }
-    StoreAs(dgamma, j, dg);
-    StoreAs(dbeta, j, db);
+struct LayerNormTerms {
+  static constexpr int kSums = 2;
+  const T *x, *dy;
+  const double* stats;
+  int64_t width;
+  __device__ void Add(int64_t r, int64_t j, Acc<T> (&sums)[kSums]) const {
+    using A = Acc<T>;
+    const A g = LoadAs<A>(dy, r * width + j);
+    const A xh = (LoadAs<A>(x, r * width + j) - static_cast<A>(stats[2 * r])) *
+                 static_cast<A>(stats[2 * r + 1]);
+    sums[0] += g * xh;
+    sums[1] += g;
   }
+};
+
+// RMS norm's: dgamma's dy * x / rms.
+template <typename T>
+struct RmsNormTerms {
+  static constexpr int kSums = 1;
+  const T *x, *dy;
+  const double* stats;
+  int64_t width;
+  __device__ void Add(int64_t r, int64_t j, Acc<T> (&sums)[kSums]) const {
+    using A = Acc<T>;
+    sums[0] +=
+        LoadAs<A>(dy, r * width + j) * LoadAs<A>(x, r * width + j) * static_cast<A>(stats[r]);
+  }
+};
+
+// First pass of the column sums: block row blockIdx.y sums its chunk of rows, in row order,
+// into partials[(k * chunks + chunk) * width + j] for each sum k.
+template <typename T, typename Terms>
+__global__ void ColumnPartials(Terms terms, int64_t rows, int64_t width, double* partials) {
+  const int64_t chunk = blockIdx.y, chunks = gridDim.y;
+  const int64_t begin = rows * chunk / chunks, end = rows * (chunk + 1) / chunks;
+  TF_GRID_LOOP(j, width) {
+    Acc<T> sums[Terms::kSums] = {};
+    for (int64_t r = begin; r < end; ++r) terms.Add(r, j, sums);
+#pragma unroll
+    for (int k = 0; k < Terms::kSums; ++k) {
+      partials[(k * chunks + chunk) * width + j] = static_cast<double>(sums[k]);
+    }
+  }
+}
+
+// Second pass: each column's chunks added in order, into out[k][j].
+template <typename T, int kSums>
+__global__ void ColumnTotals(const double* partials, int64_t chunks, int64_t width, T* out0,
+                             T* out1) {
+  TF_GRID_LOOP(j, width) {
+#pragma unroll
+    for (int k = 0; k < kSums; ++k) {
+      double total = 0;
+      for (int64_t c = 0; c < chunks; ++c) total += partials[(k * chunks + c) * width + j];
+      StoreAs(k == 0 ? out0 : out1, j, total);
+    }
+  }
+}
+
+// Both passes of the column sums of `terms` over rows x width into out0 (and out1).
+template <typename T, typename Terms>
+void LaunchColumnSums(const Terms& terms, int64_t rows, int64_t width, double* partials, T* out0,
+                      T* out1, cudaStream_t stream) {
+  const dim3 grid(BlocksFor(width), kColumnChunks);
+  ColumnPartials<T><<<grid, kThreads, 0, stream>>>(terms, rows, width, partials);
+  TF_CUDA_CHECK_LAUNCH("ColumnPartials");
+  ColumnTotals<T, Terms::kSums>
+      <<<BlocksFor(width), kThreads, 0, stream>>>(partials, kColumnChunks, width, out0, out1);
+  TF_CUDA_CHECK_LAUNCH("ColumnTotals");
 }
 
 // 1/sqrt(mean(x^2) + epsilon) of the row at x (every thread of the block gets it).
@@ -132,19 +187,6 @@ __global__ void RmsNormGradRows(const T* x, const T* gamma, const T* dy, T* dx, 
 }
 
 template <typename T>
-__global__ void RmsNormGradColumns(const T* x, const T* dy, const double* stats, T* dgamma,
-                                   int64_t rows, int64_t width) {
-  using A = Acc<T>;
-  TF_GRID_LOOP(j, width) {
-    A dg = 0;
-    for (int64_t r = 0; r < rows; ++r) {
-      dg += LoadAs<A>(dy, r * width + j) * LoadAs<A>(x, r * width + j) * static_cast<A>(stats[r]);
-    }
-    StoreAs(dgamma, j, dg);
-  }
-}
-
-template <typename T>
 void LaunchRmsGrad(const void* x, const void* gamma, const void* dy, void* dx, void* dgamma,
                    double* stats, int64_t rows, int64_t width, double epsilon,
                    cudaStream_t stream) {
@@ -155,9 +197,8 @@ void LaunchRmsGrad(const void* x, const void* gamma, const void* dy, void* dx, v
         xs, static_cast<const T*>(gamma), gs, static_cast<T*>(dx), stats, rows, width, epsilon);
     TF_CUDA_CHECK_LAUNCH("RmsNormGradRows");
   }
-  RmsNormGradColumns<T><<<BlocksFor(width), kThreads, 0, stream>>>(
-      xs, gs, stats, static_cast<T*>(dgamma), rows, width);
-  TF_CUDA_CHECK_LAUNCH("RmsNormGradColumns");
+  LaunchColumnSums<T>(RmsNormTerms<T>{xs, gs, stats, width}, rows, width, stats + rows,
+                      static_cast<T*>(dgamma), static_cast<T*>(nullptr), stream);
 }
 
 template <typename T>
@@ -171,10 +212,9 @@ void LaunchGrad(const void* x, const void* gamma, const void* dy, void* dx, void
         xs, static_cast<const T*>(gamma), gs, static_cast<T*>(dx), stats, rows, width, epsilon);
     TF_CUDA_CHECK_LAUNCH("LayerNormGradRows");
   }
-  // With no rows the column sums are zeros, written by the same kernel.
-  LayerNormGradColumns<T><<<BlocksFor(width), kThreads, 0, stream>>>(
-      xs, gs, stats, static_cast<T*>(dgamma), static_cast<T*>(dbeta), rows, width);
-  TF_CUDA_CHECK_LAUNCH("LayerNormGradColumns");
+  // With no rows the column sums are zeros, written by the same kernels.
+  LaunchColumnSums<T>(LayerNormTerms<T>{xs, gs, stats, width}, rows, width, stats + 2 * rows,
+                      static_cast<T*>(dgamma), static_cast<T*>(dbeta), stream);
 }
 
 }  // namespace

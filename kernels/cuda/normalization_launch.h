@@ -11,8 +11,22 @@ namespace twinflow::kernels::cuda {
 void LaunchLayerNorm(DType dtype, const void* x, const void* gamma, const void* beta, void* y,
                      int64_t rows, int64_t width, double epsilon, cudaStream_t stream);
 
-// `stats` is scratch for 2 * rows doubles (each row's mean and 1/sqrt(var + eps)), written by
-// the row kernel and read by the column kernel that sums dgamma and dbeta in row order.
+// The gradients' column sums (dgamma, dbeta) run in kColumnChunks fixed chunks of rows, each
+// summed in row order, then the chunks in order: deterministic, and spread over the GPU (one
+// thread per column alone keeps 3 SMs busy for a width of 768).
+constexpr int kColumnChunks = 128;
+
+// Doubles of scratch the gradients need: each row's statistics (layer norm: mean and
+// 1/sqrt(var + eps); rms norm: 1/sqrt(mean(x^2) + eps)), written by the row kernel, then the
+// column sums' per-chunk partials.
+inline int64_t LayerNormGradScratch(int64_t rows, int64_t width) {
+  return 2 * rows + 2 * kColumnChunks * width;
+}
+inline int64_t RmsNormGradScratch(int64_t rows, int64_t width) {
+  return rows + kColumnChunks * width;
+}
+
+// `stats`: scratch of LayerNormGradScratch doubles.
 void LaunchLayerNormGrad(DType dtype, const void* x, const void* gamma, const void* dy, void* dx,
                          void* dgamma, void* dbeta, double* stats, int64_t rows, int64_t width,
                          double epsilon, cudaStream_t stream);
@@ -20,7 +34,7 @@ void LaunchLayerNormGrad(DType dtype, const void* x, const void* gamma, const vo
 void LaunchRmsNorm(DType dtype, const void* x, const void* gamma, void* y, int64_t rows,
                    int64_t width, double epsilon, cudaStream_t stream);
 
-// `stats` is scratch for `rows` doubles (each row's 1/sqrt(mean(x^2) + eps)), as above.
+// `stats`: scratch of RmsNormGradScratch doubles.
 void LaunchRmsNormGrad(DType dtype, const void* x, const void* gamma, const void* dy, void* dx,
                        void* dgamma, double* stats, int64_t rows, int64_t width, double epsilon,
                        cudaStream_t stream);

@@ -40,7 +40,7 @@ TEST(NcclBootstrap, WithoutAGpuJoiningFailsNamingNcclAndTheRank) {
     FAIL() << "joined a communicator without a GPU";
   } catch (const CommError& e) {
     const std::string message = e.message();
-    EXPECT_NE(message.find("NCCL: ncclCommInitRank failed on rank " + std::to_string(rank)),
+    EXPECT_NE(message.find("NCCL: ncclCommInitRankConfig failed on rank " + std::to_string(rank)),
               std::string::npos)
         << message;
   }

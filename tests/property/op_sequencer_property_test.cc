@@ -1,7 +1,9 @@
 // The NCCL transport's agreement on operation order (engine/comm/op_sequencer.h), over random
 // channels, operations, readiness orders and message interleavings (each sender's messages to
 // a receiver in order, as MPI delivers them): every member of a channel issues its operations
-// in one and the same order, each exactly once, and only after every member had it ready.
+// in one and the same order, each exactly once, and only after every member had it ready; and
+// any two ranks issue the operations they share, across all channels, in one order (so no two
+// ranks can each block in a channel's operation the other has not reached).
 #include <gtest/gtest.h>
 #include <rapidcheck/gtest.h>
 
@@ -19,7 +21,7 @@ namespace {
 
 struct World {
   int ranks = 0;
-  std::vector<std::vector<int>> channels;               // leader first
+  std::vector<std::vector<int>> channels;
   std::vector<std::vector<std::pair<int, OpKey>>> ops;  // by rank: what it makes ready, in order
 };
 
@@ -63,6 +65,7 @@ RC_GTEST_PROP(OpSequencerProperty, MembersIssueOneOrderOnlyOnceAllAreReady, ()) 
   std::map<std::pair<int, int>, std::deque<SequencerMessage>> wires;  // (from, to)
   std::map<std::pair<int, OpKey>, std::set<int>> ready;               // the truth
   std::map<std::pair<int, int>, std::vector<OpKey>> issued;           // (channel, rank)
+  std::vector<std::vector<std::pair<int, OpKey>>> order(w.ranks);     // by rank, all channels
   std::vector<size_t> next(w.ranks, 0);
   const auto post = [&](int from, const std::vector<SequencerMessage>& out) {
     for (const SequencerMessage& m : out) wires[{from, m.to}].push_back(m);
@@ -73,6 +76,7 @@ RC_GTEST_PROP(OpSequencerProperty, MembersIssueOneOrderOnlyOnceAllAreReady, ()) 
         RC_ASSERT((ready[{channel, key}].count(member) == 1u));  // all had it ready
       }
       issued[{channel, r}].push_back(key);
+      order[r].emplace_back(channel, key);
     }
   };
   while (true) {
@@ -106,6 +110,18 @@ RC_GTEST_PROP(OpSequencerProperty, MembersIssueOneOrderOnlyOnceAllAreReady, ()) 
     for (int r : w.channels[c]) RC_ASSERT((issued[{static_cast<int>(c), r}] == first));
     std::set<OpKey> distinct(first.begin(), first.end());
     RC_ASSERT(distinct.size() == first.size());
+  }
+  for (int a = 0; a < w.ranks; ++a) {  // shared operations in one relative order
+    for (int b = a + 1; b < w.ranks; ++b) {
+      std::vector<std::pair<int, OpKey>> in_a, in_b;
+      for (const auto& op : order[a]) {
+        if (std::find(order[b].begin(), order[b].end(), op) != order[b].end()) in_a.push_back(op);
+      }
+      for (const auto& op : order[b]) {
+        if (std::find(order[a].begin(), order[a].end(), op) != order[a].end()) in_b.push_back(op);
+      }
+      RC_ASSERT(in_a == in_b);
+    }
   }
   for (int r = 0; r < w.ranks; ++r) {
     size_t total = 0;

@@ -16,9 +16,22 @@ ncclUniqueId BroadcastUniqueId(int rank) {
   return id;
 }
 
+namespace {
+
+ncclConfig_t BlockingConfig() {
+  ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+  // Whatever NCCL_COMM_BLOCKING says: every call returns with its work on the stream.
+  config.blocking = 1;
+  return config;
+}
+
+}  // namespace
+
 ncclComm_t InitWorld(const ncclUniqueId& id, int rank, int size) {
   ncclComm_t world = nullptr;
-  CheckNccl(ncclCommInitRank(&world, size, id, rank), "ncclCommInitRank", rank);
+  ncclConfig_t config = BlockingConfig();
+  CheckNccl(ncclCommInitRankConfig(&world, size, id, rank, &config), "ncclCommInitRankConfig",
+            rank);
   return world;
 }
 
@@ -38,7 +51,8 @@ std::vector<ncclComm_t> SplitChannels(ncclComm_t world, const ChannelPlan& chann
       mine = c;
     }
     ncclComm_t comm = nullptr;
-    CheckNccl(ncclCommSplit(world, color, key, &comm, nullptr),
+    ncclConfig_t config = BlockingConfig();
+    CheckNccl(ncclCommSplit(world, color, key, &comm, &config),
               "ncclCommSplit (round " + std::to_string(round) + ")", rank);
     if (mine < comms.size()) comms[mine] = comm;
   }

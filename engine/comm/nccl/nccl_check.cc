@@ -5,7 +5,9 @@
 namespace twinflow::comm {
 
 void CheckNccl(ncclResult_t result, const std::string& call, int rank) {
-  if (result == ncclSuccess || result == ncclInProgress) return;
+  // The communicators are blocking (BlockingConfig), so ncclInProgress would mean an operation
+  // not yet on its stream: its completion event could pass early. It is an error here.
+  if (result == ncclSuccess) return;
   std::string message = "NCCL: " + call + " failed on rank " + std::to_string(rank) + ": " +
                         ncclGetErrorString(result);
   const char* last = ncclGetLastError(nullptr);

@@ -83,7 +83,22 @@ void ExchangeChunks(ChannelStream& ch, const std::vector<const std::byte*>& sent
                     const std::vector<int64_t>& sent_bytes, std::byte* received,
                     const std::vector<int64_t>& received_bytes,
                     const std::vector<int64_t>& received_offsets) {
-  CheckNccl(ncclGroupStart(), "ncclGroupStart", ch.rank);
+  // A failing send or recv must not leave the group open: later calls would be deferred into it.
+  struct Group {
+    int rank;
+    bool open = false;
+    explicit Group(int r) : rank(r) {
+      CheckNccl(ncclGroupStart(), "ncclGroupStart", rank);
+      open = true;
+    }
+    void End() {
+      open = false;
+      CheckNccl(ncclGroupEnd(), "ncclGroupEnd", rank);
+    }
+    ~Group() {
+      if (open) ncclGroupEnd();
+    }
+  } group(ch.rank);
   for (int peer = 0; peer < ch.size; ++peer) {
     if (peer == ch.comm_rank) continue;
     if (sent_bytes[peer] > 0) {
@@ -96,7 +111,7 @@ void ExchangeChunks(ChannelStream& ch, const std::vector<const std::byte*>& sent
                 "ncclRecv", ch.rank);
     }
   }
-  CheckNccl(ncclGroupEnd(), "ncclGroupEnd", ch.rank);
+  group.End();
   const int self = ch.comm_rank;
   if (received_bytes[self] > 0) {
     TF_CUDA_CHECK(cudaMemcpyAsync(received + received_offsets[self], sent[self],

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <exception>
 
 #include "engine/comm/nccl/nccl_bootstrap.h"
@@ -103,6 +104,7 @@ void NcclTransport::Begin(Fail fail) {
   }
   std::lock_guard<std::mutex> lock(mutex_);
   stop_ = false;
+  exited_ = false;
   fail_ = std::move(fail);
   thread_ = std::thread([this] { Loop(); });
 }
@@ -114,6 +116,19 @@ void NcclTransport::End() {
   }
   wake_.notify_all();
   if (!thread_.joinable()) return;
+  if (!AwaitExit()) {
+    // The thread is stuck inside an NCCL call (a peer that never issues its side): aborting
+    // the communicators returns it an error. If even that does not free it, only ending the
+    // job does: a run may not hang.
+    Abort();
+    if (!AwaitExit()) {
+      std::fprintf(stderr,
+                   "twinflow: NCCL: rank %d's transport thread is stuck inside NCCL even after "
+                   "ncclCommAbort; ending the job\n",
+                   rank_);
+      MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+  }
   thread_.join();
   const bool outstanding = !in_flight_.empty() || !waiting_.empty() || !fresh_.empty();
   if (outstanding) {
@@ -130,7 +145,14 @@ void NcclTransport::End() {
   fresh_.clear();
 }
 
+// Whether the thread left its loop within the grace time a finishing run needs.
+bool NcclTransport::AwaitExit() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  return wake_.wait_for(lock, std::chrono::seconds(10), [this] { return exited_; });
+}
+
 void NcclTransport::Abort() {
+  if (aborted_) return;  // each communicator is aborted once
   for (std::unique_ptr<ChannelStream>& s : streams_) {
     if (s) ncclCommAbort(s->comm);
   }

@@ -103,6 +103,7 @@ class NcclTransport : public runtime::Transport {
   bool PollInFlight();
   void CheckAsyncErrors();
   void Abort();
+  bool AwaitExit();
   cudaEvent_t TakeEvent();
   void RefreshReport();  // Pending()'s lines and the awaited ranks, from the thread's state
   int PeerCommRank(const plan::Task& task) const;
@@ -132,6 +133,7 @@ class NcclTransport : public runtime::Transport {
   std::vector<std::string> report_;  // Pending()'s lines, refreshed by the thread
   std::vector<int> awaited_;         // ranks the waiting operations wait for
   bool stop_ = false;
+  bool exited_ = false;  // the thread left its loop (End waits for it, on wake_)
   Fail fail_;
   std::thread thread_;
 };

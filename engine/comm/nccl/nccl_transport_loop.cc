@@ -55,7 +55,11 @@ void NcclTransport::Loop() {
       }
     }
     std::unique_lock<std::mutex> lock(mutex_);
-    if (stop_) return;
+    if (stop_) {
+      exited_ = true;
+      wake_.notify_all();
+      return;
+    }
     if (!progressed) {
       const auto wait = failed ? std::chrono::microseconds(50000) : std::chrono::microseconds(50);
       wake_.wait_for(lock, wait, [this] { return stop_ || !fresh_.empty(); });
@@ -148,6 +152,8 @@ bool NcclTransport::PollInFlight() {
   for (auto it = in_flight_.begin(); it != in_flight_.end();) {
     const cudaError_t state = cudaEventQuery(it->event);
     if (state == cudaErrorNotReady) {
+      cudaGetLastError();  // NotReady is recorded as the thread's last error too: the next
+                           // launch check (a packing kernel's) must not see it
       ++it;
       continue;
     }
