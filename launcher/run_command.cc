@@ -394,8 +394,10 @@ bool ReportRun(std::ostream& out, const ParsedArgs& parsed, const RunJob& job,
     out << "saved " << runtime::CheckpointPath(parsed.Get("save")) << " at step "
         << job.loaded.steps + job.steps << "\n";
   }
+  // The total to the microsecond: scripts take step times from differences of totals.
   out << "step time " << FormatSeconds(result.seconds / static_cast<double>(job.steps))
-      << " (mean of " << job.steps << " steps, " << FormatSeconds(result.seconds) << " in all)\n";
+      << " (mean of " << job.steps << " steps, " << FormatFixed(result.seconds * 1e3, 3)
+      << " ms in all)\n";
   if (reference.empty()) return true;
   const double tolerance = CheckTolerance(job.model.strategy);
   const bool within = worst <= tolerance;

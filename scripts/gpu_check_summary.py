@@ -20,6 +20,12 @@ def gpu_name():
         return None
 
 
+def read(results, name):
+    """A log's text; empty when the step that writes it never ran (cut short by the budget)."""
+    path = os.path.join(results, name)
+    return open(path).read() if os.path.exists(path) else ""
+
+
 def kernel_tests(results):
     """Counts from gtest's JSON: run, failed, skipped (with the first skip reason)."""
     path = os.path.join(results, "gpu_tests.json")
@@ -38,7 +44,7 @@ def kernel_tests(results):
                     counts["skip_reason"] = test["skipped"][0].get("message", "").strip()
     if counts["skipped"] and not counts["skip_reason"]:
         # gtest before 1.13 leaves the message out of its JSON; ctest -V kept the output.
-        log = open(os.path.join(results, "ctest.txt")).read().splitlines()
+        log = read(results, "ctest.txt").splitlines()
         for i, line in enumerate(log[:-1]):
             if line.rstrip().endswith(": Skipped"):
                 counts["skip_reason"] = re.sub(r"^\d+: ", "", log[i + 1]).strip()
@@ -49,7 +55,7 @@ def kernel_tests(results):
 def checks(results):
     """Per `== strategy attention` block of checks.txt: its exit and largest difference."""
     rows = []
-    text = open(os.path.join(results, "checks.txt")).read()
+    text = read(results, "checks.txt")
     for block in text.split("== ")[1:]:
         title, _, body = block.partition("\n")
         diff = re.search(r"largest relative difference from the reference: (\S+)", body)
@@ -103,16 +109,18 @@ def main():
         error = f"{v['error']:+.1%}" if v["error"] is not None else "n/a"
         lines.append(f"simulated against measured, {v['model']} bf16: measured "
                      f"{v['measured_ms']} ms, simulated {v['simulated_ms']} ms, error {error}")
-    bench = open(os.path.join(results, "bench.txt")).read().strip() if os.path.exists(
-        os.path.join(results, "bench.txt")) else "not run"
+    bench = read(results, "bench.txt").strip() or "not run"
     lines += ["benchmark:", bench]
     with open(os.path.join(results, "summary.txt"), "w") as f:
         f.write("\n".join(lines) + "\n")
     print("\n".join(lines))
     if not summary["gpu"]:
         return 3
-    passed = (summary["kernel_tests"].get("failed", 1) == 0 and rerun == "bit-identical"
-              and all(c["exit"] == 0 for c in summary["checks"]))
+    # With a GPU every kernel test must run: a skip there hides a broken CUDA setup.
+    kernels = summary["kernel_tests"]
+    passed = (kernels.get("tests", 0) > 0 and kernels.get("failed", 1) == 0
+              and kernels.get("skipped", 1) == 0 and rerun == "bit-identical"
+              and len(summary["checks"]) == 10 and all(c["exit"] == 0 for c in summary["checks"]))
     return 0 if passed else 1
 
 

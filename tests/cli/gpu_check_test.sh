@@ -38,7 +38,18 @@ assert s["rerun"] == "not run", s["rerun"]
 v = s["sim_validation"]
 assert len(v) == 6 and all(r["measured_ms"] is None and r["error"] is None for r in v), v
 PY
-grep -q "Skipped\|skipped" "$work/results/ctest.txt" || fail "ctest did not report the gpu tests skipped"
+# The device tool returns at most 8 files: the summary, the logs in one archive.
+files="$(ls "$work/results" | sort | tr '\n' ' ')"
+[[ "$files" == "logs.tar.gz summary.json summary.txt " ]] || fail "results hold: $files"
+mkdir -p "$work/unpacked"
+tar -C "$work/unpacked" -xzf "$work/results/logs.tar.gz" || fail "logs.tar.gz does not unpack"
+grep -q "Skipped\|skipped" "$work/unpacked/logs/ctest.txt" ||
+  fail "ctest did not report the gpu tests skipped"
+[[ -s "$work/unpacked/logs/environment.txt" ]] || fail "no environment.txt among the logs"
+# A budget too short for the steps still ends with the summary.
+GPU_CHECK_PYTHON=/usr/bin/python3 GPU_CHECK_BUDGET=1 "$root/scripts/gpu-check" \
+  "$work/bundle.tar.xz" "$work/short" >/dev/null 2>&1
+[[ -s "$work/short/summary.json" ]] || fail "a run out of budget wrote no summary"
 if ((failures > 0)); then
   echo "$failures failure(s)"
   exit 1
