@@ -124,6 +124,7 @@ __global__ void GradQueryKernel(AttentionDims d, AttentionGradArgs a) {
   LoadRow(static_cast<const T*>(a.q) + RowOffset(d, b, i, d.q_len, h), l, qi);
   LoadRow(static_cast<const T*>(a.dout) + RowOffset(d, b, i, d.q_len, h), l, douti);
   const float delta = Delta<T>(d, a, b, h, i, douti, l);
+  if (l.lane == 0) a.delta[bh * d.q_len + i] = delta;  // for the dk/dv kernel, which follows
   const float lse = a.lse[bh * d.q_len + i];
   for (int64_t j = 0, end = KeyEnd(d, i); j < end; ++j) {
     const T* kj = k + KvOffset(d, b, j, h);
@@ -164,7 +165,7 @@ __global__ void GradKeyValueKernel(AttentionDims d, AttentionGradArgs a) {
       float dout_row[kPerLane];
       LoadRow(douti, l, dout_row);
       const float p = expf(Dot(kj, qi, l) * d.scale - a.lse[bh * d.q_len + i]);
-      const float ds = p * (Dot(vj, douti, l) - Delta<T>(d, a, b, h, i, dout_row, l)) * d.scale;
+      const float ds = p * (Dot(vj, douti, l) - a.delta[bh * d.q_len + i]) * d.scale;
 #pragma unroll
       for (int t = 0; t < kPerLane; ++t) {
         if (!l.Has(t)) continue;

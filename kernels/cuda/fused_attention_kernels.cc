@@ -57,6 +57,9 @@ void Forward(const KernelContext& ctx) {
 void Grad(const KernelContext& ctx) {
   const AttentionShape s = CheckAttentionGrad(ctx);
   const bool with_dlse = ctx.inputs.size() == 7;
+  const AttentionDims dims = Dims(ctx, s, "fused_attention_grad");
+  const CudaEnv& env = Env(ctx, "fused_attention_grad");
+  const Scratch delta(env, dims.batch * dims.heads * dims.q_len * int64_t{sizeof(float)});
   const AttentionGradArgs args{ctx.inputs[0]->raw(),
                                ctx.inputs[1]->raw(),
                                ctx.inputs[2]->raw(),
@@ -66,9 +69,9 @@ void Grad(const KernelContext& ctx) {
                                with_dlse ? ctx.inputs[6]->data<float>() : nullptr,
                                ctx.outputs[0]->raw(),
                                ctx.outputs[1]->raw(),
-                               ctx.outputs[2]->raw()};
-  LaunchAttentionGrad(Dims(ctx, s, "fused_attention_grad"), args,
-                      Env(ctx, "fused_attention_grad").stream);
+                               ctx.outputs[2]->raw(),
+                               static_cast<float*>(delta.get())};
+  LaunchAttentionGrad(dims, args, env.stream);
 }
 
 }  // namespace

@@ -33,6 +33,10 @@ struct AttentionGradArgs {
   const float* lse;
   const float* dlse;  // null when the op has no dlse input
   void *dq, *dk, *dv;
+  // Scratch of batch * heads * q_len floats: each query row's delta (dout . out - dlse), written
+  // by the dq kernel and read by the dk/dv kernel, which would otherwise recompute it for every
+  // key row.
+  float* delta;
 };
 
 // Both throw DeviceError (cuda_check.h) when a launch fails.
