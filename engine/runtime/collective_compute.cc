@@ -20,7 +20,9 @@ struct Move {
   Tensor* dst = nullptr;
   Region to;
   bool reduce = false;
-  std::string src_name, dst_name;  // "member 1's input", for errors
+  // For errors: the members whose tensors these are (src: an output when src_is_output).
+  size_t src_member = 0, dst_member = 0;
+  bool src_is_output = false;
 };
 
 std::string InputName(size_t member) { return "member " + std::to_string(member) + "'s input"; }
@@ -45,7 +47,7 @@ class MoveList {
 
   // All of member j's input into member i's output at `to`.
   void InputInto(size_t j, const Region& from, size_t i, const Region& to, bool reduce) {
-    moves_.push_back({&m_[j].input, from, &m_[i].output, to, reduce, InputName(j), OutputName(i)});
+    moves_.push_back({&m_[j].input, from, &m_[i].output, to, reduce, j, i, false});
   }
   // Member `first`'s finished output copied whole to every other member's.
   void FirstOutputToOthers(size_t first) {
@@ -53,7 +55,7 @@ class MoveList {
     for (size_t i = 0; i < m_.size(); ++i) {
       if (i == first) continue;
       moves_.push_back({&m_[first].output, all, &m_[i].output, Region::Full(m_[i].output.shape()),
-                        false, OutputName(first), OutputName(i)});
+                        false, first, i, true});
     }
   }
   std::vector<Move> Take() { return std::move(moves_); }
@@ -204,9 +206,10 @@ void CheckMoves(const std::string& name, CollectiveKind kind, const plan::Collec
     const bool fits = mv.src->dtype() == mv.dst->dtype() && mv.from.shape() == mv.to.shape() &&
                       Region::Full(s).Contains(mv.from) && Region::Full(d).Contains(mv.to);
     if (!fits) {
-      throw ShapeError(name + ": " + mv.src_name + " " + DTypeName(mv.src->dtype()) + s.ToString() +
-                       " does not fit " + mv.dst_name + " " + DTypeName(mv.dst->dtype()) +
-                       d.ToString());
+      const std::string src = (mv.src_is_output ? OutputName : InputName)(mv.src_member);
+      throw ShapeError(name + ": " + src + " " + DTypeName(mv.src->dtype()) + s.ToString() +
+                       " does not fit " + OutputName(mv.dst_member) + " " +
+                       DTypeName(mv.dst->dtype()) + d.ToString());
     }
   }
 }
