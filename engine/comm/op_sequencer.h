@@ -65,6 +65,8 @@ class OpSequencer {
   // The operations this rank may issue now, in issue order, each once.
   std::vector<std::pair<int, OpKey>> TakeIssuable();
 
+  // The rank that orders every channel's operations.
+  int sequencer() const { return sequencer_; }
   // As the sequencer: the members `key` of `channel` still waits for (for stall reports).
   std::vector<int> Awaited(int channel, const OpKey& key) const;
   // Ready here, not yet gone: (channel, key), for stall reports.

@@ -199,10 +199,9 @@ void NcclTransport::RefreshReport() {
   std::vector<std::string> lines;
   std::set<int> awaited;
   for (const auto& [at, request] : waiting_) {
-    const std::vector<int>& ranks = channels_.channels[static_cast<size_t>(at.first)].ranks;
-    if (ranks.front() != rank_) {
+    if (sequencer_.sequencer() != rank_) {
       lines.push_back("NCCL: " + request.what + " waits for the go of rank " +
-                      std::to_string(ranks.front()) + ", which leads its channel");
+                      std::to_string(sequencer_.sequencer()) + ", which orders the operations");
       continue;
     }
     const std::vector<int> missing = sequencer_.Awaited(at.first, at.second);
