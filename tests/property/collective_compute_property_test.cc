@@ -1,9 +1,10 @@
 // The in-process collectives (runtime::ComputeCollective: region copies and reductions on the
 // device, as a GPU runs them) give bit for bit what the reference collectives
 // (sbp/collective_reference.h) give, for every kind, random group sizes, ranks, axes, uneven
-// extents, dtypes and reduce ops, on a HostDevice and on a DeferredHostDevice (every operation
-// queued and run later, as on a GPU). A member whose output register does not fit is refused
-// with a ShapeError naming it.
+// extents, dtypes and reduce ops, on a HostDevice, on a DeferredHostDevice (every operation
+// queued and run later, as on a GPU) and on a device that reaches no member's memory (GPUs
+// without peer access: the moves run on host copies). A member whose output register does not fit
+// is refused with a ShapeError naming it.
 #include <gtest/gtest.h>
 #include <rapidcheck.h>
 
@@ -21,6 +22,13 @@
 
 namespace twinflow::runtime {
 namespace {
+
+// A device whose kernels reach no member's memory, as a GPU without peer access to the others.
+class UnreachingDevice : public HostDevice {
+ public:
+  UnreachingDevice() : HostDevice(0) {}
+  bool Reaches(const Tensor&) override { return false; }
+};
 
 struct Case {
   CollectiveKind kind = CollectiveKind::kAllReduce;
@@ -102,7 +110,8 @@ TEST(CollectiveCompute, EqualsTheReferenceCollectivesBitForBit) {
     RC_TAG(CollectiveKindName(c.kind));
     HostDevice host(0);
     testing::DeferredHostDevice deferred(0);
-    for (Device* device : std::initializer_list<Device*>{&host, &deferred}) {
+    UnreachingDevice far;
+    for (Device* device : std::initializer_list<Device*>{&host, &deferred, &far}) {
       const std::vector<Tensor> got = Compute(*device, c, shapes);
       for (size_t i = 0; i < got.size(); ++i) {
         RC_ASSERT(BitEqual(got[i], expected[i]));
