@@ -4,6 +4,7 @@
 #include <exception>
 #include <new>
 #include <string>
+#include <thread>
 #include <utility>
 
 #include "engine/core/error.h"
@@ -56,8 +57,15 @@ void DeviceWorker::Run() {
         continue;
       }
       PollFences();
-      // Short enough that a finished kernel is noticed within a few microseconds of polling.
-      if (queue.PopFor(item, ctx_.stop, std::chrono::microseconds(20))) Handle(item);
+      // With device work in flight the thread spins (poll, take what came, yield) instead of
+      // sleeping: a timed wait sleeps 50 us or more (the kernel's timer slack), and each act
+      // that waits for a finished kernel would leave the device idle that long; the chains of a
+      // training step have thousands of them. A GPU machine has cores to spare for it.
+      if (queue.PopFor(item, ctx_.stop, std::chrono::microseconds(0))) {
+        Handle(item);
+      } else {
+        std::this_thread::yield();
+      }
     }
   } catch (...) {
     ctx_.Fail(std::current_exception());
