@@ -44,6 +44,10 @@ class Device {
   // device from another thread or the Device's end (a lagged register's first pieces read them).
   virtual Tensor Zeros(const Shape& shape, DType dtype) = 0;
 
+  // Called once on the thread that will issue this device's work (its device thread), before
+  // any: a CudaDevice makes its GPU that thread's current one for good.
+  virtual void BindThread() {}
+
   // Whether this device's kernels may read and write `t` where it lies (its own memory, or a
   // peer's it has access to); Copy, Upload and Download reach any memory.
   virtual bool Reaches(const Tensor& t) { return true; }

@@ -41,6 +41,7 @@ DeviceWorker::DeviceWorker(RunContext& ctx, int device, std::vector<int64_t> tas
 
 void DeviceWorker::Run() {
   try {
+    device_ops_.BindThread();
     unfinished_ = static_cast<int64_t>(tasks_.size());
     for (int64_t task : tasks_) {
       Outbox out;

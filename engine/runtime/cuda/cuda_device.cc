@@ -1,6 +1,7 @@
 #include "engine/runtime/cuda/cuda_device.h"
 
 #include <algorithm>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -43,20 +44,44 @@ kernels::cuda::BoxCopy RegionBox(const char* what, const Tensor& src, const Regi
 
 }  // namespace
 
-// The caller's current GPU comes back afterwards, so that code sharing the thread (the user's
-// PyTorch, on the thread that builds the executor or reads variables) keeps its device.
+namespace {
+
+// The GPU a device thread was bound to (CudaDevice::BindThread); -1 on other threads.
+thread_local int tls_bound_gpu = -1;
+
+}  // namespace
+
+// On a device thread bound to this GPU, fn just runs: no device switch per operation (which
+// would also make a context on GPU 0 when switching back). On other threads the caller's
+// current GPU comes back afterwards, so that code sharing the thread (the user's PyTorch, on
+// the thread that builds the executor or reads variables) keeps its device. Errors come out
+// prefixed with the device's name; host allocation failures as OutOfMemoryError.
 template <typename Fn>
 void CudaDevice::OnGpu(Fn&& fn) {
-  int previous = -1;
+  const bool bound = tls_bound_gpu == gpu_;
+  int previous = gpu_;
+  const auto restore = [&] {
+    if (!bound && previous != gpu_) cudaSetDevice(previous);
+  };
   try {
-    TF_CUDA_CHECK(cudaGetDevice(&previous));
-    if (previous != gpu_) TF_CUDA_CHECK(cudaSetDevice(gpu_));
+    if (!bound) {
+      TF_CUDA_CHECK(cudaGetDevice(&previous));
+      if (previous != gpu_) TF_CUDA_CHECK(cudaSetDevice(gpu_));
+    }
     fn();
   } catch (const Error& e) {
-    if (previous >= 0 && previous != gpu_) cudaSetDevice(previous);
+    restore();
     RethrowPrefixed(e, name() + ": ");
+  } catch (const std::bad_alloc&) {
+    restore();
+    throw OutOfMemoryError(name() + ": out of host memory");
   }
-  if (previous != gpu_) TF_CUDA_CHECK(cudaSetDevice(previous));
+  if (!bound && previous != gpu_) TF_CUDA_CHECK(cudaSetDevice(previous));
+}
+
+void CudaDevice::BindThread() {
+  TF_CUDA_CHECK(cudaSetDevice(gpu_));
+  tls_bound_gpu = gpu_;
 }
 
 CudaDevice::CudaDevice(int64_t index, const DevicePlace& place)
@@ -148,6 +173,9 @@ std::byte* CudaDevice::AllocateArena(int64_t bytes) {
                              " bytes on GPU " + std::to_string(gpu_));
     }
     TF_CUDA_CHECK(status);
+    // Zeroed once, as the host's arena is: a run reads what its Plan wrote, and were it ever to
+    // read an unwritten byte, GPU and CPU would still agree.
+    TF_CUDA_CHECK(cudaMemset(arena_, 0, static_cast<size_t>(bytes > 0 ? bytes : 1)));
   });
   return static_cast<std::byte*>(arena_);
 }
@@ -281,9 +309,10 @@ bool CudaDevice::Passed(const Fence& fence) {
 }
 
 void CudaDevice::Synchronize() {
-  OnGpu([&] {
-    TF_CUDA_CHECK(cudaStreamSynchronize(copy_stream_));
+  OnGpu([&] {  // both streams, whatever the first reports; then its error
+    const cudaError_t copies = cudaStreamSynchronize(copy_stream_);
     env_->Synchronize();
+    TF_CUDA_CHECK(copies);
   });
 }
 

@@ -42,6 +42,7 @@ class CudaDevice : public Device {
   bool Passed(const Fence& fence) override;
   void Synchronize() override;
   bool Reaches(const Tensor& t) override;
+  void BindThread() override;
 
  private:
   // Runs fn with this device's GPU current; errors come out prefixed with the device's name.
