@@ -147,6 +147,9 @@ ArgParser RunParser() {
               "stop at the first op whose output holds NaN or infinity, naming it (on with "
               "--check)")
       .Switch("check", "also run the single-device reference and compare every step's loss")
+      .Switch("tf32",
+              "with --device cuda: f32 matmuls may use TF32 tensor cores (faster, 10-bit "
+              "mantissa products), as PyTorch's allow_tf32")
       .Epilog(
           "examples:\n  twinflow run --model mlp --devices 4 --strategy dp=2,tp=2 --steps 20 "
           "--check\n  mpirun -np 2 twinflow run --model mlp --devices 2 --strategy dp=2 "
@@ -207,6 +210,11 @@ RunJob PrepareJob(const ParsedArgs& parsed, const graph::OpRegistry& registry,
     throw InvalidArgumentError("the Plan spans " + std::to_string(job.plan.cluster().ranks()) +
                                " ranks; launch it with mpirun -np " +
                                std::to_string(job.plan.cluster().ranks()));
+  }
+  const auto on_cuda = [](const plan::Device& d) { return d.type() == plan::DEVICE_CUDA; };
+  if (parsed.Given("tf32") &&
+      std::none_of(job.plan.devices().begin(), job.plan.devices().end(), on_cuda)) {
+    throw InvalidArgumentError("--tf32 is a mode of GPU matmuls: it needs --device cuda");
   }
   if (parsed.Given("load")) {
     job.loaded = runtime::LoadCheckpoint(parsed.Get("load"));
@@ -456,7 +464,12 @@ int RunRunCommand(const std::vector<std::string>& args, std::ostream& out) {
   try {
     std::unique_ptr<runtime::Transport> transport;
     if (mpi && ranks > 1) transport = MakeTransport(job.plan, *mpi, out);
-    runtime::ThreadedExecutor executor(job.plan, kernels, transport.get());
+    const runtime::DeviceOptions device_options{parsed.Given("tf32")};
+    runtime::ThreadedExecutor executor(
+        job.plan, kernels, transport.get(),
+        [device_options](const plan::Device& d, const runtime::DevicePlace& place) {
+          return runtime::MakeDeviceWith(d, place, device_options);
+        });
     const runtime::RunResult result = TrainAndSave(parsed, job, executor, transport.get(), rank);
     if (rank != 0) return 0;  // rank 0 reports for all
     const std::vector<double> reference = ReferenceLosses(parsed, registry, kernels, job);

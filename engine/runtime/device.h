@@ -73,9 +73,19 @@ class Device {
   std::string name_;
 };
 
+// How a run wants its devices' numerics where the hardware has a choice.
+struct DeviceOptions {
+  // f32 matmuls on a GPU may use TF32 tensor cores (10-bit mantissa products: faster, less
+  // exact), as PyTorch's torch.backends.cuda.matmul.allow_tf32. Off unless asked.
+  bool allow_tf32 = false;
+};
+
 // The Device for a Plan device at `place`: HostDevice for cpu, CudaDevice for cuda (on the GPU
 // GpuFor gives). InvalidArgumentError for cuda in a build without CUDA; DeviceError when no GPU
 // is present or it cannot be set up.
+std::unique_ptr<Device> MakeDeviceWith(const plan::Device& device, const DevicePlace& place,
+                                       const DeviceOptions& options);
+// MakeDeviceWith the default options (the ThreadedExecutor's default DeviceFactory).
 std::unique_ptr<Device> MakeDevice(const plan::Device& device, const DevicePlace& place);
 
 }  // namespace twinflow::runtime

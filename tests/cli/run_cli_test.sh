@@ -116,6 +116,8 @@ check "explain --device cuda places on cuda devices" 0 "cuda:0-3" out -- \
   explain "${mlp[@]}" --strategy dp=2,tp=2 --device cuda
 check "run --device with an unknown type" 2 "--device: unknown device type 'tpu'" err -- \
   run "${mlp[@]}" --strategy dp=2,tp=2 --device tpu --steps 1
+check "run --tf32 on cpu devices is refused" 2 "--tf32 is a mode of GPU matmuls" err -- \
+  run "${mlp[@]}" --strategy dp=2,tp=2 --tf32 --steps 1
 check "run --help exits 0" 0 "usage: twinflow run" out -- run --help
 check "compile --help exits 0" 0 "usage: twinflow compile" out -- compile --help
 

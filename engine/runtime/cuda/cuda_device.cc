@@ -84,10 +84,10 @@ void CudaDevice::BindThread() {
   tls_bound_gpu = gpu_;
 }
 
-CudaDevice::CudaDevice(int64_t index, const DevicePlace& place)
+CudaDevice::CudaDevice(int64_t index, const DevicePlace& place, bool allow_tf32)
     : Device("cuda:" + std::to_string(index)), gpu_(GpuOf(index, place)) {
   OnGpu([&] {
-    env_ = std::make_unique<kernels::OwnedCudaEnv>(gpu_);
+    env_ = std::make_unique<kernels::OwnedCudaEnv>(gpu_, size_t{32} << 20, allow_tf32);
     TF_CUDA_CHECK(cudaStreamCreateWithFlags(&copy_stream_, cudaStreamNonBlocking));
     EnablePeerAccess();
   });

@@ -20,7 +20,8 @@ class CudaDevice : public Device {
  public:
   // Logical device cuda:`index` at `place` (on the GPU GpuFor gives). DeviceError naming the
   // device when no GPU is present or its streams cannot be made.
-  CudaDevice(int64_t index, const DevicePlace& place);
+  // `allow_tf32`: DeviceOptions::allow_tf32.
+  CudaDevice(int64_t index, const DevicePlace& place, bool allow_tf32 = false);
   ~CudaDevice() override;
   CudaDevice(const CudaDevice&) = delete;
   CudaDevice& operator=(const CudaDevice&) = delete;
