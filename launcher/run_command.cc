@@ -184,6 +184,14 @@ int64_t DevicesPerRank(const ParsedArgs& parsed, int64_t devices, int ranks) {
   return per_rank;
 }
 
+// One line on stderr in one write: under mpirun the ranks' lines and mpirun's own reach one
+// terminal, and a line written in pieces can be cut by another.
+void ReportError(const std::string& line) {
+  const std::string text = line + "\n";
+  std::cerr.write(text.data(), static_cast<std::streamsize>(text.size()));
+  std::cerr.flush();
+}
+
 // Startup, on every rank: read the run flags, build the model, compile (or load) its Plan and
 // the checkpoint to start from. Throws on anything this rank cannot run.
 RunJob PrepareJob(const ParsedArgs& parsed, const graph::OpRegistry& registry,
@@ -450,12 +458,12 @@ int RunRunCommand(const std::vector<std::string>& args, std::ostream& out) {
       AgreeOnJob(job_text, rank, parsed.GetPositiveDouble("startup-timeout"));
     } catch (const TimeoutError& e) {
       // A rank did not answer: nothing more can be agreed with it; end the job.
-      std::cerr << "twinflow run: error: " << e.message() << std::endl;
+      ReportError("twinflow run: error: " + e.message());
       mpi->Abort(ExitCodeFor(e.kind()));
     } catch (const Error& e) {
       // Every rank prints its refusal before any exits: mpirun ends the others as soon as one
       // rank exits non-zero, which would cut their reports short.
-      std::cerr << "twinflow run: error: " << e.message() << std::endl;
+      ReportError("twinflow run: error: " + e.message());
       comm::AllgatherBytes({});
       return ExitCodeFor(e.kind());
     }
@@ -477,7 +485,7 @@ int RunRunCommand(const std::vector<std::string>& args, std::ostream& out) {
   } catch (const Error& e) {
     if (ranks == 1) throw;
     // The other ranks may be waiting on this one: end them all, naming the culprit.
-    std::cerr << "twinflow run: error: rank " << rank << ": " << e.message() << std::endl;
+    ReportError("twinflow run: error: rank " + std::to_string(rank) + ": " + e.message());
     // After a stall every surviving rank's watchdog fires, but not at once: a loaded host
     // delays some by seconds. Give the others one more watchdog period and probe to report
     // too before the abort ends them (at most 10 s more: the job has hung already).

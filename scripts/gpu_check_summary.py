@@ -60,12 +60,15 @@ def checks(results):
         title, _, body = block.partition("\n")
         diff = re.search(r"largest relative difference from the reference: (\S+)", body)
         code = re.search(r"^exit (\d+)$", body, re.M)
-        error = re.search(r"error: (.*)", body)
+        # Two ranks' and mpirun's lines share one stream: of the error lines take the one with
+        # the most words (a line another cut short, or mpirun's dashes, says least).
+        errors = re.findall(r"error: (.*)", body)
+        error = max(errors, key=lambda e: sum(c.isalpha() for c in e)).strip() if errors else None
         across = re.search(r"^across ranks: (.*)$", body, re.M)
         rows.append({"run": title.strip(), "exit": int(code.group(1)) if code else None,
                      "across_ranks": across.group(1).strip() if across else None,
                      "largest_relative_difference": float(diff.group(1)) if diff else None,
-                     "error": error.group(1).strip() if error else None})
+                     "error": error})
     return rows
 
 
