@@ -57,8 +57,11 @@ void Matmul(const KernelContext& ctx, const std::string& op, bool batched) {
     ZeroAsync(env, c.raw(), c.nbytes());
     return;
   }
-  MatmulPlans unshared;  // for an env made without OwnedCudaEnv
-  MatmulPlans& plans = env.matmul_plans != nullptr ? *env.matmul_plans : unshared;
+  if (env.matmul_plans == nullptr) {
+    throw InvalidArgumentError(op +
+                               ": the CUDA env has no matmul plans (make it with OwnedCudaEnv)");
+  }
+  MatmulPlans& plans = *env.matmul_plans;
   const void* a = ctx.inputs[0]->raw();
   const void* b = ctx.inputs[1]->raw();
   const MatmulPlan& plan = plans.Get(env, g, ctx.inputs[0]->dtype(), AlignmentOf(a, b, c.raw()));

@@ -67,13 +67,19 @@ __global__ void LayerNormGradRows(const T* x, const T* gamma, const T* dy, T* dx
   }
 }
 
-// Layer norm's column terms of row r, column j: dgamma's dy * xhat and dbeta's dy.
+// What the column terms of a norm's gradient read: x, dy, the row statistics, the width.
 template <typename T>
-struct LayerNormTerms {
-  static constexpr int kSums = 2;
+struct ColumnInputs {
   const T *x, *dy;
   const double* stats;
   int64_t width;
+};
+
+// Layer norm's column terms of row r, column j: dgamma's dy * xhat and dbeta's dy.
+template <typename T>
+struct LayerNormTerms : ColumnInputs<T> {
+  static constexpr int kSums = 2;
+  using ColumnInputs<T>::x, ColumnInputs<T>::dy, ColumnInputs<T>::stats, ColumnInputs<T>::width;
   __device__ void Add(int64_t r, int64_t j, Acc<T> (&sums)[kSums]) const {
     using A = Acc<T>;
     const A g = LoadAs<A>(dy, r * width + j);
@@ -86,11 +92,9 @@ struct LayerNormTerms {
 
 // RMS norm's: dgamma's dy * x / rms.
 template <typename T>
-struct RmsNormTerms {
+struct RmsNormTerms : ColumnInputs<T> {
   static constexpr int kSums = 1;
-  const T *x, *dy;
-  const double* stats;
-  int64_t width;
+  using ColumnInputs<T>::x, ColumnInputs<T>::dy, ColumnInputs<T>::stats, ColumnInputs<T>::width;
   __device__ void Add(int64_t r, int64_t j, Acc<T> (&sums)[kSums]) const {
     using A = Acc<T>;
     sums[0] +=
@@ -197,7 +201,7 @@ void LaunchRmsGrad(const void* x, const void* gamma, const void* dy, void* dx, v
         xs, static_cast<const T*>(gamma), gs, static_cast<T*>(dx), stats, rows, width, epsilon);
     TF_CUDA_CHECK_LAUNCH("RmsNormGradRows");
   }
-  LaunchColumnSums<T>(RmsNormTerms<T>{xs, gs, stats, width}, rows, width, stats + rows,
+  LaunchColumnSums<T>(RmsNormTerms<T>{{xs, gs, stats, width}}, rows, width, stats + rows,
                       static_cast<T*>(dgamma), static_cast<T*>(nullptr), stream);
 }
 
@@ -213,7 +217,7 @@ void LaunchGrad(const void* x, const void* gamma, const void* dy, void* dx, void
     TF_CUDA_CHECK_LAUNCH("LayerNormGradRows");
   }
   // With no rows the column sums are zeros, written by the same kernels.
-  LaunchColumnSums<T>(LayerNormTerms<T>{xs, gs, stats, width}, rows, width, stats + 2 * rows,
+  LaunchColumnSums<T>(LayerNormTerms<T>{{xs, gs, stats, width}}, rows, width, stats + 2 * rows,
                       static_cast<T*>(dgamma), static_cast<T*>(dbeta), stream);
 }
 

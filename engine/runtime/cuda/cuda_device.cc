@@ -143,24 +143,17 @@ int CudaDevice::OwnerOf(const Tensor& t) const {
 
 bool CudaDevice::Reaches(const Tensor& t) {
   if (t.nbytes() == 0) return true;
-  bool reaches = false;
-  OnGpu([&] {
-    const int owner = OwnerOf(t);
-    reaches = owner >= 0 && owner < static_cast<int>(readable_.size()) && readable_[owner];
-  });
-  return reaches;
+  const int owner = OwnerOf(t);
+  return owner >= 0 && owner < static_cast<int>(readable_.size()) && readable_[owner];
 }
 
 // DeviceError unless this GPU's kernels can read and write `t` (its own memory, or a peer's it
 // has access to): without access a kernel would raise a sticky fault that ends every logical
 // device on it.
-void CudaDevice::CheckReadable(const Tensor& t) const {
-  if (t.nbytes() == 0) return;
-  const int owner = OwnerOf(t);
-  if (owner < 0 || owner >= static_cast<int>(readable_.size()) || !readable_[owner]) {
-    throw DeviceError("GPU " + std::to_string(gpu_) + " cannot reach memory of GPU " +
-                      std::to_string(owner) + " (no peer access between them)");
-  }
+void CudaDevice::CheckReadable(const Tensor& t) {
+  if (Reaches(t)) return;
+  throw DeviceError("GPU " + std::to_string(gpu_) + " cannot reach memory of GPU " +
+                    std::to_string(OwnerOf(t)) + " (no peer access between them)");
 }
 
 std::byte* CudaDevice::AllocateArena(int64_t bytes) {

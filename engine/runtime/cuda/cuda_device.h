@@ -51,7 +51,7 @@ class CudaDevice : public Device {
   void OnGpu(Fn&& fn);
   void EnablePeerAccess();
   int OwnerOf(const Tensor& t) const;
-  void CheckReadable(const Tensor& t) const;
+  void CheckReadable(const Tensor& t);
   Fence Record(cudaStream_t stream);
 
   int gpu_ = 0;
