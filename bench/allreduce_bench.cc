@@ -101,11 +101,9 @@ int Main(int argc, char** argv) {
         [&] { transport.Begin([](std::exception_ptr e) { std::rethrow_exception(e); }); },
         [&] {
           bool done = false;
-          std::vector<runtime::CollectiveMember> local(1);
-          local[0].task = mpi.rank();
-          local[0].member = mpi.rank();
-          local[0].input = Tensor::View(in.shape(), in.dtype(), in.raw());
-          local[0].output = Tensor::View(out.shape(), out.dtype(), out.raw());
+          std::vector<runtime::CollectiveMember> local;
+          local.push_back(
+              runtime::CollectiveMember::Of(mpi.rank(), 0, mpi.rank(), in.AsView(), out.AsView()));
           transport.Collective(plan.tasks(mpi.rank()), 0, std::move(local), [&] {
             std::lock_guard<std::mutex> lock(mutex);
             done = true;

@@ -11,15 +11,21 @@ namespace {
 
 constexpr int64_t kMaxDegree = int64_t{1} << 20;  // keeps dp*tp*pp far from overflow
 
-int64_t ParsePositive(const std::string& key, const std::string& value) {
+// An integer field in [least, kMaxDegree].
+int64_t ParseInteger(const std::string& key, const std::string& value, int64_t least) {
   int64_t number = 0;
   const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), number);
-  if (value.empty() || ec != std::errc() || end != value.data() + value.size() || number < 1 ||
+  if (value.empty() || ec != std::errc() || end != value.data() + value.size() || number < least ||
       number > kMaxDegree) {
-    throw InvalidArgumentError("strategy field '" + key + "' must be an integer in [1, " +
-                               std::to_string(kMaxDegree) + "], got '" + value + "'");
+    throw InvalidArgumentError("strategy field '" + key + "' must be an integer in [" +
+                               std::to_string(least) + ", " + std::to_string(kMaxDegree) +
+                               "], got '" + value + "'");
   }
   return number;
+}
+
+int64_t ParsePositive(const std::string& key, const std::string& value) {
+  return ParseInteger(key, value, 1);
 }
 
 // A degree field: a number, or `auto` where the field allows it.
@@ -94,6 +100,8 @@ void ParseField(const std::string& key, const std::string& value, Strategy& stra
       throw InvalidArgumentError("strategy field 'overlap' must be on or off, got '" + value + "'");
     }
     strategy.overlap = value == "on";
+  } else if (key == "bucket") {
+    strategy.bucket_mib = ParseInteger(key, value, 0);
   } else if (key == "precision") {
     strategy.precision = ParsePrecision(key, value);
   } else if (key == "grad_reduce") {
@@ -116,7 +124,7 @@ void ParseField(const std::string& key, const std::string& value, Strategy& stra
   } else {
     throw InvalidArgumentError("unknown strategy field '" + key +
                                "' (expected dp, tp, pp, mb, vp, schedule, recompute, overlap, "
-                               "precision, grad_reduce, sp or zero)");
+                               "bucket, precision, grad_reduce, sp or zero)");
   }
 }
 
@@ -155,6 +163,7 @@ compiler::LowerOptions StrategyLowerOptions(const Strategy& strategy) {
   options.one_f_one_b = strategy.schedule != Schedule::kGPipe;
   options.zero_bubble = strategy.schedule == Schedule::kZeroBubbleH1;
   options.overlap = strategy.overlap;
+  options.bucket_bytes = strategy.bucket_mib << 20;
   return options;
 }
 
@@ -203,8 +212,10 @@ std::string Strategy::ToString() const {
          ",schedule=" + ScheduleName(schedule) +
          (recompute == Recompute::kNone ? ""
                                         : std::string(",recompute=") + RecomputeName(recompute)) +
-         (overlap ? "" : ",overlap=off") + PrecisionText(precision, grad_reduce) +
-         (sequence_parallel ? ",sp=true" : "") + (zero ? ",zero=" + std::to_string(zero) : "");
+         (overlap ? "" : ",overlap=off") +
+         (bucket_mib == 25 ? "" : ",bucket=" + std::to_string(bucket_mib)) +
+         PrecisionText(precision, grad_reduce) + (sequence_parallel ? ",sp=true" : "") +
+         (zero ? ",zero=" + std::to_string(zero) : "");
 }
 
 std::string Strategy::StagesText() const {

@@ -21,6 +21,11 @@
 //             gradient's all-reduce overlaps the rest of the backward pass, as in DDP, and holds
 //             its input and output until the update) or in the device's order (off: less memory,
 //             no overlap; compiler/task_chains.h)
+//   bucket    MiB (default 25, DDP's bucket_cap_mb): the gradients of each data-parallel group
+//             are all-reduced in buckets of about this size, each one message (one collective
+//             task over several tensors; compiler/lower_boxing.cc), so a model of many small
+//             gradients pays a collective's latency per bucket, not per gradient. A gradient of
+//             the size or more has its own all-reduce; 0: every gradient its own
 //   precision fp32 | bf16 | fp16: the type the forward and backward passes compute and store
 //             in. Under bf16/fp16 weights stay fp32 variables (the master copy; optimizer state
 //             too), cast to the low type where the forward pass reads them, and gradients are
@@ -88,6 +93,7 @@ struct Strategy {
   Schedule schedule = Schedule::kOneFOneB;
   Recompute recompute = Recompute::kNone;
   bool overlap = true;            // collectives run beside the computation (see the header comment)
+  int64_t bucket_mib = 25;        // gradient all-reduce buckets (see the header comment); 0: none
   DType precision = DType::kF32;  // kF32, kBF16 or kF16 (see the header comment)
   DType grad_reduce = DType::kF32;  // kF32 or `precision`
   int zero = 0;                     // ZeRO stage: 0 or 1 (see the header comment)

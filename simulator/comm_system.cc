@@ -5,6 +5,8 @@
 #include <memory>
 
 #include "engine/core/collective_kind.h"
+#include "engine/plan/comm_bytes.h"
+#include "engine/plan/memory_overlaps.h"
 #include "engine/plan/plan_enums.h"
 #include "engine/plan/plan_fold.h"
 #include "simulator/network/ports.h"
@@ -82,13 +84,10 @@ void CommSystem::Meet(const plan::Task& t, int64_t piece) {
       devices.push_back(static_cast<int>(fold_.Image(cluster_device_[d], c)));
     }
   }
-  int64_t bytes = 0;
-  for (int64_t r : t.consumed_regsts()) bytes = std::max(bytes, RegstBytes(r));
+  // An all_gather's output, any other collective's input (a bucket's inputs summed).
+  const int64_t bytes = plan::CommBytes(plan_, t);
   // The simulator's one reading of the kind (validated with the Plan).
   const CollectiveKind kind = plan::FromProto(t.collective().kind(), t.name());
-  if (kind == CollectiveKind::kAllGather) {
-    for (int64_t r : t.produced_regsts()) bytes = std::max(bytes, RegstBytes(r));
-  }
   if (gpus_ && std::count(devices.begin(), devices.end(), devices[0]) ==
                    static_cast<std::ptrdiff_t>(devices.size())) {
     InMemory(kind, bytes, t.collective().in_place(), devices[0], std::move(arrived));
@@ -100,8 +99,8 @@ void CommSystem::Meet(const plan::Task& t, int64_t piece) {
   // A group spanning a folded Plan's copies runs every copy's flows on their own links: by the
   // symmetry the other copies' members arrive when copy 0's do (sim_executor.h).
   const PlanPtr collective = runner_.Collective(t.collective().group(), kind, devices, bytes);
-  // the MPI transport packs all but all_reduce
-  const bool staged = kind != CollectiveKind::kAllReduce;
+  // the MPI transport packs all but an all_reduce of one tensor
+  const bool staged = kind != CollectiveKind::kAllReduce || plan::DataPairs(plan_, t).size() > 1;
   Communicate(collective, members, std::move(arrived), CollectiveReduces(kind),
               spans_ranks && staged ? bytes : 0);
   collectives_.erase(key);
@@ -164,6 +163,9 @@ void CommSystem::InMemory(CollectiveKind kind, int64_t bytes, bool in_place, int
   const Nanos now = network_.Now();
   const InMemoryCollective cost =
       InMemoryCollectiveCost(kind, static_cast<int64_t>(tasks.size()), bytes, in_place);
+  // A bucket's tensors are reduced one after another: its moves for each.
+  const auto tensors = static_cast<int64_t>(
+      std::max<size_t>(1, plan::DataPairs(plan_, plan_.tasks(static_cast<int>(tasks[0]))).size()));
   // The host thread launches the moves one after another while the GPU runs them: the
   // kernels' work starts after the first launch and the whole ends no sooner than the last.
   const double launch = topology_.spec().device().launch_overhead_s();
@@ -179,7 +181,7 @@ void CommSystem::InMemory(CollectiveKind kind, int64_t bytes, bool in_place, int
   const double work = timing_.MemorySeconds(cost.bytes, 0);
   network_.Schedule(nanos(launch),
                     [this, gpu, last, work, done] { gpus_->Run(gpu, last, work, done); });
-  network_.Schedule(nanos(launch * static_cast<double>(cost.moves)), done);
+  network_.Schedule(nanos(launch * static_cast<double>(cost.moves * tensors)), done);
 }
 
 // The ranks of `tasks` (one operation) whose comm threads polled for it stop counting it.

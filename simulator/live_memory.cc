@@ -13,9 +13,9 @@ LiveMemory::LiveMemory(const plan::Plan& plan, bool record)
   in_place_output_.assign(plan.regsts_size(), false);
   borrowed_.assign(plan.regsts_size(), false);
   for (const plan::Task& t : plan.tasks()) {
-    if (const auto io = plan::InPlaceRegsts(plan, t)) {
-      in_place_input_[io->first] = true;
-      in_place_output_[io->second] = true;
+    for (const auto& [in, out] : plan::InPlaceRegsts(plan, t)) {
+      in_place_input_[in] = true;
+      in_place_output_[out] = true;
     }
     if (const auto io = plan::RepeatInPlaceRegsts(plan, t)) borrowed_[io->second] = true;
   }

@@ -255,13 +255,14 @@ void MpiTransport::Collective(const plan::Task& task, int64_t piece,
                            CollectiveKindName(kind) + " with the other ranks of comm group " +
                            std::to_string(desc.group());
   auto members = std::make_shared<std::vector<runtime::CollectiveMember>>(std::move(local));
-  const Tensor& in = members->front().input;
+  const Tensor& in = members->front().one().input;
   const bool one_each = c.one_member_per_rank && members->size() == 1;
   const bool mpi_type = MpiType(in.dtype()) != MPI_DATATYPE_NULL;
   // Large all-reduces go down a chain of point-to-point chunks on two ranks, and on more when
   // in place, where Open MPI's own is slowest (chain_all_reduce.h).
-  const bool chain = static_cast<int64_t>(in.nbytes()) >= ChainAllReduce::kChunkBytes &&
-                     (c.by_comm_rank.size() == 2 || in.raw() == members->front().output.raw());
+  const bool chain =
+      static_cast<int64_t>(in.nbytes()) >= ChainAllReduce::kChunkBytes &&
+      (c.by_comm_rank.size() == 2 || in.raw() == members->front().one().output.raw());
   if (one_each && kind == CollectiveKind::kAllReduce && mpi_type && chain) {
     Enqueue(what, ChainAllReduceOp(members, op, c, std::move(done)));
   } else if (one_each && kind == CollectiveKind::kAllReduce && mpi_type) {
@@ -286,14 +287,15 @@ MpiTransport::Op MpiTransport::AllReduceOp(const Members& members, ReduceOp op, 
   auto copy = std::make_shared<std::vector<std::byte>>();
   return {[members, op, comm, copy](MPI_Request* request) {
             runtime::CollectiveMember& m = members->front();
-            const std::byte* send = m.input.raw();
-            if (send == m.output.raw()) {
-              copy->assign(send, send + m.input.nbytes());
+            const std::byte* send = m.one().input.raw();
+            if (send == m.one().output.raw()) {
+              copy->assign(send, send + m.one().input.nbytes());
               send = copy->data();
             }
-            CheckMpi(MPI_Iallreduce(send, m.output.raw(), static_cast<int>(m.input.numel()),
-                                    MpiType(m.input.dtype()), MpiOp(op), comm, request),
-                     "MPI_Iallreduce");
+            CheckMpi(
+                MPI_Iallreduce(send, m.one().output.raw(), static_cast<int>(m.one().input.numel()),
+                               MpiType(m.one().input.dtype()), MpiOp(op), comm, request),
+                "MPI_Iallreduce");
           },
           [members, copy, done](const MPI_Status&) { done(); }};
 }
@@ -301,7 +303,8 @@ MpiTransport::Op MpiTransport::AllReduceOp(const Members& members, ReduceOp op, 
 MpiTransport::Op MpiTransport::ChainAllReduceOp(const Members& members, ReduceOp op,
                                                 const CollectiveComm& c, Done done) {
   runtime::CollectiveMember& m = members->front();
-  auto chain = std::make_shared<ChainAllReduce>(m.input, m.output, op, c.comm, *c.scratch);
+  auto chain =
+      std::make_shared<ChainAllReduce>(m.one().input, m.one().output, op, c.comm, *c.scratch);
   Op result;
   result.start = [chain, scratch = c.scratch](MPI_Request*) { chain->Start(); };
   result.poll = [chain] { return chain->Progress(); };
@@ -325,19 +328,19 @@ MpiTransport::Op MpiTransport::AllGatherOp(const plan::Task& task, const Collect
     total += counts->back();
   }
   runtime::CollectiveMember& m = members->front();
-  auto layout =
-      std::make_shared<AxisChunks>(m.output.shape(), axis, extents, DTypeSize(m.output.dtype()));
+  auto layout = std::make_shared<AxisChunks>(m.one().output.shape(), axis, extents,
+                                             DTypeSize(m.one().output.dtype()));
   auto packed = std::make_shared<std::vector<std::byte>>(static_cast<size_t>(total));
   const MPI_Comm comm = c.comm;
   return {[members, packed, counts, displs, comm](MPI_Request* request) {
             runtime::CollectiveMember& m = members->front();
-            CheckMpi(MPI_Iallgatherv(m.input.raw(), static_cast<int>(m.input.nbytes()), MPI_BYTE,
-                                     packed->data(), counts->data(), displs->data(), MPI_BYTE, comm,
-                                     request),
+            CheckMpi(MPI_Iallgatherv(m.one().input.raw(), static_cast<int>(m.one().input.nbytes()),
+                                     MPI_BYTE, packed->data(), counts->data(), displs->data(),
+                                     MPI_BYTE, comm, request),
                      "MPI_Iallgatherv");
           },
           [members, packed, layout, counts, displs, done](const MPI_Status&) {
-            layout->Move<false>(packed->data(), members->front().output.raw());
+            layout->Move<false>(packed->data(), members->front().one().output.raw());
             done();
           }};
 }
@@ -355,14 +358,14 @@ MpiTransport::Op MpiTransport::ReduceScatterOp(const plan::Task& task, const Col
     counts->push_back(static_cast<int>(chunk.numel()));
   }
   runtime::CollectiveMember& m = members->front();
-  const AxisChunks layout(m.input.shape(), axis, extents, DTypeSize(m.input.dtype()));
-  auto packed = std::make_shared<std::vector<std::byte>>(m.input.nbytes());
-  layout.Move<true>(m.input.raw(), packed->data());
+  const AxisChunks layout(m.one().input.shape(), axis, extents, DTypeSize(m.one().input.dtype()));
+  auto packed = std::make_shared<std::vector<std::byte>>(m.one().input.nbytes());
+  layout.Move<true>(m.one().input.raw(), packed->data());
   const MPI_Comm comm = c.comm;
   return {[members, packed, counts, op, comm](MPI_Request* request) {
             runtime::CollectiveMember& m = members->front();
-            CheckMpi(MPI_Ireduce_scatter(packed->data(), m.output.raw(), counts->data(),
-                                         MpiType(m.input.dtype()), MpiOp(op), comm, request),
+            CheckMpi(MPI_Ireduce_scatter(packed->data(), m.one().output.raw(), counts->data(),
+                                         MpiType(m.one().input.dtype()), MpiOp(op), comm, request),
                      "MPI_Ireduce_scatter");
           },
           [members, packed, counts, done](const MPI_Status&) { done(); }};
@@ -404,9 +407,9 @@ MpiTransport::Op MpiTransport::AllToAllOp(const plan::Task& task, const Collecti
     gather_extents.push_back(runtime::ToShape(InputDesc(plan_, *member), task.name())[gather]);
   }
   runtime::CollectiveMember& m = members->front();
-  const int64_t element = DTypeSize(m.input.dtype());
-  const PackedChunks sent = ChunksOf(m.input, scatter, scatter_extents);
-  const PackedChunks received = ChunksOf(m.output, gather, gather_extents);
+  const int64_t element = DTypeSize(m.one().input.dtype());
+  const PackedChunks sent = ChunksOf(m.one().input, scatter, scatter_extents);
+  const PackedChunks received = ChunksOf(m.one().output, gather, gather_extents);
   // MPI_Alltoallv's arguments, by comm rank: the chunk of each rank's member.
   auto by_rank = std::make_shared<std::pair<PackedChunks, PackedChunks>>();  // sent, received
   for (const std::vector<int>& rank_members : c.by_comm_rank) {
@@ -416,11 +419,11 @@ MpiTransport::Op MpiTransport::AllToAllOp(const plan::Task& task, const Collecti
       to->offsets.push_back(from->offsets[j]);
     }
   }
-  auto send = std::make_shared<std::vector<std::byte>>(m.input.nbytes());
-  AxisChunks(m.input.shape(), scatter, scatter_extents, element)
-      .Move<true>(m.input.raw(), send->data());
-  auto recv = std::make_shared<std::vector<std::byte>>(m.output.nbytes());
-  auto join = std::make_shared<AxisChunks>(m.output.shape(), gather, gather_extents, element);
+  auto send = std::make_shared<std::vector<std::byte>>(m.one().input.nbytes());
+  AxisChunks(m.one().input.shape(), scatter, scatter_extents, element)
+      .Move<true>(m.one().input.raw(), send->data());
+  auto recv = std::make_shared<std::vector<std::byte>>(m.one().output.nbytes());
+  auto join = std::make_shared<AxisChunks>(m.one().output.shape(), gather, gather_extents, element);
   const MPI_Comm comm = c.comm;
   return {[send, recv, by_rank, comm](MPI_Request* request) {
             PackedChunks& out = by_rank->first;
@@ -431,7 +434,7 @@ MpiTransport::Op MpiTransport::AllToAllOp(const plan::Task& task, const Collecti
                      "MPI_Ialltoallv");
           },
           [members, send, recv, by_rank, join, done](const MPI_Status&) {
-            join->Move<false>(recv->data(), members->front().output.raw());
+            join->Move<false>(recv->data(), members->front().one().output.raw());
             done();
           }};
 }
@@ -442,7 +445,7 @@ MpiTransport::Op MpiTransport::GatherAndComputeOp(const plan::Task& task, const 
   // Everyone gets every member's input; each rank then computes its own members' outputs.
   auto send = std::make_shared<std::vector<std::byte>>();
   for (const runtime::CollectiveMember& m : *members) {
-    send->insert(send->end(), m.input.raw(), m.input.raw() + m.input.nbytes());
+    send->insert(send->end(), m.one().input.raw(), m.one().input.raw() + m.one().input.nbytes());
   }
   auto counts = std::make_shared<std::vector<int>>();
   auto displs = std::make_shared<std::vector<int>>();
@@ -478,17 +481,17 @@ MpiTransport::Op MpiTransport::GatherAndComputeOp(const plan::Task& task, const 
                 at += input.nbytes();
                 all[m].task = t.id();
                 all[m].member = m;
-                all[m].input = std::move(input);
-                all[m].output = Empty(OutputDesc(plan, t), t.name());
+                all[m].tensors.push_back({std::move(input), Empty(OutputDesc(plan, t), t.name())});
               }
             }
             std::vector<Tensor*> local_outputs(all.size(), nullptr);
-            for (runtime::CollectiveMember& m : *members) local_outputs[m.member] = &m.output;
+            for (runtime::CollectiveMember& m : *members) local_outputs[m.member] = &m.one().output;
             runtime::HostDevice host(0);  // the gathered buffers are host tensors
             runtime::ComputeCollective(host, desc, op, all);
             for (size_t m = 0; m < all.size(); ++m) {
               if (local_outputs[m] == nullptr) continue;
-              std::copy_n(all[m].output.raw(), all[m].output.nbytes(), local_outputs[m]->raw());
+              std::copy_n(all[m].one().output.raw(), all[m].one().output.nbytes(),
+                          local_outputs[m]->raw());
             }
             done();
           }};

@@ -9,9 +9,11 @@
 
 namespace twinflow::comm {
 
-// The data register a task reads, and the one it writes (PlanError naming the task if none).
-const plan::TensorDesc& InputDesc(const plan::Plan& plan, const plan::Task& task);
-const plan::TensorDesc& OutputDesc(const plan::Plan& plan, const plan::Task& task);
+// The tensor a task reads, and the one it writes (PlanError naming the task if none): its
+// data register's, or for an all_reduce bucket of several, the 1-D tensor of all their
+// elements in order (the bucket packed, as the MPI transport is handed it).
+plan::TensorDesc InputDesc(const plan::Plan& plan, const plan::Task& task);
+plan::TensorDesc OutputDesc(const plan::Plan& plan, const plan::Task& task);
 // The bytes of a tensor so described; `what` names it in errors.
 int64_t BytesOf(const plan::TensorDesc& desc, const std::string& what);
 // A zeroed host tensor so described.

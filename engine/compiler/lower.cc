@@ -103,6 +103,8 @@ void SetCostHints(plan::Task& task, const graph::OpNode& op, const graph::OpDef&
 
 plan::Plan Lowerer::Run(const LowerOptions& options) {
   micro_batches_ = options.micro_batches;
+  bucket_bytes_ = options.bucket_bytes;
+  if (bucket_bytes_ < 0) throw PlanError("bucket_bytes must not be negative");
   zero_bubble_ = options.zero_bubble && options.one_f_one_b;
   read_by_input_pass_.assign(graph_.tensors().size(), false);
   for (const graph::OpNode& op : graph_.ops()) {

@@ -50,6 +50,10 @@ struct LowerOptions {
   // Collectives float beside their device's chain (task_chains.h), so communication overlaps
   // computation; false keeps them in it (the Plan's serial_collectives), for less memory.
   bool overlap = true;
+  // Gradient buckets (DDP's bucket_cap_mb, as bytes): the data-parallel all-reduces of
+  // gradients smaller than this, of one comm group, dtype and stage, join into buckets of
+  // about this size, each one COLLECTIVE over several tensors (lower_boxing.cc). 0: none.
+  int64_t bucket_bytes = int64_t{25} << 20;
   // Devices per MPI rank: device cpu:i belongs to rank i / devices_per_rank. 0 puts every
   // device on rank 0 (one process).
   int64_t devices_per_rank = 0;

@@ -46,9 +46,12 @@ void MergeInPlace(const plan::Plan& plan, const std::map<int64_t, size_t>& span_
   std::vector<bool> gone(spans.size(), false);
   for (size_t i = 0; i < spans.size(); ++i) {
     const plan::Regst& regst = plan.regsts(static_cast<int>(spans[i].regst));
-    const auto io = plan::InPlaceRegsts(plan, plan.tasks(static_cast<int>(regst.producer())));
-    if (!io || io->second != spans[i].regst) continue;
-    const auto in = span_of.find(io->first);
+    int64_t input = -1;  // the in-place input whose bytes this output reuses
+    for (const auto& [in, out] :
+         plan::InPlaceRegsts(plan, plan.tasks(static_cast<int>(regst.producer())))) {
+      if (out == spans[i].regst) input = in;
+    }
+    const auto in = span_of.find(input);
     if (in == span_of.end()) continue;
     Span& merged = spans[i];
     merged.first = std::min(merged.first, spans[in->second].first);
@@ -241,24 +244,26 @@ bool SameTensor(const plan::TensorDesc& a, const plan::TensorDesc& b) {
          std::equal(a.shape().begin(), a.shape().end(), b.shape().begin(), b.shape().end());
 }
 
-// Whether all_reduce `t` of `chain` (its tasks in `inside`) can sum in place: its input is
-// the chain's, read by it alone, and its output stays in the chain (register spans, above).
+// Whether all_reduce `t` of `chain` (its tasks in `inside`) can sum in place: each input is
+// the chain's, read by it alone, and each output stays in the chain (register spans, above).
 bool CanReduceInPlace(const plan::Plan& plan, int64_t t, const std::set<int64_t>& inside) {
   const plan::Task& task = plan.tasks(static_cast<int>(t));
   if (task.kind() != plan::COLLECTIVE || task.collective().kind() != plan::ALL_REDUCE) return false;
-  const int64_t in = DataRegst(plan, task.consumed_regsts());
-  const int64_t out = DataRegst(plan, task.produced_regsts());
-  if (in < 0 || out < 0) return false;
-  const plan::Regst& input = plan.regsts(static_cast<int>(in));
-  const plan::Regst& output = plan.regsts(static_cast<int>(out));
-  if (input.lag() != 0 || output.lag() != 0 || input.consumers_size() != 1 ||
-      inside.count(input.producer()) == 0 || output.consumers().empty() ||
-      !SameTensor(input.tensor(), output.tensor())) {
-    return false;
-  }
-  for (int64_t c : output.consumers()) {
-    if (inside.count(c) == 0 || plan::ReadsOtherCopies(plan.tasks(static_cast<int>(c)), out, false))
+  const std::vector<std::pair<int64_t, int64_t>> pairs = plan::DataPairs(plan, task);
+  if (pairs.empty()) return false;
+  for (const auto& [in, out] : pairs) {
+    const plan::Regst& input = plan.regsts(static_cast<int>(in));
+    const plan::Regst& output = plan.regsts(static_cast<int>(out));
+    if (input.lag() != 0 || output.lag() != 0 || input.consumers_size() != 1 ||
+        inside.count(input.producer()) == 0 || output.consumers().empty() ||
+        !SameTensor(input.tensor(), output.tensor())) {
       return false;
+    }
+    for (int64_t c : output.consumers()) {
+      if (inside.count(c) == 0 ||
+          plan::ReadsOtherCopies(plan.tasks(static_cast<int>(c)), out, false))
+        return false;
+    }
   }
   return true;
 }

@@ -32,6 +32,8 @@ class Tensor {
   // and is never freed by it. InvalidArgumentError when data is null for a non-empty shape.
   static Tensor View(Shape shape, DType dtype, std::byte* data);
   bool is_view() const { return view_ != nullptr; }
+  // A view of this tensor's bytes, which must outlive it (copying a Tensor copies its bytes).
+  Tensor AsView() const { return View(shape_, dtype_, const_cast<std::byte*>(raw())); }
 
   // Values drawn uniformly: integers in [-100, 100], floats in [-1, 1) (rounded for bf16/f16).
   static Tensor Random(Shape shape, DType dtype, Rng& rng);

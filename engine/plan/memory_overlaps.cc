@@ -14,8 +14,8 @@ std::set<std::pair<int64_t, int64_t>> InPlacePairs(const Plan& plan) {
   std::set<std::pair<int64_t, int64_t>> pairs;
   std::map<int64_t, std::vector<int64_t>> borrowers;  // input -> in-place REPEAT outputs
   for (const Task& t : plan.tasks()) {
-    if (const auto io = InPlaceRegsts(plan, t)) {
-      pairs.insert({std::min(io->first, io->second), std::max(io->first, io->second)});
+    for (const auto& [in, out] : InPlaceRegsts(plan, t)) {
+      pairs.insert({std::min(in, out), std::max(in, out)});
     }
     if (const auto io = RepeatInPlaceRegsts(plan, t)) borrowers[io->first].push_back(io->second);
   }
@@ -30,34 +30,37 @@ std::set<std::pair<int64_t, int64_t>> InPlacePairs(const Plan& plan) {
   return pairs;
 }
 
-// The task's data input and output registers (the last of each), if it has both.
-std::optional<std::pair<int64_t, int64_t>> DataInputAndOutput(const Plan& plan, const Task& task) {
+}  // namespace
+
+std::vector<std::pair<int64_t, int64_t>> DataPairs(const Plan& plan, const Task& task) {
   const auto data = [&](const google::protobuf::RepeatedField<google::protobuf::int64>& regsts) {
-    int64_t found = -1;
+    std::vector<int64_t> found;
     for (int64_t r : regsts) {
       if (r >= 0 && r < plan.regsts_size() &&
           plan.regsts(static_cast<int>(r)).tensor().dtype() != DTYPE_UNSPECIFIED) {
-        found = r;
+        found.push_back(r);
       }
     }
     return found;
   };
-  const int64_t in = data(task.consumed_regsts());
-  const int64_t out = data(task.produced_regsts());
-  if (in < 0 || out < 0) return std::nullopt;
-  return std::pair{in, out};
+  const std::vector<int64_t> in = data(task.consumed_regsts());
+  const std::vector<int64_t> out = data(task.produced_regsts());
+  std::vector<std::pair<int64_t, int64_t>> pairs;
+  if (in.size() != out.size()) return pairs;
+  for (size_t k = 0; k < in.size(); ++k) pairs.emplace_back(in[k], out[k]);
+  return pairs;
 }
 
-}  // namespace
-
-std::optional<std::pair<int64_t, int64_t>> InPlaceRegsts(const Plan& plan, const Task& task) {
-  if (task.kind() != COLLECTIVE || !task.collective().in_place()) return std::nullopt;
-  return DataInputAndOutput(plan, task);
+std::vector<std::pair<int64_t, int64_t>> InPlaceRegsts(const Plan& plan, const Task& task) {
+  if (task.kind() != COLLECTIVE || !task.collective().in_place()) return {};
+  return DataPairs(plan, task);
 }
 
 std::optional<std::pair<int64_t, int64_t>> RepeatInPlaceRegsts(const Plan& plan, const Task& task) {
   if (task.kind() != REPEAT || !task.repeat_in_place()) return std::nullopt;
-  return DataInputAndOutput(plan, task);
+  const std::vector<std::pair<int64_t, int64_t>> pairs = DataPairs(plan, task);
+  if (pairs.size() != 1) return std::nullopt;
+  return pairs[0];
 }
 
 std::vector<std::pair<SlotKey, SlotKey>> OverlappingSlots(const Plan& plan,

@@ -23,9 +23,14 @@ struct SlotKey {
 std::vector<std::pair<SlotKey, SlotKey>> OverlappingSlots(const Plan& plan,
                                                           const MemoryPlan& memory);
 
-// The data input and output registers of an in-place all_reduce (CollectiveDesc.in_place), or
-// nothing for any other task (or one whose register ids are out of range).
-std::optional<std::pair<int64_t, int64_t>> InPlaceRegsts(const Plan& plan, const Task& task);
+// The task's data input and output registers (those with a tensor), paired in order: input k
+// with output k. None unless there are as many of each.
+std::vector<std::pair<int64_t, int64_t>> DataPairs(const Plan& plan, const Task& task);
+
+// The data input and output registers of an in-place all_reduce (CollectiveDesc.in_place),
+// pair by pair (a bucket has several), or none for any other task (or one whose register ids
+// are out of range, or whose inputs and outputs do not pair up).
+std::vector<std::pair<int64_t, int64_t>> InPlaceRegsts(const Plan& plan, const Task& task);
 
 // The data input and output registers of a REPEAT that reads in place (Task.repeat_in_place),
 // or nothing for any other task. Unlike an all_reduce's, its output's bytes are its input's

@@ -79,7 +79,8 @@ class Validator {
                     const std::vector<int64_t>& out) const;
   void CheckTransfers(int64_t t, const std::vector<int64_t>& out) const;
   void CheckCollectives() const;
-  void CheckInPlace(int64_t t, int64_t in, int64_t out) const;
+  void CheckCollectivePairs(int64_t t, const std::vector<int64_t>& in,
+                            const std::vector<int64_t>& out) const;
   void CheckRanks() const;
   // plan_validate_memory.cc
   void CheckMemory() const;

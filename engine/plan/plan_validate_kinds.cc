@@ -65,8 +65,9 @@ void Validator::CheckTaskKind(int64_t t) const {
       CheckTransfers(t, out);
       break;
     case COLLECTIVE:
-      expect(n_in == 1 && n_out == 1, "one data input and one data output");
-      if (task.collective().in_place()) CheckInPlace(t, in[0], out[0]);
+      expect((n_in == 1 || (n_in > 1 && task.collective().kind() == ALL_REDUCE)) && n_out == n_in,
+             "one data input and one data output (an all_reduce bucket: as many of each)");
+      CheckCollectivePairs(t, in, out);
       break;
     case ACC:
     case REPEAT: {
@@ -201,14 +202,25 @@ void Validator::CheckTransfers(int64_t t, const std::vector<int64_t>& out) const
   }
 }
 
-// An in-place all_reduce writes over its input, so nothing else may read that input, and the
-// two must be the same tensor (the executors exempt the pair from their overlap checks).
-void Validator::CheckInPlace(int64_t t, int64_t in, int64_t out) const {
-  const Regst& input = plan_.regsts(in);
-  if (plan_.tasks(t).collective().kind() != ALL_REDUCE || input.consumers_size() != 1 ||
-      input.consumers(0) != t || !SameDesc(input.tensor(), plan_.regsts(out).tensor())) {
-    Fail(TaskText(t) + " is in place, but is not an all_reduce whose " + RegstText(in) +
-         " only it reads and whose output is the same tensor");
+// A bucket reduces input k into output k, so each pair is one tensor. An in-place all_reduce
+// writes over its inputs, so nothing else may read them (the executors exempt each pair from
+// their overlap checks).
+void Validator::CheckCollectivePairs(int64_t t, const std::vector<int64_t>& in,
+                                     const std::vector<int64_t>& out) const {
+  const bool in_place = plan_.tasks(t).collective().in_place();
+  for (size_t k = 0; in.size() > 1 && k < in.size(); ++k) {
+    if (!SameDesc(plan_.regsts(in[k]).tensor(), plan_.regsts(out[k]).tensor())) {
+      Fail(TaskText(t) + " is an all_reduce bucket whose input " + RegstText(in[k]) +
+           " is not the tensor of its output " + RegstText(out[k]));
+    }
+  }
+  for (size_t k = 0; in_place && k < in.size(); ++k) {
+    const Regst& input = plan_.regsts(in[k]);
+    if (plan_.tasks(t).collective().kind() != ALL_REDUCE || input.consumers_size() != 1 ||
+        input.consumers(0) != t || !SameDesc(input.tensor(), plan_.regsts(out[k]).tensor())) {
+      Fail(TaskText(t) + " is in place, but is not an all_reduce whose " + RegstText(in[k]) +
+           " only it reads and whose output is the same tensor");
+    }
   }
 }
 
@@ -252,12 +264,18 @@ void Validator::CheckCollectives() const {
   for (const auto& [key, tasks] : by_issue) {
     const int64_t size = plan_.groups(key.first).devices_size();
     std::set<int32_t> members;
+    const auto data_inputs = [&](int64_t t) {
+      const auto& consumed = plan_.tasks(t).consumed_regsts();
+      return std::count_if(consumed.begin(), consumed.end(),
+                           [&](int64_t r) { return !IsControl(r); });
+    };
     for (int64_t t : tasks) {
       const CollectiveDesc& c = plan_.tasks(t).collective();
       if (!members.insert(c.member()).second ||
-          c.kind() != plan_.tasks(tasks[0]).collective().kind()) {
-        Fail(TaskText(t) + " repeats member " + Str(c.member()) +
-             " or the kind differs in comm group " + Str(key.first) + " issue " + Str(key.second));
+          c.kind() != plan_.tasks(tasks[0]).collective().kind() ||
+          data_inputs(t) != data_inputs(tasks[0])) {
+        Fail(TaskText(t) + " repeats member " + Str(c.member()) + ", or its kind or its number " +
+             "of tensors differs, in comm group " + Str(key.first) + " issue " + Str(key.second));
       }
     }
     if (static_cast<int64_t>(members.size()) != size) {

@@ -108,13 +108,15 @@ void Arena::FindSharedBytes(const plan::Plan& plan, const plan::MemoryPlan* memo
 
 void Arena::FindInPlacePairs(const plan::Plan& plan) {
   for (const plan::Task& t : plan.tasks()) {
-    const auto io = plan::InPlaceRegsts(plan, t);
-    if (t.device() != device_ || !io || !Holds(io->first) || !Holds(io->second)) continue;
-    Layout& in = regsts_[io->first];
-    Layout& out = regsts_[io->second];
-    if (in.offsets != out.offsets || in.slot_bytes == 0) continue;  // not one buffer after all
-    in.bytes_live_on = true;
-    out.bytes_already_in = true;
+    if (t.device() != device_) continue;
+    for (const auto& [i, o] : plan::InPlaceRegsts(plan, t)) {
+      if (!Holds(i) || !Holds(o)) continue;
+      Layout& in = regsts_[i];
+      Layout& out = regsts_[o];
+      if (in.offsets != out.offsets || in.slot_bytes == 0) continue;  // not one buffer after all
+      in.bytes_live_on = true;
+      out.bytes_already_in = true;
+    }
   }
   for (const plan::Task& t : plan.tasks()) {
     const auto io = plan::RepeatInPlaceRegsts(plan, t);

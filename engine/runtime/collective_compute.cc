@@ -43,7 +43,7 @@ Region Slab(const Shape& shape, int axis, int64_t offset, int64_t size) {
 
 class MoveList {
  public:
-  explicit MoveList(std::vector<CollectiveMember>& members) : m_(members) {}
+  explicit MoveList(std::vector<CollectiveTensors>& members) : m_(members) {}
 
   // All of member j's input into member i's output at `to`.
   void InputInto(size_t j, const Region& from, size_t i, const Region& to, bool reduce) {
@@ -61,14 +61,14 @@ class MoveList {
   std::vector<Move> Take() { return std::move(moves_); }
 
  private:
-  std::vector<CollectiveMember>& m_;
+  std::vector<CollectiveTensors>& m_;
   std::vector<Move> moves_;
 };
 
 // ShapeError unless every member's tensors have member 0's input's rank and the collective's
 // axes and root lie within them (so that the moves can be laid out).
 void CheckAxes(const std::string& name, CollectiveKind kind, const plan::CollectiveDesc& desc,
-               const std::vector<CollectiveMember>& m) {
+               const std::vector<CollectiveTensors>& m) {
   const Tensor& first = m[0].input;
   const int rank = first.shape().rank();
   for (size_t i = 0; i < m.size(); ++i) {
@@ -96,7 +96,7 @@ void CheckAxes(const std::string& name, CollectiveKind kind, const plan::Collect
 // the others in member order, as the reference collectives (sbp/collective_reference.h) do, so
 // the result never depends on which thread arrived last.
 std::vector<Move> Moves(CollectiveKind kind, const plan::CollectiveDesc& desc,
-                        std::vector<CollectiveMember>& m) {
+                        std::vector<CollectiveTensors>& m) {
   MoveList moves(m);
   const int64_t p = static_cast<int64_t>(m.size());
   const auto full = [](const Tensor& t) { return Region::Full(t.shape()); };
@@ -155,7 +155,7 @@ std::vector<Move> Moves(CollectiveKind kind, const plan::CollectiveDesc& desc,
 // The shape the collective gives member i, from the inputs (as the reference collectives
 // shape their results).
 Shape ResultShape(CollectiveKind kind, const plan::CollectiveDesc& desc,
-                  const std::vector<CollectiveMember>& m, size_t i) {
+                  const std::vector<CollectiveTensors>& m, size_t i) {
   const int64_t p = static_cast<int64_t>(m.size());
   Shape shape = m[0].input.shape();
   switch (kind) {
@@ -166,7 +166,7 @@ Shape ResultShape(CollectiveKind kind, const plan::CollectiveDesc& desc,
       break;
     case CollectiveKind::kAllGather:
       shape[desc.gather_axis()] = 0;
-      for (const CollectiveMember& member : m) {
+      for (const CollectiveTensors& member : m) {
         shape[desc.gather_axis()] += member.input.shape()[desc.gather_axis()];
       }
       break;
@@ -176,7 +176,7 @@ Shape ResultShape(CollectiveKind kind, const plan::CollectiveDesc& desc,
     case CollectiveKind::kAllToAll:
       shape = AxisPart(shape, desc.scatter_axis(), p, static_cast<int64_t>(i)).shape();
       shape[desc.gather_axis()] = 0;
-      for (const CollectiveMember& member : m) {
+      for (const CollectiveTensors& member : m) {
         shape[desc.gather_axis()] +=
             AxisPart(member.input.shape(), desc.scatter_axis(), p, static_cast<int64_t>(i))
                 .ranges[desc.gather_axis()]
@@ -190,7 +190,7 @@ Shape ResultShape(CollectiveKind kind, const plan::CollectiveDesc& desc,
 // ShapeError naming the collective, the member and its tensors unless each output has the shape
 // the collective gives it and every move fits (the inputs agree where they must).
 void CheckMoves(const std::string& name, CollectiveKind kind, const plan::CollectiveDesc& desc,
-                const std::vector<Move>& moves, const std::vector<CollectiveMember>& members) {
+                const std::vector<Move>& moves, const std::vector<CollectiveTensors>& members) {
   for (size_t i = 0; i < members.size(); ++i) {
     const Tensor& out = members[i].output;
     const Shape result = ResultShape(kind, desc, members, i);
@@ -214,8 +214,8 @@ void CheckMoves(const std::string& name, CollectiveKind kind, const plan::Collec
   }
 }
 
-bool Reaches(Device& device, const std::vector<CollectiveMember>& members) {
-  for (const CollectiveMember& m : members) {
+bool Reaches(Device& device, const std::vector<CollectiveTensors>& members) {
+  for (const CollectiveTensors& m : members) {
     if (!device.Reaches(m.input) || !device.Reaches(m.output)) return false;
   }
   return true;
@@ -237,13 +237,10 @@ void Run(Device& device, const Move& mv, ReduceOp op) {
   }
 }
 
-}  // namespace
-
-void ComputeCollective(Device& device, const plan::CollectiveDesc& desc, ReduceOp op,
-                       std::vector<CollectiveMember>& members) {
-  const CollectiveKind kind = plan::FromProto(desc.kind(), "collective");
+// One tensor of the collective: each member's k-th.
+void ComputeTensor(Device& device, CollectiveKind kind, const plan::CollectiveDesc& desc,
+                   ReduceOp op, std::vector<CollectiveTensors>& members) {
   const std::string name = CollectiveKindName(kind);
-  if (members.empty()) throw ShapeError(name + ": the group has no members");
   CheckAxes(name, kind, desc, members);
   const std::vector<Move> moves = Moves(kind, desc, members);
   CheckMoves(name, kind, desc, moves, members);
@@ -253,14 +250,37 @@ void ComputeCollective(Device& device, const plan::CollectiveDesc& desc, ReduceO
   }
   // A member's memory out of the device's reach (GPUs without peer access): the same moves on
   // host copies, the outputs uploaded back.
-  std::vector<CollectiveMember> host;
-  for (const CollectiveMember& m : members) {  // (copying m's views would read device memory)
-    host.push_back({m.task, m.device, m.member, device.Download(m.input),
-                    Tensor(m.output.shape(), m.output.dtype()), nullptr});
+  std::vector<CollectiveTensors> host;
+  for (const CollectiveTensors& m : members) {  // (copying m's views would read device memory)
+    host.push_back({device.Download(m.input), Tensor(m.output.shape(), m.output.dtype())});
   }
   HostDevice on_host(0);
   for (const Move& mv : Moves(kind, desc, host)) Run(on_host, mv, op);
   for (size_t i = 0; i < members.size(); ++i) device.Upload(host[i].output, members[i].output);
+}
+
+}  // namespace
+
+void ComputeCollective(Device& device, const plan::CollectiveDesc& desc, ReduceOp op,
+                       std::vector<CollectiveMember>& members) {
+  const CollectiveKind kind = plan::FromProto(desc.kind(), "collective");
+  const std::string name = CollectiveKindName(kind);
+  if (members.empty()) throw ShapeError(name + ": the group has no members");
+  const size_t tensors = members[0].tensors.size();
+  for (size_t i = 0; i < members.size(); ++i) {
+    if (members[i].tensors.size() != tensors || tensors == 0 ||
+        (tensors > 1 && kind != CollectiveKind::kAllReduce)) {
+      throw ShapeError(name + ": member " + std::to_string(i) + " brings " +
+                       std::to_string(members[i].tensors.size()) + " tensors and member 0 " +
+                       std::to_string(tensors) + " (several only in an all_reduce bucket)");
+    }
+  }
+  for (size_t k = 0; k < tensors; ++k) {
+    std::vector<CollectiveTensors> views;
+    for (const CollectiveMember& m : members)
+      views.push_back({m.tensors[k].input.AsView(), m.tensors[k].output.AsView()});
+    ComputeTensor(device, kind, desc, op, views);
+  }
 }
 
 }  // namespace twinflow::runtime

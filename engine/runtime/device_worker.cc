@@ -1,6 +1,7 @@
 #include "engine/runtime/device_worker.h"
 
 #include <algorithm>
+#include <cstring>
 #include <exception>
 #include <new>
 #include <string>
@@ -177,11 +178,18 @@ bool DeviceWorker::Launch(const runtime::Launch& launch) {
 
 void DeviceWorker::StartCollective(const PreparedTask& task, const runtime::Launch& launch) {
   const plan::Task& t = *task.task;
-  const SlotRef& in = FindSlot(launch.inputs, task.inputs[0], launch);
-  const SlotRef& out = FindSlot(launch.outputs, task.outputs[0], launch);
-  CollectiveMember member{t.id(), device_, t.collective().member(),
-                          ctx_.SlotView(in.regst, in.slot), ctx_.SlotView(out.regst, out.slot)};
-  if (task.spans_ranks && Staged(task)) Stage(member);
+  CollectiveMember member{t.id(), device_, t.collective().member(), {}, nullptr};
+  for (size_t k = 0; k < task.inputs.size(); ++k) {
+    const SlotRef& in = FindSlot(launch.inputs, task.inputs[k], launch);
+    const SlotRef& out = FindSlot(launch.outputs, task.outputs[k], launch);
+    member.tensors.push_back(
+        {ctx_.SlotView(in.regst, in.slot), ctx_.SlotView(out.regst, out.slot)});
+  }
+  // The MPI transport takes one tensor per member: a bucket goes to it packed on the host.
+  if (task.spans_ranks &&
+      (Staged(task) || (member.tensors.size() > 1 && !transport(task).reads_device_memory()))) {
+    Stage(member);
+  }
   // Members of this process meet first; across ranks the last of them hands the transport
   // the local part.
   auto members = ctx_.rendezvous.Arrive(t.collective().group(), t.issue_order(), launch.piece,
@@ -231,17 +239,34 @@ bool DeviceWorker::Staged(const PreparedTask& task) const {
 
 void DeviceWorker::Stage(CollectiveMember& member) {
   auto arrival = std::make_shared<StagedArrival>();
-  arrival->slot = std::move(member.output);
-  // In place, the host output is the host input, as the slots are one on the device.
-  const bool in_place = member.input.raw() == arrival->slot.raw();
-  Tensor input = device_ops_.Download(member.input);
-  arrival->host =
-      in_place ? std::move(input) : Tensor(arrival->slot.shape(), arrival->slot.dtype());
-  const auto host_view = [&] {
-    return Tensor::View(arrival->host.shape(), arrival->host.dtype(), arrival->host.raw());
-  };
-  member.input = in_place ? host_view() : std::move(input);
-  member.output = host_view();
+  CollectiveTensors& first = member.tensors.front();
+  if (member.tensors.size() == 1) {
+    // In place, the host output is the host input, as the slots are one on the device.
+    const bool in_place = first.input.raw() == first.output.raw();
+    Tensor input = device_ops_.Download(first.input);
+    arrival->host =
+        in_place ? std::move(input) : Tensor(first.output.shape(), first.output.dtype());
+    arrival->slots.push_back(std::move(first.output));
+    first.input = in_place ? arrival->host.AsView() : std::move(input);
+    first.output = arrival->host.AsView();
+    member.staged = std::move(arrival);
+    return;
+  }
+  // A bucket: every input packed into one host buffer, reduced there in place.
+  int64_t elements = 0;
+  for (const CollectiveTensors& c : member.tensors) elements += c.input.numel();
+  arrival->host = Tensor(Shape{elements}, first.input.dtype());
+  std::byte* at = arrival->host.raw();
+  const bool on_host = device_ops_.type() == DeviceType::kCpu;
+  for (CollectiveTensors& c : member.tensors) {
+    const Tensor downloaded = on_host ? Tensor() : device_ops_.Download(c.input);
+    const Tensor& bytes = on_host ? c.input : downloaded;
+    std::memcpy(at, bytes.raw(), static_cast<size_t>(bytes.nbytes()));
+    at += bytes.nbytes();
+    arrival->slots.push_back(std::move(c.output));
+  }
+  member.tensors.clear();
+  member.tensors.push_back({arrival->host.AsView(), arrival->host.AsView()});
   member.staged = std::move(arrival);
 }
 
@@ -277,17 +302,20 @@ void DeviceWorker::StartRecv(const PreparedTask& task, const runtime::Launch& la
   }
   auto arrival = std::make_shared<StagedArrival>();
   arrival->host = Tensor(slot.shape(), slot.dtype());
-  arrival->slot = std::move(slot);
+  arrival->slots.push_back(std::move(slot));
   t.Recv(*task.task, launch.piece,
          Tensor::View(arrival->host.shape(), arrival->host.dtype(), arrival->host.raw()),
          [&ctx, id, arrival] { ctx.PostArrival(id, arrival); });
 }
 
 void DeviceWorker::Upload(const WorkItem& item) {
-  // The host bytes go into the slot; the act completes once the upload has run.
-  Tensor slot = Tensor::View(item.arrival->slot.shape(), item.arrival->slot.dtype(),
-                             const_cast<std::byte*>(item.arrival->slot.raw()));
-  device_ops_.Upload(item.arrival->host, slot);
+  // The host bytes go into the slots; the act completes once the uploads have run.
+  std::byte* at = const_cast<std::byte*>(item.arrival->host.raw());
+  for (const Tensor& s : item.arrival->slots) {
+    Tensor slot = Tensor::View(s.shape(), s.dtype(), const_cast<std::byte*>(s.raw()));
+    device_ops_.Upload(Tensor::View(s.shape(), s.dtype(), at), slot);
+    at += s.nbytes();
+  }
   const int64_t task = item.task;
   const int64_t started = ctx_.trace ? ctx_.comm_started[task] : 0;
   const int64_t finished = item.finished_ns;

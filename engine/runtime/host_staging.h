@@ -7,13 +7,17 @@
 // (WorkItem::arrival), which uploads it into the slot; the act completes when that upload has
 // run. This is the fallback where NCCL cannot be used (ranks sharing a GPU), and it costs a
 // download (which waits for the device's earlier work) and an upload per message.
+#include <vector>
+
 #include "engine/core/tensor.h"
 
 namespace twinflow::runtime {
 
 struct StagedArrival {
   Tensor host;  // owning: the bytes received or computed on the host
-  Tensor slot;  // a view of the act's output slot in device memory
+  // Views of the act's output slots in device memory: one, or a bucket's, filled from
+  // consecutive bytes of `host` in order.
+  std::vector<Tensor> slots;
 };
 
 }  // namespace twinflow::runtime

@@ -249,7 +249,12 @@ PreparedTask Prepare(const plan::Plan& plan, const kernels::KernelRegistry& kern
       PrepareCopy(plan, t, what);
       break;
     case plan::COLLECTIVE:
-      ExpectArity(t, 1, 1, what);
+      // An all_reduce bucket reduces input k into output k (plan.proto's CollectiveDesc).
+      if (t.inputs.size() < 2 || task.collective().kind() != plan::ALL_REDUCE)
+        ExpectArity(t, 1, 1, what);
+      ExpectArity(t, t.inputs.size(), t.inputs.size(), what);
+      for (size_t k = 0; t.inputs.size() > 1 && k < t.inputs.size(); ++k)
+        ExpectSameTensor(plan, t.inputs[k], t.outputs[k], what);
       PrepareCollective(plan, t, what);
       break;
     case plan::SEND:

@@ -6,6 +6,25 @@
 
 namespace twinflow::runtime {
 
+CollectiveMember CollectiveMember::Of(int64_t task, int device, int member, Tensor input,
+                                      Tensor output) {
+  CollectiveMember m{task, device, member, {}, nullptr};
+  m.tensors.push_back({std::move(input), std::move(output)});
+  return m;
+}
+
+CollectiveTensors& CollectiveMember::one() {
+  return const_cast<CollectiveTensors&>(static_cast<const CollectiveMember&>(*this).one());
+}
+
+const CollectiveTensors& CollectiveMember::one() const {
+  if (tensors.size() != 1) {
+    throw CommError("member " + std::to_string(member) + " of a collective brings " +
+                    std::to_string(tensors.size()) + " tensors where one was expected");
+  }
+  return tensors[0];
+}
+
 std::optional<std::vector<CollectiveMember>> Rendezvous::Arrive(int64_t group, int64_t issue_order,
                                                                 int64_t piece, int group_size,
                                                                 int expected,

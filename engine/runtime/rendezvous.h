@@ -16,15 +16,30 @@
 
 namespace twinflow::runtime {
 
+// One tensor of a collective on one member: views of its input and output slots (host copies
+// when staged).
+struct CollectiveTensors {
+  Tensor input;
+  Tensor output;
+};
+
 struct CollectiveMember {
   int64_t task = 0;
   int device = 0;
   int member = 0;
-  Tensor input;  // views of the member's slots (host copies when staged)
-  Tensor output;
-  // Staged through the host (host_staging.h): `output` is a view of staged->host, uploaded
-  // into staged->slot once the collective is done. Null otherwise.
+  // One tensor, or a bucket's (plan.proto's CollectiveDesc): input k is reduced into output k.
+  std::vector<CollectiveTensors> tensors;
+  // Staged through the host (host_staging.h): the outputs are views of staged->host, uploaded
+  // into staged->slots once the collective is done. Null otherwise.
   std::shared_ptr<const StagedArrival> staged;
+
+  // A member of one tensor, its views moved in (an initializer list would copy them, and
+  // copying a Tensor copies its bytes).
+  static CollectiveMember Of(int64_t task, int device, int member, Tensor input, Tensor output);
+  // The member's one tensor; CommError for a bucket, which only in-process collectives and
+  // NCCL take as it is (the device thread packs it for the MPI transport).
+  CollectiveTensors& one();
+  const CollectiveTensors& one() const;
 };
 
 class Rendezvous {

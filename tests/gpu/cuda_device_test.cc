@@ -73,11 +73,11 @@ TEST(CudaDevice, InProcessCollectivesOnOneGpuEqualTheReference) {
         Tensor out = Tensor::View(want[m].shape(), dtype, logical.arenas[m] + 4096 + 64);
         logical.devices[m]->Upload(inputs[m], in);
         logical.devices[m]->Synchronize();
-        members.push_back({0, m, m, std::move(in), std::move(out), nullptr});
+        members.push_back(runtime::CollectiveMember::Of(0, m, m, std::move(in), std::move(out)));
       }
       runtime::ComputeCollective(*logical.devices[p - 1], desc, ReduceOp::kSum, members);
       for (int m = 0; m < p; ++m) {
-        const Tensor got = logical.devices[p - 1]->Download(members[m].output);
+        const Tensor got = logical.devices[p - 1]->Download(members[m].one().output);
         EXPECT_TRUE(BitEqual(got, want[m]))
             << CollectiveKindName(kind) << " " << DTypeName(dtype) << " member " << m;
       }

@@ -76,13 +76,14 @@ TEST(Nccl, OneRankCommunicatorRunsTheTransportsAllReduceAndBroadcast) {
     plan::Task task;
     task.set_name("t");
     task.mutable_collective()->set_kind(kind);
-    const NcclWork work =
-        CollectiveWork(plan, {&task}, task, ReduceOp::kSum,
-                       Tensor::View(in.shape(), in.dtype(), const_cast<std::byte*>(in.raw())),
-                       Tensor::View(out.shape(), out.dtype(), const_cast<std::byte*>(out.raw())));
+    std::vector<runtime::CollectiveTensors> tensors;
+    tensors.push_back({in.AsView(), out.AsView()});
+    if (kind == plan::ALL_REDUCE) tensors.push_back({in.AsView(), in.AsView()});  // a bucket
+    const NcclWork work = CollectiveWork(plan, {&task}, task, ReduceOp::kSum, std::move(tensors));
     work(one.channel);
     TF_CUDA_CHECK(cudaStreamSynchronize(one.channel.stream));
     EXPECT_EQ(Back(out), values) << plan::CollectiveKind_Name(kind);
+    EXPECT_EQ(Back(in), values) << "in place, in a bucket";
     cudaFree(in_memory);
     cudaFree(out_memory);
   }

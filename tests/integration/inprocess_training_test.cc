@@ -176,6 +176,21 @@ INSTANTIATE_TEST_SUITE_P(
                       "dp=2,pp=2,mb=4,schedule=1f1b,recompute=full"),
     testing::StrategyTestName);
 
+// Gradient buckets (strategy field bucket) change how many collectives run, not what they
+// sum: each element is still summed over the members in member order, so the losses are the
+// unbucketed run's bit for bit, with several micro-batches (ACC inputs) and a pipeline too.
+TEST(GradientBuckets, LossesAreTheUnbucketedRunsBitForBit) {
+  const models::GptConfig config = testing::TinyGptConfig();
+  const runtime::FeedFn feeds = [&](int64_t step) { return GptBatch(config, step); };
+  for (const std::string strategy : {"dp=4", "dp=2,tp=2", "dp=2,pp=2,mb=4"}) {
+    const auto losses = [&](const std::string& text) {
+      return DistributedLosses(models::BuildGpt(Ops(), config, OnFourDevices(text, "adam:lr=0.01")),
+                               6, feeds);
+    };
+    EXPECT_EQ(losses(strategy), losses(strategy + ",bucket=0")) << strategy;
+  }
+}
+
 // The tiny Llama (RMSNorm, rotary positions, grouped-query attention, SwiGLU), unfused and
 // fused attention, against its one-device reference.
 class LlamaTraining : public ::testing::TestWithParam<std::string> {};

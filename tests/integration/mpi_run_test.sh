@@ -85,6 +85,12 @@ else
   bad "the all-to-all case's Plan has no all_to_all any more: pick another job" /dev/null
 fi
 run_case "gpt dp=2,tp=2 (2 devices per rank)" 2 0 "${gpt[@]}" --devices 4 --strategy dp=2,tp=2
+# Gradient buckets (on by default) reach the MPI transport packed; with two members on each
+# rank they are gathered and summed in member order.
+run_case "mlp dp=4 (2 devices per rank, buckets gathered)" 2 1 "${mlp[@]}" --devices 4 \
+  --strategy dp=4
+run_case "gpt dp=2,bucket=0 (every gradient its own all-reduce)" 2 0 "${gpt[@]}" --devices 2 \
+  --strategy dp=2,bucket=0
 # Gradients of 1 MiB and more (600x700 f32: 1.6 MiB, not a whole number of chunks) are summed in
 # place by the chunked chain (engine/comm/chain_all_reduce.h), both ways round on two ranks,
 # floating beside the backward pass or (overlap=off) in the device's order.

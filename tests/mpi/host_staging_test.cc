@@ -96,7 +96,7 @@ class CheckedTransport : public comm::MpiTransport {
                   std::vector<runtime::CollectiveMember> local, Done done) override {
     for (const runtime::CollectiveMember& m : local) {
       handed += 2;
-      in_device_memory += memory_.Holds(m.input) + memory_.Holds(m.output);
+      in_device_memory += memory_.Holds(m.one().input) + memory_.Holds(m.one().output);
     }
     MpiTransport::Collective(task, piece, std::move(local), std::move(done));
   }

@@ -91,10 +91,8 @@ std::vector<Tensor> Compute(Device& device, const Case& c, const std::vector<Sha
   for (size_t i = 0; i < shapes.size(); ++i) outputs.emplace_back(shapes[i], inputs[i].dtype());
   std::vector<CollectiveMember> members;
   for (size_t i = 0; i < inputs.size(); ++i) {
-    members.push_back({0, 0, static_cast<int>(i),
-                       Tensor::View(inputs[i].shape(), inputs[i].dtype(), inputs[i].raw()),
-                       Tensor::View(outputs[i].shape(), outputs[i].dtype(), outputs[i].raw()),
-                       nullptr});
+    members.push_back(
+        CollectiveMember::Of(0, 0, static_cast<int>(i), inputs[i].AsView(), outputs[i].AsView()));
   }
   ComputeCollective(device, c.desc, c.op, members);
   device.Synchronize();
@@ -135,12 +133,58 @@ TEST(CollectiveCompute, InPlaceAllReduceSumsIntoTheInputs) {
     std::vector<CollectiveMember> list;
     for (int m = 0; m < members; ++m) {
       // Two views of one slot (copying a view would give an owning tensor).
-      list.push_back({0, 0, m, Tensor::View(shape, DType::kF32, inputs[m].raw()),
-                      Tensor::View(shape, DType::kF32, inputs[m].raw()), nullptr});
+      list.push_back(CollectiveMember::Of(0, 0, m, inputs[m].AsView(), inputs[m].AsView()));
     }
     HostDevice device(0);
     ComputeCollective(device, desc, ReduceOp::kSum, list);
     for (int m = 0; m < members; ++m) RC_ASSERT(BitEqual(inputs[m], expected[m]));
+  });
+  EXPECT_TRUE(ok);
+}
+
+// A bucket (several tensors per member) sums each tensor as an all_reduce of it alone would,
+// in place or not; a member bringing another number of tensors is refused by name.
+TEST(CollectiveCompute, ABucketSumsEachOfItsTensorsAsAlone) {
+  const bool ok = rc::check("a bucket equals one all_reduce per tensor", [] {
+    const int members = *rc::gen::inRange(1, 5);
+    const int tensors = *rc::gen::inRange(2, 5);
+    const bool in_place = *rc::gen::arbitrary<bool>();
+    Rng rng(*rc::gen::inRange<uint64_t>(0, 1000000));
+    std::vector<std::vector<Tensor>> inputs(tensors), outputs(tensors), expected;
+    for (int k = 0; k < tensors; ++k) {
+      const Shape shape{*rc::gen::inRange<int64_t>(0, 7), *rc::gen::inRange<int64_t>(1, 4)};
+      for (int m = 0; m < members; ++m) {
+        inputs[k].push_back(Tensor::Random(shape, DType::kF32, rng));
+        outputs[k].emplace_back(shape, DType::kF32);
+      }
+      expected.push_back(sbp::AllReduce(inputs[k], ReduceOp::kSum));
+    }
+    plan::CollectiveDesc desc;
+    desc.set_kind(plan::ToProto(CollectiveKind::kAllReduce));
+    desc.set_in_place(in_place);
+    std::vector<CollectiveMember> list;
+    for (int m = 0; m < members; ++m) {
+      list.push_back({0, 0, m, {}, nullptr});
+      for (int k = 0; k < tensors; ++k) {
+        Tensor& out = in_place ? inputs[k][m] : outputs[k][m];
+        list.back().tensors.push_back({inputs[k][m].AsView(), out.AsView()});
+      }
+    }
+    HostDevice device(0);
+    ComputeCollective(device, desc, ReduceOp::kSum, list);
+    for (int k = 0; k < tensors; ++k) {
+      for (int m = 0; m < members; ++m)
+        RC_ASSERT(BitEqual(in_place ? inputs[k][m] : outputs[k][m], expected[k][m]));
+    }
+    if (members == 1) return;
+    list.back().tensors.pop_back();
+    try {
+      ComputeCollective(device, desc, ReduceOp::kSum, list);
+      RC_FAIL("a member short of a tensor was accepted");
+    } catch (const ShapeError& e) {
+      RC_ASSERT(std::string(e.what()).find("member " + std::to_string(members - 1)) !=
+                std::string::npos);
+    }
   });
   EXPECT_TRUE(ok);
 }

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "engine/core/error.h"
+#include "engine/plan/memory_overlaps.h"
 #include "engine/plan/plan_io.h"
 
 namespace twinflow::plan {
@@ -286,6 +287,49 @@ TEST(PlanValidate, CollectiveMembership) {
         for (int t : {2, 3}) p.mutable_tasks(t)->mutable_collective()->set_kind(BROADCAST);
       },
       {"task 2 'ar@0'", "broadcast", "reduces nothing"});
+}
+
+// SmallPlan's all_reduce as a bucket of two tensors: relu@0's regst 1 and a regst 5 of x@0,
+// into outputs of `shape` (regst 6 on device 0, 7 on device 1) the sink reads.
+void MakeBucket(Plan& p, std::initializer_list<int64_t> shape) {
+  int64_t bytes = 4;
+  for (int64_t d : shape) bytes *= d;
+  p.mutable_tasks(0)->add_produced_regsts(5);
+  AddRegst(p, 0, {2, 3}, 1, F32({4}), 16);
+  for (int d = 0; d < 2; ++d) {
+    p.mutable_tasks(2 + d)->add_consumed_regsts(5);
+    p.mutable_tasks(2 + d)->add_produced_regsts(6 + d);
+    AddRegst(p, 2 + d, {4}, 1, F32(shape), bytes);
+    p.mutable_tasks(4)->add_consumed_regsts(6 + d);
+  }
+  AddOffset(p.mutable_memory(0), 5, 0, 80);
+  AddOffset(p.mutable_memory(0), 6, 0, 96);
+  AddOffset(p.mutable_memory(1), 7, 0, 16);
+  p.mutable_memory(0)->set_arena_bytes(128);
+  p.mutable_memory(1)->set_arena_bytes(128);
+}
+
+// A bucket reduces input k into output k: the pairs must be one tensor each, and only an
+// all_reduce may carry several.
+TEST(PlanValidate, AllReduceBucketsPairTheirTensors) {
+  Plan plan = SmallPlan();
+  MakeBucket(plan, {4});
+  EXPECT_NO_THROW(ValidatePlan(plan));
+  EXPECT_EQ(DataPairs(plan, plan.tasks(2)).size(), 2u);
+  ExpectInvalid(
+      [](Plan& p) {
+        MakeBucket(p, {2, 2});
+      },
+      {"task 2 'ar@0'", "bucket", "regst 5", "regst 6"});
+  ExpectInvalid(
+      [](Plan& p) {
+        MakeBucket(p, {4});
+        for (int t : {2, 3}) {
+          p.mutable_tasks(t)->mutable_collective()->set_kind(BROADCAST);
+          p.mutable_tasks(t)->mutable_collective()->set_reduce_op(REDUCE_NONE);
+        }
+      },
+      {"task 2 'ar@0'", "an all_reduce bucket"});
 }
 
 // An in-place all_reduce overwrites its input: regst 1 feeds both members, so neither may.

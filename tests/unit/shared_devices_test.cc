@@ -69,8 +69,7 @@ CountingDevice Count(CollectiveKind kind, int p, int64_t rows, bool in_place, in
   std::vector<runtime::CollectiveMember> members;
   for (int m = 0; m < p; ++m) {
     Tensor& o = in_place ? inputs[m] : outputs[m];
-    members.push_back({0, 0, m, Tensor::View(in, DType::kF32, inputs[m].raw()),
-                       Tensor::View(o.shape(), DType::kF32, o.raw()), nullptr});
+    members.push_back(runtime::CollectiveMember::Of(0, 0, m, inputs[m].AsView(), o.AsView()));
   }
   CountingDevice device;
   runtime::ComputeCollective(device, desc, ReduceOp::kSum, members);

@@ -112,6 +112,21 @@ TEST(StrategyParse, OverlapIsOnOrOff) {
   EXPECT_PRED2(Contains, text, "'yes'");
 }
 
+TEST(StrategyParse, BucketIsMebibytesOfGradientsPerAllReduce) {
+  EXPECT_EQ(ParseStrategy("dp=2").bucket_mib, 25);
+  EXPECT_EQ(StrategyLowerOptions(ParseStrategy("dp=2")).bucket_bytes, int64_t{25} << 20);
+  const Strategy none = ParseStrategy("dp=2,bucket=0");
+  EXPECT_EQ(StrategyLowerOptions(none).bucket_bytes, 0);
+  EXPECT_EQ(none.ToString(), "dp=2,tp=1,pp=1,mb=1,schedule=1f1b,bucket=0");
+  EXPECT_EQ(ParseStrategy(none.ToString()).bucket_mib, 0);
+  EXPECT_EQ(ParseStrategy("dp=2,bucket=100").bucket_mib, 100);
+  for (const char* bad : {"bucket=-1", "bucket=big", "bucket="}) {
+    const std::string text = ParseError(bad);
+    EXPECT_PRED2(Contains, text, "'bucket'") << bad;
+    EXPECT_PRED2(Contains, text, "[0, ") << bad;
+  }
+}
+
 TEST(StrategyParse, PrecisionAndGradientReduction) {
   EXPECT_EQ(ParseStrategy("dp=2").precision, DType::kF32);
   EXPECT_FALSE(ParseStrategy("dp=2").Autocast());

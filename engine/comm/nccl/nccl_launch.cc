@@ -77,28 +77,33 @@ AxisCut CutOf(const plan::Plan& plan, const std::vector<const plan::Task*>& memb
   return cut;
 }
 
+// An open NCCL group on this thread. A failing call must not leave the group open: later
+// calls would be deferred into it.
+struct NcclGroup {
+  int rank;
+  bool open = false;
+  explicit NcclGroup(int r) : rank(r) {
+    CheckNccl(ncclGroupStart(), "ncclGroupStart", rank);
+    open = true;
+  }
+  NcclGroup(const NcclGroup&) = delete;
+  NcclGroup& operator=(const NcclGroup&) = delete;
+  void End() {
+    open = false;
+    CheckNccl(ncclGroupEnd(), "ncclGroupEnd", rank);
+  }
+  ~NcclGroup() {
+    if (open) ncclGroupEnd();
+  }
+};
+
 // Every member's chunk (`bytes` by member, packed at `offsets` in `received`) reaches every
 // other: `mine` goes to each peer, and this rank's own chunk is copied in place.
 void ExchangeChunks(ChannelStream& ch, const std::vector<const std::byte*>& sent,
                     const std::vector<int64_t>& sent_bytes, std::byte* received,
                     const std::vector<int64_t>& received_bytes,
                     const std::vector<int64_t>& received_offsets) {
-  // A failing send or recv must not leave the group open: later calls would be deferred into it.
-  struct Group {
-    int rank;
-    bool open = false;
-    explicit Group(int r) : rank(r) {
-      CheckNccl(ncclGroupStart(), "ncclGroupStart", rank);
-      open = true;
-    }
-    void End() {
-      open = false;
-      CheckNccl(ncclGroupEnd(), "ncclGroupEnd", rank);
-    }
-    ~Group() {
-      if (open) ncclGroupEnd();
-    }
-  } group(ch.rank);
+  NcclGroup group(ch.rank);
   for (int peer = 0; peer < ch.size; ++peer) {
     if (peer == ch.comm_rank) continue;
     if (sent_bytes[peer] > 0) {
@@ -198,13 +203,38 @@ std::byte* DeviceScratch::Reserve(int64_t bytes, cudaStream_t stream) {
   return static_cast<std::byte*>(data_);
 }
 
+namespace {
+
+// A bucket's all-reduces in one NCCL group, which NCCL runs as one launch.
+NcclWork BucketWork(ReduceOp op, std::vector<runtime::CollectiveTensors> tensors) {
+  auto held = std::make_shared<std::vector<runtime::CollectiveTensors>>(std::move(tensors));
+  return [held, op](ChannelStream& ch) {
+    NcclGroup group(ch.rank);
+    for (runtime::CollectiveTensors& t : *held) {
+      CheckNccl(ncclAllReduce(t.input.raw(), t.output.raw(), t.input.numel(),
+                              NcclType(t.input.dtype()), NcclOp(op), ch.comm, ch.stream),
+                "ncclAllReduce", ch.rank);
+    }
+    group.End();
+  };
+}
+
+}  // namespace
+
 NcclWork CollectiveWork(const plan::Plan& plan, const std::vector<const plan::Task*>& members,
-                        const plan::Task& task, ReduceOp op, Tensor input, Tensor output) {
+                        const plan::Task& task, ReduceOp op,
+                        std::vector<runtime::CollectiveTensors> tensors) {
   const plan::CollectiveDesc& desc = task.collective();
   const CollectiveKind kind = plan::FromProto(desc.kind(), task.name());
   const int root = desc.root();
-  auto in = std::make_shared<Tensor>(std::move(input));
-  auto out = std::make_shared<Tensor>(std::move(output));
+  if (tensors.size() > 1 && kind == CollectiveKind::kAllReduce)
+    return BucketWork(op, std::move(tensors));
+  if (tensors.size() != 1) {
+    throw PlanError("task '" + task.name() + "' brings " + std::to_string(tensors.size()) +
+                    " tensors to a collective of one");
+  }
+  auto in = std::make_shared<Tensor>(std::move(tensors[0].input));
+  auto out = std::make_shared<Tensor>(std::move(tensors[0].output));
   switch (kind) {
     case CollectiveKind::kAllReduce:
       return [in, out, op](ChannelStream& ch) {

@@ -57,9 +57,11 @@ struct ChannelStream {
 using NcclWork = std::function<void(ChannelStream&)>;
 
 // A collective member's work: `members` are the collective's tasks by member index (for the
-// chunk extents), `input` and `output` views of this rank's member's slots in device memory.
+// chunk extents), `tensors` views of this rank's member's slots in device memory (one pair, or
+// a bucket's: its all-reduces go as one NCCL group).
 NcclWork CollectiveWork(const plan::Plan& plan, const std::vector<const plan::Task*>& members,
-                        const plan::Task& task, ReduceOp op, Tensor input, Tensor output);
+                        const plan::Task& task, ReduceOp op,
+                        std::vector<runtime::CollectiveTensors> tensors);
 NcclWork SendWork(int peer, Tensor slot, const runtime::SendBox& box);
 NcclWork RecvWork(int peer, Tensor slot);
 

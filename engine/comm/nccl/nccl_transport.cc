@@ -202,7 +202,7 @@ void NcclTransport::Collective(const plan::Task& task, int64_t piece,
   const ReduceOp op = plan::FromProto(desc.reduce_op(), task.name()).value_or(ReduceOp::kSum);
   runtime::CollectiveMember& m = local.front();
   NcclWork work = CollectiveWork(plan_, members_.at({desc.group(), task.issue_order()}), task, op,
-                                 std::move(m.input), std::move(m.output));
+                                 std::move(m.tensors));
   Submit({channels_.ChannelOf(plan_, task), OpKey{desc.group(), task.issue_order(), piece},
           std::move(work), std::move(done),
           std::string(CollectiveKindName(plan::FromProto(desc.kind(), task.name()))) + " " +
