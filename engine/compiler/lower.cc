@@ -132,6 +132,7 @@ plan::Plan Lowerer::Run(const LowerOptions& options) {
     if (options.progress) options.progress(static_cast<int64_t>(i), std::ssize(order));
     LowerOp(graph_.op(order[i]));
   }
+  SplitBuckets();
   SplitCrossRankReads();
   AddControlEdgesToAssigns();
   for (TensorId t : options.fetches) AddFetch(t);

@@ -51,10 +51,9 @@ void Lowerer::LowerCollectiveStep(const sbp::BoxingStep& step, const std::vector
     std::vector<int64_t> inputs;
     for (int64_t j : members) inputs.push_back(current[j]);
     const std::optional<BucketKey> key = BucketKeyOf(step, group, inputs);
-    const auto open = key ? open_buckets_.find(*key) : open_buckets_.end();
-    if (open != open_buckets_.end()) {
-      JoinBucket(open->second, members, current, output);
-      if (open->second.bytes >= bucket_bytes_) open_buckets_.erase(open);
+    const auto open = key ? buckets_.find(*key) : buckets_.end();
+    if (open != buckets_.end()) {  // SplitBuckets cuts it by the cap once every gradient joined
+      JoinBucket(open->second, name, members, current, output);
       continue;
     }
     const int64_t order = next_issue_order_++;
@@ -76,49 +75,8 @@ void Lowerer::LowerCollectiveStep(const sbp::BoxingStep& step, const std::vector
       output(task, j);
       tasks.push_back(task.id());
     }
-    if (key) open_buckets_[*key] = {tasks, plan_.regsts(inputs[0]).bytes_per_slot(), 1};
+    if (key) buckets_[*key] = {tasks, {name}};
   }
-}
-
-std::optional<Lowerer::BucketKey> Lowerer::BucketKeyOf(const sbp::BoxingStep& step, int64_t group,
-                                                       const std::vector<int64_t>& inputs) const {
-  if (bucket_bytes_ <= 0 || step.kind != sbp::BoxingStepKind::kAllReduce ||
-      current_pass_ != plan::PASS_OPTIMIZER) {
-    return std::nullopt;
-  }
-  for (int64_t regst : inputs) {
-    if (!IsGradient(regst)) return std::nullopt;
-  }
-  const plan::Regst& first = plan_.regsts(inputs[0]);
-  if (first.bytes_per_slot() >= bucket_bytes_) return std::nullopt;  // its own all-reduce
-  return BucketKey{group, first.tensor().dtype(), static_cast<int>(step.reduce_op), current_stage_,
-                   static_cast<int>(current_rate_)};
-}
-
-bool Lowerer::IsGradient(int64_t regst) const {
-  const auto backward = [](const plan::Task& t) {
-    return t.pass() == plan::PASS_BACKWARD || t.pass() == plan::PASS_WEIGHT;
-  };
-  const plan::Task& producer = plan_.tasks(plan_.regsts(regst).producer());
-  if (backward(producer)) return true;
-  // An ACC of the optimizer's pass sums a gradient of the backward's micro-batches.
-  return producer.kind() == plan::ACC &&
-         backward(plan_.tasks(plan_.regsts(producer.consumed_regsts(0)).producer()));
-}
-
-void Lowerer::JoinBucket(OpenBucket& bucket, const std::vector<int64_t>& members,
-                         const std::vector<int64_t>& current, const StepOutput& output) {
-  if (++bucket.gradients == 2) ++buckets_;
-  for (size_t m = 0; m < members.size(); ++m) {
-    plan::Task& task = *plan_.mutable_tasks(static_cast<int>(bucket.tasks[m]));
-    if (bucket.gradients == 2) {  // named for what it now is
-      const std::string device = task.name().substr(task.name().rfind('@'));
-      task.set_name("gradient_bucket" + std::to_string(buckets_ - 1) + "/all_reduce" + device);
-    }
-    Consume(task, current[members[m]]);
-    output(task, members[m]);
-  }
-  bucket.bytes += plan_.regsts(current[members[0]]).bytes_per_slot();
 }
 
 void Lowerer::LowerLocalSliceStep(const graph::TensorNode& node, const sbp::BoxingStep& step,

@@ -158,23 +158,29 @@ class Lowerer {
   // A COLLECTIVE task a member of each group, the groups one issue order each.
   void LowerCollectiveStep(const sbp::BoxingStep& step, const std::vector<int64_t>& current,
                            const std::string& name, const StepOutput& output);
-  // Gradient buckets (LowerOptions::bucket_bytes): an all-reduce of a gradient smaller than
-  // the cap, in the optimizer's pass, joins the open bucket of its comm group, dtype, reduce
-  // op, stage and rate: each member's task of the bucket's first gradient takes its input and
-  // output too. A bucket closes once it holds the cap. Its tasks' inputs are gradients made in
-  // the backward pass (or their ACCs), which never depend on what the optimizer's pass makes,
-  // so a bucket cannot wait for itself.
+  // lower_buckets.cc: gradient buckets (LowerOptions::bucket_bytes). An all-reduce of a
+  // gradient smaller than the cap, in the optimizer's pass, joins the bucket of its comm
+  // group, dtype, reduce op, stage and rate: each member's task of the bucket's first gradient
+  // takes its input and output too. Once every op is lowered, SplitBuckets cuts each into
+  // buckets of the cap in the order the backward pass makes their gradients (DDP's order; the
+  // first bucket kFirstBucketBytes, so that communication starts early). Their inputs are
+  // gradients made in the backward pass (or their ACCs), which never depend on what the
+  // optimizer's pass makes, so a bucket cannot wait for itself.
   using BucketKey = std::tuple<int64_t, int, int, int32_t, int>;
-  struct OpenBucket {
-    std::vector<int64_t> tasks;  // by member
-    int64_t bytes = 0;           // per member
-    int64_t gradients = 0;
+  struct Bucket {
+    std::vector<int64_t> tasks;      // by member: the task holding every gradient so far
+    std::vector<std::string> names;  // by gradient: its all-reduce's own name (no "@device")
   };
   std::optional<BucketKey> BucketKeyOf(const sbp::BoxingStep& step, int64_t group,
                                        const std::vector<int64_t>& inputs) const;
   bool IsGradient(int64_t regst) const;
-  void JoinBucket(OpenBucket& bucket, const std::vector<int64_t>& members,
+  // The task that made gradient `regst` (an ACC's input's): its id orders the backward pass.
+  int64_t GradientMaker(int64_t regst) const;
+  void JoinBucket(Bucket& bucket, const std::string& name, const std::vector<int64_t>& members,
                   const std::vector<int64_t>& current, const StepOutput& output);
+  void SplitBuckets();
+  // The gradients of `bucket` (indices in join order) cut by the cap, in the backward's order.
+  std::vector<std::vector<size_t>> CutBucket(const Bucket& bucket) const;
   // A COPY a device of the slice it keeps along the step's mesh axis.
   void LowerLocalSliceStep(const graph::TensorNode& node, const sbp::BoxingStep& step,
                            const std::vector<int64_t>& current, const std::string& name,
@@ -195,8 +201,7 @@ class Lowerer {
   std::map<int64_t, int64_t> assigns_;  // variable regst -> assign task
   int64_t next_issue_order_ = 0;
   int64_t bucket_bytes_ = 0;  // LowerOptions::bucket_bytes
-  std::map<BucketKey, OpenBucket> open_buckets_;
-  int64_t buckets_ = 0;  // of more than one gradient, for their names
+  std::map<BucketKey, Bucket> buckets_;
   int64_t next_tag_ = 0;
   int64_t devices_per_rank_ = 0;                                      // 0: every device on rank 0
   plan::DeviceFold fold_;                                             // LowerOptions::fold
