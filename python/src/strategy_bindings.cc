@@ -21,6 +21,8 @@ void BindStrategy(py::module_& m) {
       .def_property_readonly(
           "recompute", [](const models::Strategy& s) { return models::RecomputeName(s.recompute); })
       .def_readonly("overlap", &models::Strategy::overlap)
+      // MiB of gradients per data-parallel all-reduce bucket (bucket=); 0: none.
+      .def_readonly("bucket", &models::Strategy::bucket_mib)
       .def_property_readonly(
           "schedule", [](const models::Strategy& s) { return models::ScheduleName(s.schedule); })
       // The dtype the forward pass computes in: "f32", "bf16" or "f16" (precision=).

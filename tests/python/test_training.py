@@ -18,6 +18,16 @@ def test_strategies_match_one_device(strategy):
     assert losses[-1] < losses[0]
 
 
+def test_gradient_buckets_change_no_bit():
+    # bucket=0: every gradient its own all-reduce; the default 25 MiB buckets sum the same
+    # elements in the same order (docs/compiler.md#gradient-buckets).
+    assert tw._C.parse_strategy("dp=2").bucket == 25
+    assert tw._C.parse_strategy("dp=2,bucket=0").bucket == 0
+    bucketed, _, _ = train("dp=2,tp=2", steps=4)
+    alone, _, _ = train("dp=2,tp=2,bucket=0", steps=4)
+    assert bucketed == alone
+
+
 def test_interleaved_stages_match_one_device():
     # vp=2: four stages on two pipeline ranks (rank r holds stages r and r + 2), run in
     # Megatron's interleaved 1F1B order.
