@@ -99,8 +99,9 @@ void CommSystem::Meet(const plan::Task& t, int64_t piece) {
   // A group spanning a folded Plan's copies runs every copy's flows on their own links: by the
   // symmetry the other copies' members arrive when copy 0's do (sim_executor.h).
   const PlanPtr collective = runner_.Collective(t.collective().group(), kind, devices, bytes);
-  // the MPI transport packs all but an all_reduce of one tensor
-  const bool staged = kind != CollectiveKind::kAllReduce || plan::DataPairs(plan_, t).size() > 1;
+  // the MPI transport packs all but all_reduce (a bucket too: the chain takes a large one where
+  // it lies, and a small one's pack is short)
+  const bool staged = kind != CollectiveKind::kAllReduce;
   Communicate(collective, members, std::move(arrived), CollectiveReduces(kind),
               spans_ranks && staged ? bytes : 0);
   collectives_.erase(key);

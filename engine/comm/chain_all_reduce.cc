@@ -41,19 +41,41 @@ void AddChunk(DType dtype, const std::byte* a, const std::byte* b, std::byte* ou
 
 }  // namespace
 
+namespace {
+
+std::vector<runtime::CollectiveTensors> One(const Tensor& input, Tensor& output) {
+  std::vector<runtime::CollectiveTensors> one;
+  one.push_back({input.AsView(), output.AsView()});
+  return one;
+}
+
+}  // namespace
+
 ChainAllReduce::ChainAllReduce(const Tensor& input, Tensor& output, ReduceOp op, MPI_Comm comm,
                                std::vector<std::byte>& scratch)
-    : input_(input.raw()),
-      output_(output.raw()),
-      bytes_(static_cast<int64_t>(input.nbytes())),
-      dtype_(input.dtype()),
+    : ChainAllReduce(One(input, output), op, comm, scratch) {}
+
+ChainAllReduce::ChainAllReduce(const std::vector<runtime::CollectiveTensors>& tensors, ReduceOp op,
+                               MPI_Comm comm, std::vector<std::byte>& scratch)
+    : dtype_(tensors.empty() ? DType::kF32 : tensors[0].input.dtype()),
       op_(op),
       comm_(comm),
       scratch_(scratch) {
   CheckMpi(MPI_Comm_rank(comm, &rank_), "MPI_Comm_rank");
   CheckMpi(MPI_Comm_size(comm, &size_), "MPI_Comm_size");
   two_way_ = size_ == 2 && op == ReduceOp::kSum;
-  chunks_.resize(static_cast<size_t>((bytes_ + chunk_bytes_ - 1) / chunk_bytes_));
+  for (const runtime::CollectiveTensors& t : tensors) {
+    if (t.input.dtype() != dtype_ || t.input.nbytes() != t.output.nbytes()) {
+      throw CommError("an all-reduce bucket of tensors that differ in dtype or size");
+    }
+    for (int64_t at = 0; at < t.input.nbytes(); at += chunk_bytes_) {
+      Chunk c;
+      c.input = t.input.raw() + at;
+      c.output = const_cast<std::byte*>(t.output.raw()) + at;
+      c.bytes = static_cast<int>(std::min(chunk_bytes_, t.input.nbytes() - at));
+      chunks_.push_back(c);
+    }
+  }
   if (scratch_.size() < static_cast<size_t>(kWindow * chunk_bytes_)) {
     scratch_.resize(static_cast<size_t>(kWindow * chunk_bytes_));
   }
@@ -69,13 +91,12 @@ ChainAllReduce::~ChainAllReduce() {
   }
 }
 
-int ChainAllReduce::Bytes(int64_t k) const {
-  return static_cast<int>(std::min(chunk_bytes_, bytes_ - k * chunk_bytes_));
-}
-
 void ChainAllReduce::Start() {
-  if (size_ == 1 && output_ != input_) std::memcpy(output_, input_, static_cast<size_t>(bytes_));
-  if (size_ == 1) done_ = static_cast<int64_t>(chunks_.size());
+  if (size_ != 1) return;
+  for (const Chunk& c : chunks_) {
+    if (c.output != c.input) std::memcpy(c.output, c.input, static_cast<size_t>(c.bytes));
+  }
+  done_ = static_cast<int64_t>(chunks_.size());
 }
 
 bool ChainAllReduce::Test(Chunk& c) {
@@ -90,8 +111,7 @@ void ChainAllReduce::Begin(int64_t k) {
   const int tag = static_cast<int>(k % kTags);
   if (Place(k) == 0) {
     // The chain's start: its input goes on as the partial sum.
-    CheckMpi(MPI_Isend(input_ + k * chunk_bytes_, Bytes(k), MPI_BYTE, Toward(k, 1), tag, comm_,
-                       &c.request),
+    CheckMpi(MPI_Isend(c.input, Bytes(k), MPI_BYTE, Toward(k, 1), tag, comm_, &c.request),
              "MPI_Isend");
     c.stage = Stage::kSending;
     return;
@@ -108,17 +128,17 @@ void ChainAllReduce::SumInto(int64_t k) {
   Chunk& c = chunks_[k];
   const int64_t elements = Bytes(k) / DTypeSize(dtype_);
   std::byte* partial = scratch_.data() + c.slot * chunk_bytes_;
-  const std::byte* mine = input_ + k * chunk_bytes_;
+  const std::byte* mine = c.input;
   // partial op input: the reference's order, (x0 + ... + x[r-1]) + x[r]. A sum is written
   // straight to the output (which may be the input's bytes); max and min go through the
   // reference's own kernel in the scratch, then to the output.
   if (op_ == ReduceOp::kSum) {
-    AddChunk(dtype_, partial, mine, At(output_, k), elements);
+    AddChunk(dtype_, partial, mine, c.output, elements);
   } else {
     Tensor sum = Tensor::View(Shape{elements}, dtype_, partial);
     const Tensor x = Tensor::View(Shape{elements}, dtype_, const_cast<std::byte*>(mine));
     runtime::HostDevice(0).ReduceInto(x, sum, op_);
-    std::memcpy(At(output_, k), partial, static_cast<size_t>(Bytes(k)));
+    std::memcpy(c.output, partial, static_cast<size_t>(Bytes(k)));
   }
   free_slots_.push_back(c.slot);
   c.slot = -1;
@@ -131,19 +151,19 @@ void ChainAllReduce::Advance(int64_t k) {
   switch (c.stage) {
     case Stage::kReceiving:  // a partial sum arrived: add ours, pass it on (or back, if last)
       SumInto(k);
-      CheckMpi(MPI_Isend(At(output_, k), Bytes(k), MPI_BYTE, Toward(k, last ? -1 : 1), tag, comm_,
-                         &c.request),
-               "MPI_Isend");
+      CheckMpi(
+          MPI_Isend(c.output, Bytes(k), MPI_BYTE, Toward(k, last ? -1 : 1), tag, comm_, &c.request),
+          "MPI_Isend");
       c.stage = last ? Stage::kPassingBack : Stage::kSending;
       return;
     case Stage::kSending:  // the buffer is free again: the result comes back into it
-      CheckMpi(MPI_Irecv(At(output_, k), Bytes(k), MPI_BYTE, Toward(k, 1), tag, comm_, &c.request),
+      CheckMpi(MPI_Irecv(c.output, Bytes(k), MPI_BYTE, Toward(k, 1), tag, comm_, &c.request),
                "MPI_Irecv");
       c.stage = Stage::kAwaitingResult;
       return;
     case Stage::kAwaitingResult:
       if (Place(k) == 0) break;
-      CheckMpi(MPI_Isend(At(output_, k), Bytes(k), MPI_BYTE, Toward(k, -1), tag, comm_, &c.request),
+      CheckMpi(MPI_Isend(c.output, Bytes(k), MPI_BYTE, Toward(k, -1), tag, comm_, &c.request),
                "MPI_Isend");
       c.stage = Stage::kPassingBack;
       return;

@@ -25,6 +25,7 @@
 
 #include "engine/core/reduce_op.h"
 #include "engine/core/tensor.h"
+#include "engine/runtime/rendezvous.h"
 
 namespace twinflow::comm {
 
@@ -36,6 +37,11 @@ class ChainAllReduce {
   // Lifetime: `input` and `output` (views of slots, possibly the same bytes) and `scratch`
   // (kWindow chunks, reused between calls) must outlive the operation, as must `comm`.
   ChainAllReduce(const Tensor& input, Tensor& output, ReduceOp op, MPI_Comm comm,
+                 std::vector<std::byte>& scratch);
+  // A gradient bucket (plan.proto's CollectiveDesc): every tensor's input reduced into its
+  // output, the tensors one after another in the chunks' order, each cut on its own (no chunk
+  // spans two), so no bytes are packed. All of one dtype; the same lifetimes as above.
+  ChainAllReduce(const std::vector<runtime::CollectiveTensors>& tensors, ReduceOp op, MPI_Comm comm,
                  std::vector<std::byte>& scratch);
   ChainAllReduce(const ChainAllReduce&) = delete;
   ChainAllReduce& operator=(const ChainAllReduce&) = delete;
@@ -49,6 +55,9 @@ class ChainAllReduce {
   // A chunk's steps on this rank, in order.
   enum class Stage { kWaiting, kReceiving, kSending, kAwaitingResult, kPassingBack, kDone };
   struct Chunk {
+    const std::byte* input = nullptr;
+    std::byte* output = nullptr;
+    int bytes = 0;
     Stage stage = Stage::kWaiting;
     MPI_Request request = MPI_REQUEST_NULL;
     int slot = -1;  // scratch slot of a received partial sum
@@ -62,12 +71,8 @@ class ChainAllReduce {
   bool Reversed(int64_t k) const { return two_way_ && k % 2 == 1; }
   int Place(int64_t k) const { return Reversed(k) ? size_ - 1 - rank_ : rank_; }
   int Toward(int64_t k, int step) const { return Reversed(k) ? rank_ - step : rank_ + step; }
-  std::byte* At(std::byte* base, int64_t k) const { return base + k * chunk_bytes_; }
-  int Bytes(int64_t k) const;
+  int Bytes(int64_t k) const { return chunks_[k].bytes; }
 
-  const std::byte* input_;
-  std::byte* output_;
-  int64_t bytes_;
   DType dtype_;
   ReduceOp op_;
   MPI_Comm comm_;

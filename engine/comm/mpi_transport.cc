@@ -255,8 +255,16 @@ void MpiTransport::Collective(const plan::Task& task, int64_t piece,
                            CollectiveKindName(kind) + " with the other ranks of comm group " +
                            std::to_string(desc.group());
   auto members = std::make_shared<std::vector<runtime::CollectiveMember>>(std::move(local));
-  const Tensor& in = members->front().one().input;
   const bool one_each = c.one_member_per_rank && members->size() == 1;
+  if (members->front().tensors.size() > 1) {  // a bucket TakesBucket took: the chain, in place
+    if (!one_each || kind != CollectiveKind::kAllReduce) {
+      throw CommError(what + ": a bucket of " + std::to_string(members->front().tensors.size()) +
+                      " tensors the MPI transport cannot take unpacked");
+    }
+    Enqueue(what, ChainAllReduceOp(members, op, c, std::move(done)));
+    return;
+  }
+  const Tensor& in = members->front().one().input;
   const bool mpi_type = MpiType(in.dtype()) != MPI_DATATYPE_NULL;
   // Large all-reduces go down a chain of point-to-point chunks on two ranks, and on more when
   // in place, where Open MPI's own is slowest (chain_all_reduce.h).
@@ -277,6 +285,17 @@ void MpiTransport::Collective(const plan::Task& task, int64_t piece,
   } else {
     Enqueue(what, GatherAndComputeOp(task, c, members, op, std::move(done)));
   }
+}
+
+bool MpiTransport::TakesBucket(const plan::Task& task) const {
+  // The chain reduces a bucket's tensors where they lie, one member per rank, in place, when
+  // large enough to take it; any other bucket comes packed into one host buffer.
+  const auto it = comms_.find({task.collective().group(), task.issue_order()});
+  if (it == comms_.end() || !it->second.one_member_per_rank || !task.collective().in_place())
+    return false;
+  const plan::TensorDesc packed = InputDesc(plan_, task);
+  return MpiType(runtime::ToDType(packed.dtype(), task.name())) != MPI_DATATYPE_NULL &&
+         BytesOf(packed, task.name()) >= ChainAllReduce::kChunkBytes;
 }
 
 MpiTransport::Op MpiTransport::AllReduceOp(const Members& members, ReduceOp op, MPI_Comm comm,
@@ -302,9 +321,7 @@ MpiTransport::Op MpiTransport::AllReduceOp(const Members& members, ReduceOp op, 
 
 MpiTransport::Op MpiTransport::ChainAllReduceOp(const Members& members, ReduceOp op,
                                                 const CollectiveComm& c, Done done) {
-  runtime::CollectiveMember& m = members->front();
-  auto chain =
-      std::make_shared<ChainAllReduce>(m.one().input, m.one().output, op, c.comm, *c.scratch);
+  auto chain = std::make_shared<ChainAllReduce>(members->front().tensors, op, c.comm, *c.scratch);
   Op result;
   result.start = [chain, scratch = c.scratch](MPI_Request*) { chain->Start(); };
   result.poll = [chain] { return chain->Progress(); };

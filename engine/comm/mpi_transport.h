@@ -65,6 +65,7 @@ class MpiTransport : public runtime::Transport {
   void Send(const plan::Task& send, int64_t piece, std::vector<std::byte> payload,
             Done done) override;
   void Recv(const plan::Task& recv, int64_t piece, Tensor slot, Done done) override;
+  bool TakesBucket(const plan::Task& task) const override;
   void Collective(const plan::Task& task, int64_t piece,
                   std::vector<runtime::CollectiveMember> local, Done done) override;
   runtime::SinkValues ExchangeSinks(const plan::Plan& plan,

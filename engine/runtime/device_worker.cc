@@ -185,9 +185,9 @@ void DeviceWorker::StartCollective(const PreparedTask& task, const runtime::Laun
     member.tensors.push_back(
         {ctx_.SlotView(in.regst, in.slot), ctx_.SlotView(out.regst, out.slot)});
   }
-  // The MPI transport takes one tensor per member: a bucket goes to it packed on the host.
+  // A bucket the transport does not take as it is goes to it packed on the host.
   if (task.spans_ranks &&
-      (Staged(task) || (member.tensors.size() > 1 && !transport(task).reads_device_memory()))) {
+      (Staged(task) || (member.tensors.size() > 1 && !transport(task).TakesBucket(t)))) {
     Stage(member);
   }
   // Members of this process meet first; across ranks the last of them hands the transport

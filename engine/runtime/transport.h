@@ -48,6 +48,10 @@ class Transport {
   // Whether Send, Recv and Collective take device memory as it is (NCCL). When not, an
   // asynchronous device's acts go through host buffers (host_staging.h).
   virtual bool reads_device_memory() const { return false; }
+  // Whether Collective takes this gradient bucket (several tensors per member, plan.proto's
+  // CollectiveDesc) as it is; when not, each member packs it into one host buffer first and
+  // unpacks the result on arrival (host_staging.h). NCCL takes every bucket.
+  virtual bool TakesBucket(const plan::Task& task) const { return reads_device_memory(); }
 
   virtual void Begin(Fail fail) = 0;
   virtual void End() = 0;
