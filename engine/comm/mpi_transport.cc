@@ -264,13 +264,13 @@ void MpiTransport::Collective(const plan::Task& task, int64_t piece,
     Enqueue(what, ChainAllReduceOp(members, op, c, std::move(done)));
     return;
   }
-  const Tensor& in = members->front().one().input;
+  const runtime::CollectiveTensors& one = members->front().one();
+  const Tensor& in = one.input;
   const bool mpi_type = MpiType(in.dtype()) != MPI_DATATYPE_NULL;
   // Large all-reduces go down a chain of point-to-point chunks on two ranks, and on more when
   // in place, where Open MPI's own is slowest (chain_all_reduce.h).
-  const bool chain =
-      static_cast<int64_t>(in.nbytes()) >= ChainAllReduce::kChunkBytes &&
-      (c.by_comm_rank.size() == 2 || in.raw() == members->front().one().output.raw());
+  const bool chain = static_cast<int64_t>(in.nbytes()) >= ChainAllReduce::kChunkBytes &&
+                     (c.by_comm_rank.size() == 2 || in.raw() == one.output.raw());
   if (one_each && kind == CollectiveKind::kAllReduce && mpi_type && chain) {
     Enqueue(what, ChainAllReduceOp(members, op, c, std::move(done)));
   } else if (one_each && kind == CollectiveKind::kAllReduce && mpi_type) {
@@ -305,16 +305,15 @@ MpiTransport::Op MpiTransport::AllReduceOp(const Members& members, ReduceOp op, 
   // ChainAllReduce::kChunkBytes).
   auto copy = std::make_shared<std::vector<std::byte>>();
   return {[members, op, comm, copy](MPI_Request* request) {
-            runtime::CollectiveMember& m = members->front();
-            const std::byte* send = m.one().input.raw();
-            if (send == m.one().output.raw()) {
-              copy->assign(send, send + m.one().input.nbytes());
+            runtime::CollectiveTensors& m = members->front().one();
+            const std::byte* send = m.input.raw();
+            if (send == m.output.raw()) {
+              copy->assign(send, send + m.input.nbytes());
               send = copy->data();
             }
-            CheckMpi(
-                MPI_Iallreduce(send, m.one().output.raw(), static_cast<int>(m.one().input.numel()),
-                               MpiType(m.one().input.dtype()), MpiOp(op), comm, request),
-                "MPI_Iallreduce");
+            CheckMpi(MPI_Iallreduce(send, m.output.raw(), static_cast<int>(m.input.numel()),
+                                    MpiType(m.input.dtype()), MpiOp(op), comm, request),
+                     "MPI_Iallreduce");
           },
           [members, copy, done](const MPI_Status&) { done(); }};
 }
@@ -344,16 +343,16 @@ MpiTransport::Op MpiTransport::AllGatherOp(const plan::Task& task, const Collect
     counts->push_back(static_cast<int>(BytesOf(chunk, task.name())));
     total += counts->back();
   }
-  runtime::CollectiveMember& m = members->front();
-  auto layout = std::make_shared<AxisChunks>(m.one().output.shape(), axis, extents,
-                                             DTypeSize(m.one().output.dtype()));
+  runtime::CollectiveTensors& m = members->front().one();
+  auto layout =
+      std::make_shared<AxisChunks>(m.output.shape(), axis, extents, DTypeSize(m.output.dtype()));
   auto packed = std::make_shared<std::vector<std::byte>>(static_cast<size_t>(total));
   const MPI_Comm comm = c.comm;
   return {[members, packed, counts, displs, comm](MPI_Request* request) {
-            runtime::CollectiveMember& m = members->front();
-            CheckMpi(MPI_Iallgatherv(m.one().input.raw(), static_cast<int>(m.one().input.nbytes()),
-                                     MPI_BYTE, packed->data(), counts->data(), displs->data(),
-                                     MPI_BYTE, comm, request),
+            runtime::CollectiveTensors& m = members->front().one();
+            CheckMpi(MPI_Iallgatherv(m.input.raw(), static_cast<int>(m.input.nbytes()), MPI_BYTE,
+                                     packed->data(), counts->data(), displs->data(), MPI_BYTE, comm,
+                                     request),
                      "MPI_Iallgatherv");
           },
           [members, packed, layout, counts, displs, done](const MPI_Status&) {
@@ -374,15 +373,15 @@ MpiTransport::Op MpiTransport::ReduceScatterOp(const plan::Task& task, const Col
     extents.push_back(chunk[axis]);
     counts->push_back(static_cast<int>(chunk.numel()));
   }
-  runtime::CollectiveMember& m = members->front();
-  const AxisChunks layout(m.one().input.shape(), axis, extents, DTypeSize(m.one().input.dtype()));
-  auto packed = std::make_shared<std::vector<std::byte>>(m.one().input.nbytes());
-  layout.Move<true>(m.one().input.raw(), packed->data());
+  runtime::CollectiveTensors& m = members->front().one();
+  const AxisChunks layout(m.input.shape(), axis, extents, DTypeSize(m.input.dtype()));
+  auto packed = std::make_shared<std::vector<std::byte>>(m.input.nbytes());
+  layout.Move<true>(m.input.raw(), packed->data());
   const MPI_Comm comm = c.comm;
   return {[members, packed, counts, op, comm](MPI_Request* request) {
-            runtime::CollectiveMember& m = members->front();
-            CheckMpi(MPI_Ireduce_scatter(packed->data(), m.one().output.raw(), counts->data(),
-                                         MpiType(m.one().input.dtype()), MpiOp(op), comm, request),
+            runtime::CollectiveTensors& m = members->front().one();
+            CheckMpi(MPI_Ireduce_scatter(packed->data(), m.output.raw(), counts->data(),
+                                         MpiType(m.input.dtype()), MpiOp(op), comm, request),
                      "MPI_Ireduce_scatter");
           },
           [members, packed, counts, done](const MPI_Status&) { done(); }};
@@ -423,10 +422,10 @@ MpiTransport::Op MpiTransport::AllToAllOp(const plan::Task& task, const Collecti
     scatter_extents.push_back(runtime::ToShape(OutputDesc(plan_, *member), task.name())[scatter]);
     gather_extents.push_back(runtime::ToShape(InputDesc(plan_, *member), task.name())[gather]);
   }
-  runtime::CollectiveMember& m = members->front();
-  const int64_t element = DTypeSize(m.one().input.dtype());
-  const PackedChunks sent = ChunksOf(m.one().input, scatter, scatter_extents);
-  const PackedChunks received = ChunksOf(m.one().output, gather, gather_extents);
+  runtime::CollectiveTensors& m = members->front().one();
+  const int64_t element = DTypeSize(m.input.dtype());
+  const PackedChunks sent = ChunksOf(m.input, scatter, scatter_extents);
+  const PackedChunks received = ChunksOf(m.output, gather, gather_extents);
   // MPI_Alltoallv's arguments, by comm rank: the chunk of each rank's member.
   auto by_rank = std::make_shared<std::pair<PackedChunks, PackedChunks>>();  // sent, received
   for (const std::vector<int>& rank_members : c.by_comm_rank) {
@@ -436,11 +435,11 @@ MpiTransport::Op MpiTransport::AllToAllOp(const plan::Task& task, const Collecti
       to->offsets.push_back(from->offsets[j]);
     }
   }
-  auto send = std::make_shared<std::vector<std::byte>>(m.one().input.nbytes());
-  AxisChunks(m.one().input.shape(), scatter, scatter_extents, element)
-      .Move<true>(m.one().input.raw(), send->data());
-  auto recv = std::make_shared<std::vector<std::byte>>(m.one().output.nbytes());
-  auto join = std::make_shared<AxisChunks>(m.one().output.shape(), gather, gather_extents, element);
+  auto send = std::make_shared<std::vector<std::byte>>(m.input.nbytes());
+  AxisChunks(m.input.shape(), scatter, scatter_extents, element)
+      .Move<true>(m.input.raw(), send->data());
+  auto recv = std::make_shared<std::vector<std::byte>>(m.output.nbytes());
+  auto join = std::make_shared<AxisChunks>(m.output.shape(), gather, gather_extents, element);
   const MPI_Comm comm = c.comm;
   return {[send, recv, by_rank, comm](MPI_Request* request) {
             PackedChunks& out = by_rank->first;
@@ -462,7 +461,8 @@ MpiTransport::Op MpiTransport::GatherAndComputeOp(const plan::Task& task, const 
   // Everyone gets every member's input; each rank then computes its own members' outputs.
   auto send = std::make_shared<std::vector<std::byte>>();
   for (const runtime::CollectiveMember& m : *members) {
-    send->insert(send->end(), m.one().input.raw(), m.one().input.raw() + m.one().input.nbytes());
+    const Tensor& input = m.one().input;
+    send->insert(send->end(), input.raw(), input.raw() + input.nbytes());
   }
   auto counts = std::make_shared<std::vector<int>>();
   auto displs = std::make_shared<std::vector<int>>();

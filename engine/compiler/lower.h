@@ -52,7 +52,7 @@ struct LowerOptions {
   bool overlap = true;
   // Gradient buckets (DDP's bucket_cap_mb, as bytes): the data-parallel all-reduces of
   // gradients smaller than this, of one comm group, dtype and stage, join into buckets of
-  // about this size, each one COLLECTIVE over several tensors (lower_boxing.cc). 0: none.
+  // about this size, each one COLLECTIVE over several tensors (lower_buckets.cc). 0: none.
   int64_t bucket_bytes = int64_t{25} << 20;
   // Devices per MPI rank: device cpu:i belongs to rank i / devices_per_rank. 0 puts every
   // device on rank 0 (one process).
