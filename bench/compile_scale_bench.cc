@@ -13,9 +13,10 @@
 #include "engine/ops/builtin_ops.h"
 #include "engine/sbp/alpha_beta_cost_model.h"
 #include "models/model.h"
-#include "models/strategy.h"
+#include "engine/parallel/strategy.h"
 #include "simulator/hardware/cluster.h"
 #include "simulator/hardware/search_cost.h"
+#include "planner/folds.h"
 
 namespace twinflow {
 namespace {
@@ -26,7 +27,7 @@ void BM_CompileGpt3(benchmark::State& state) {
   config.layers = state.range(0);
   models::BuildOptions options;
   options.devices = 1024;
-  options.strategy = models::ParseStrategy("dp=8,tp=8,pp=16,mb=" + std::to_string(state.range(1)));
+  options.strategy = parallel::ParseStrategy("dp=8,tp=8,pp=16,mb=" + std::to_string(state.range(1)));
   const sbp::AlphaBetaCostModel cost(sim::SearchCostConfig(sim::Preset("dgx-h100", 128)));
   plan::Plan plan;
   for (auto _ : state) {
@@ -34,8 +35,8 @@ void BM_CompileGpt3(benchmark::State& state) {
     compiler::CompileOptions compile;
     compile.lower.fetches = {model.loss};
     compile.lower.micro_batches = model.strategy.micro_batches;
-    compile.lower.one_f_one_b = true;
-    if (state.range(2) != 0) compile.lower.fold = models::DataParallelFold(model.strategy, 8);
+    compile.lower.schedule = parallel::Schedule::kOneFOneB;
+    if (state.range(2) != 0) compile.lower.fold = planner::DataParallelFold(model.strategy, 8);
     plan = compiler::Compile(model.graph, registry, cost, compile).plan;
   }
   state.counters["tasks"] = static_cast<double>(plan.tasks_size());

@@ -33,7 +33,7 @@
 #include "engine/sbp/alpha_beta_cost_model.h"
 #include "kernels/cpu/cpu_kernels.h"
 #include "models/model.h"
-#include "models/strategy.h"
+#include "engine/parallel/strategy.h"
 
 namespace twinflow {
 namespace {
@@ -147,7 +147,7 @@ void BM_MlpStep(benchmark::State& state, const MlpCase& c) {
   config.batch = c.batch;
   models::BuildOptions options;
   options.devices = c.devices;
-  options.strategy = models::ParseStrategy(c.strategy);
+  options.strategy = parallel::ParseStrategy(c.strategy);
   options.optimizer = graph::ParseOptimizer("sgd");
 
   const Clock::time_point compile_start = Clock::now();

@@ -69,6 +69,19 @@ class ArgParser {
   std::string epilog_;
 };
 
+// Runs `parse` and prefixes any error with the flag it came from ("--with: ...").
+template <typename Fn>
+auto FromFlag(const std::string& flag, Fn parse) {
+  try {
+    return parse();
+  } catch (const Error& e) {
+    RethrowPrefixed(e, "--" + flag + ": ");
+  }
+}
+
+// `sim`'s exit status when the simulated Plan does not fit the devices' memory (docs/cli.md).
+inline constexpr int kExitOutOfMemory = 3;
+
 // The CLI's exit status for an error: 2 for bad input (arguments, shapes, layouts, Plans), 1
 // for failures while running.
 int ExitCodeFor(ErrorKind kind);

@@ -17,11 +17,4 @@ sim::ClusterSpec ClusterFromArgs(const ParsedArgs& args) {
   return sim::LoadCluster(args.Get("cluster"), nodes);
 }
 
-int64_t SamplesPerStep(const models::BuiltModel& model) {
-  if (model.feeds.empty()) return 1;
-  const auto op = model.graph.FindOp(model.feeds.front());
-  const Shape& shape = model.graph.tensor(model.graph.op(*op).outputs[0]).meta.shape;
-  return (shape.rank() > 0 ? shape[0] : 1) * model.strategy.micro_batches;
-}
-
 }  // namespace twinflow::launcher

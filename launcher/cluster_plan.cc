@@ -24,18 +24,20 @@ void AddFoldFlag(ArgParser& parser) {
               "even where the replicas do not sit alike on the nodes (memory stays exact)");
 }
 
-plan::DeviceFold SimulatorFold(const ParsedArgs& parsed, const models::Strategy& strategy,
-                               const sim::ClusterSpec& spec) {
+planner::FoldMode FoldModeFromArgs(const ParsedArgs& parsed) {
   if (parsed.Given("replica") && (parsed.Given("no-fold") || parsed.Given("chakra"))) {
     throw InvalidArgumentError("--replica folds the Plan; --no-fold and --chakra need it whole");
   }
-  // A Chakra export (sim --chakra) needs every device's acts.
-  if (parsed.Given("no-fold") || parsed.Given("chakra") || parsed.Given("physical-devices") ||
-      spec.cores_per_node() > 0) {
-    return {};
+  // A Chakra export (sim --chakra) needs every device's acts; shared GPUs every device's work.
+  if (parsed.Given("no-fold") || parsed.Given("chakra") || parsed.Given("physical-devices")) {
+    return planner::FoldMode::kNone;
   }
-  if (parsed.Given("replica")) return models::ReplicaFold(strategy);
-  return models::DataParallelFold(strategy, spec.devices_per_node());
+  return parsed.Given("replica") ? planner::FoldMode::kReplica : planner::FoldMode::kDataParallel;
+}
+
+plan::DeviceFold SimulatorFold(const ParsedArgs& parsed, const parallel::Strategy& strategy,
+                               const sim::ClusterSpec& spec) {
+  return planner::SimulationFold(FoldModeFromArgs(parsed), strategy, spec);
 }
 
 std::string FoldSummary(const ClusterPlan& cluster_plan) {

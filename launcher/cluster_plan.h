@@ -11,6 +11,7 @@
 #include "engine/plan/plan.pb.h"
 #include "launcher/cli_args.h"
 #include "models/model.h"
+#include "planner/compile_model.h"
 #include "simulator/hardware/cluster.h"
 
 namespace twinflow::launcher {
@@ -34,14 +35,19 @@ inline constexpr const char* kUnevenShards =
     "most one element longer along the split than the last copy's)\n";
 
 // The fold a simulated Plan of `strategy` on `spec` is lowered with (plan_fold.h): its
-// data-parallel copies (models::DataParallelFold; with --replica every replica,
-// models::ReplicaFold), unless --no-fold or --chakra is given or the cluster is a CPU host
+// data-parallel copies (planner::DataParallelFold; with --replica every replica,
+// planner::ReplicaFold), unless --no-fold or --chakra is given or the cluster is a CPU host
 // (whose cores the copies would share). InvalidArgumentError for --replica with either.
-plan::DeviceFold SimulatorFold(const ParsedArgs& parsed, const models::Strategy& strategy,
+plan::DeviceFold SimulatorFold(const ParsedArgs& parsed, const parallel::Strategy& strategy,
                                const sim::ClusterSpec& spec);
 
 // The lines `sim` and `memory` print of how the Plan was folded, or why not (empty: whole).
 std::string FoldSummary(const ClusterPlan& cluster_plan);
+
+// The fold mode the flags ask for (planner::SimulationFold): none with --no-fold, --chakra or
+// --physical-devices, every replica with --replica. InvalidArgumentError for --replica with
+// --no-fold or --chakra.
+planner::FoldMode FoldModeFromArgs(const ParsedArgs& parsed);
 
 // Parses `args` with `parser` (model, cluster, --ranks and --no-fold flags) and compiles the
 // Plan, folded (SimulatorFold) on one rank; InvalidArgumentError names the flag at fault.

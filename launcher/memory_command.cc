@@ -10,7 +10,7 @@
 #include "launcher/cluster_args.h"
 #include "launcher/cluster_plan.h"
 #include "launcher/model_args.h"
-#include "models/memory_report.h"
+#include "planner/memory_report.h"
 
 namespace twinflow::launcher {
 namespace {
@@ -20,11 +20,11 @@ std::string DeviceName(const plan::Plan& plan, int32_t device) {
   return plan::EnumName(d.type()) + ":" + std::to_string(d.index());
 }
 
-std::string Json(const plan::Plan& plan, const std::vector<models::DeviceMemory>& devices) {
+std::string Json(const plan::Plan& plan, const std::vector<planner::DeviceMemory>& devices) {
   std::ostringstream out;
   out << "{\"devices\": [";
   for (size_t i = 0; i < devices.size(); ++i) {
-    const models::DeviceMemory& d = devices[i];
+    const planner::DeviceMemory& d = devices[i];
     out << (i ? "," : "") << "\n  {\"device\": \"" << DeviceName(plan, d.device)
         << "\", \"stage\": " << d.stage << ", \"arena_bytes\": " << d.arena_bytes
         << ", \"peak_bytes\": " << d.peak_bytes;
@@ -40,13 +40,13 @@ std::string Json(const plan::Plan& plan, const std::vector<models::DeviceMemory>
 }
 
 // The largest registers of each stage's fullest device (--top N).
-void PrintLargest(const plan::Plan& plan, const std::vector<models::StageMemory>& stages, int64_t n,
+void PrintLargest(const plan::Plan& plan, const std::vector<planner::StageMemory>& stages, int64_t n,
                   std::ostream& out) {
-  for (const models::StageMemory& s : stages) {
+  for (const planner::StageMemory& s : stages) {
     out << "stage " << s.stage << ", " << DeviceName(plan, s.fullest.device) << ": the " << n
         << " largest registers\n";
     TextTable table({"register", "producer", "holds", "bytes", "slots", "memory"});
-    for (const models::RegisterMemory& r : models::LargestRegisters(plan, s.fullest.device, n)) {
+    for (const planner::RegisterMemory& r : planner::LargestRegisters(plan, s.fullest.device, n)) {
       table.Add({std::to_string(r.regst), r.producer, compiler::MemoryCategoryName(r.category),
                  FormatBytes(r.bytes_per_slot), std::to_string(r.slots),
                  r.shared ? "shared in a chain" : "own"});
@@ -60,8 +60,8 @@ int Report(const ArgParser& parser, const std::vector<std::string>& args, std::o
   const ClusterPlan compiled = CompileForCluster(parser, args, registry);
   const plan::Plan& plan = compiled.compiled.plan;
   const sim::ClusterSpec& spec = compiled.topology.spec();
-  const std::vector<models::DeviceMemory> devices =
-      models::DeviceMemories(plan, compiled.model.strategy);
+  const std::vector<planner::DeviceMemory> devices =
+      planner::DeviceMemories(plan, compiled.model.strategy);
   const int copies = plan::DeviceFold::Of(plan).copies;  // the other copies' devices alike
   out << "memory of " << compiled.parsed.Get("model") << ", strategy "
       << compiled.model.strategy.ToString() << ", optimizer "
@@ -73,8 +73,8 @@ int Report(const ArgParser& parser, const std::vector<std::string>& args, std::o
   for (compiler::MemoryCategory c : compiler::kAllMemoryCategories)
     header.push_back(compiler::MemoryCategoryName(c));
   TextTable table(header);
-  for (const models::StageMemory& s : models::StageMemories(devices)) {
-    const models::DeviceMemory& f = s.fullest;
+  for (const planner::StageMemory& s : planner::StageMemories(devices)) {
+    const planner::DeviceMemory& f = s.fullest;
     std::vector<std::string> row = {
         std::to_string(s.stage),
         std::to_string(s.devices.size() * copies),
@@ -93,7 +93,7 @@ int Report(const ArgParser& parser, const std::vector<std::string>& args, std::o
   out << "arena: what the runtime allocates per device and `sim` reports; the categories split "
          "the planned peak (the most bytes live at once), the arena adds the layout's slack\n";
   if (compiled.parsed.Given("top")) {
-    PrintLargest(plan, models::StageMemories(devices), compiled.parsed.GetInt("top", 1, 1 << 20),
+    PrintLargest(plan, planner::StageMemories(devices), compiled.parsed.GetInt("top", 1, 1 << 20),
                  out);
   }
   if (compiled.parsed.Given("json"))

@@ -13,21 +13,12 @@
 #include "engine/plan/plan_enums.h"
 #include "engine/plan/plan_io.h"
 #include "models/hf_config.h"
+#include "planner/compile_model.h"
 
 namespace twinflow::launcher {
 namespace {
 
 constexpr int64_t kMaxExtent = int64_t{1} << 40;
-
-// Runs `parse` and prefixes any error with the flag it came from.
-template <typename Fn>
-auto FromFlag(const std::string& flag, Fn parse) {
-  try {
-    return parse();
-  } catch (const Error& e) {
-    RethrowPrefixed(e, "--" + flag + ": ");
-  }
-}
 
 }  // namespace
 
@@ -82,16 +73,16 @@ void AddModelFlags(ArgParser& parser) {
       .Switch("inference", "the forward graph only: no autograd, no optimizer");
 }
 
-int64_t DevicesFromArgs(const ParsedArgs& args, const models::Strategy& strategy,
+int64_t DevicesFromArgs(const ParsedArgs& args, const parallel::Strategy& strategy,
                         int64_t fallback) {
   if (args.Given("devices")) return args.GetInt("devices", 1, 1 << 20);
   const bool open = strategy.automatic ? strategy.hierarchy.rank() == 0 : strategy.InfersDegree();
   return open && fallback > 0 ? fallback : strategy.DefaultDevices();
 }
 
-models::Strategy StrategyFromArgs(const ParsedArgs& args, int64_t fallback_devices) {
-  models::Strategy strategy =
-      FromFlag("strategy", [&] { return models::ParseStrategy(args.Get("strategy")); });
+parallel::Strategy StrategyFromArgs(const ParsedArgs& args, int64_t fallback_devices) {
+  parallel::Strategy strategy =
+      FromFlag("strategy", [&] { return parallel::ParseStrategy(args.Get("strategy")); });
   if (args.Given("hierarchy")) {
     if (!strategy.automatic) {
       throw InvalidArgumentError("--hierarchy applies to --strategy auto only");
@@ -125,7 +116,7 @@ int64_t GlobalBatchFromArgs(const ParsedArgs& args) {
 }
 
 // --micro-batch-size M: mb = batch / (M * dp), as Megatron counts micro-batches.
-void ApplyMicroBatchSize(const ParsedArgs& args, int64_t batch, models::Strategy& strategy) {
+void ApplyMicroBatchSize(const ParsedArgs& args, int64_t batch, parallel::Strategy& strategy) {
   if (!args.Given("micro-batch-size")) return;
   const int64_t size = args.GetInt("micro-batch-size", 1, kMaxExtent);
   if (strategy.automatic) {
@@ -139,13 +130,13 @@ void ApplyMicroBatchSize(const ParsedArgs& args, int64_t batch, models::Strategy
         "--micro-batch-size " + std::to_string(size) + ": the batch of " + std::to_string(batch) +
         " is not a multiple of micro-batch-size * dp = " + std::to_string(replica));
   }
-  if (strategy.micro_batches_given && strategy.micro_batches != batch / replica) {
+  if (strategy.Gives(parallel::Field::kMb) && strategy.micro_batches != batch / replica) {
     throw InvalidArgumentError("--micro-batch-size " + std::to_string(size) +
                                " makes mb=" + std::to_string(batch / replica) +
                                " but --strategy says mb=" + std::to_string(strategy.micro_batches));
   }
   strategy.micro_batches = batch / replica;
-  models::CheckInterleaving(strategy);
+  parallel::CheckInterleaving(strategy);
 }
 
 // A decoder's config: the family's default, a preset or a Hugging Face config, then the flags.
@@ -254,23 +245,16 @@ std::function<void(int64_t, int64_t)> PassProgress(const std::string& pass) {
 
 compiler::Compiled CompileFromArgs(const models::BuiltModel& model, const ParsedArgs& args,
                                    const graph::OpRegistry& registry, int64_t devices_per_rank,
-                                   const sbp::AlphaBetaConfig* cluster_cost, plan::DeviceFold fold,
-                                   const compiler::SbpAssignment* searched,
-                                   std::shared_ptr<compiler::BoxingTimes> times, bool stamp_hash) {
-  const sbp::AlphaBetaCostModel cost(cluster_cost && !args.Given("cost-model")
-                                         ? *cluster_cost
-                                         : CostConfigFromArgs(args, "cpu-host"));
-  compiler::CompileOptions options;
-  options.lower = models::StrategyLowerOptions(model.strategy);
-  options.lower.fetches = {model.loss};
-  options.lower.devices_per_rank = devices_per_rank;
-  options.lower.fold = fold;
-  options.lower.stamp_content_hash = stamp_hash;
+                                   const sbp::AlphaBetaConfig* cluster_cost, plan::DeviceFold fold) {
+  const sbp::AlphaBetaConfig cost = cluster_cost && !args.Given("cost-model")
+                                        ? *cluster_cost
+                                        : CostConfigFromArgs(args, "cpu-host");
+  planner::ModelCompileOptions options;
+  options.devices_per_rank = devices_per_rank;
+  options.fold = fold;
   options.search.progress = PassProgress("SBP search (ops priced, then boxed)");
-  options.search.shared_times = std::move(times);
-  options.lower.progress = PassProgress("lowering (ops)");
-  if (searched) return compiler::CompileSearched(model.graph, registry, *searched, options.lower);
-  return compiler::Compile(model.graph, registry, cost, options);
+  options.lower_progress = PassProgress("lowering (ops)");
+  return planner::CompileModel(model, registry, cost, options);
 }
 
 namespace {

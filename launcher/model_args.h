@@ -22,12 +22,12 @@ void AddModelFlags(ArgParser& parser);
 // The device count: --devices; else, when the strategy leaves a degree to infer (or is auto
 // without a hierarchy), `fallback` if positive (what the command knows: ranks x devices per
 // rank under mpirun, the cluster's devices in sim and tune); else the product of the degrees.
-int64_t DevicesFromArgs(const ParsedArgs& args, const models::Strategy& strategy,
+int64_t DevicesFromArgs(const ParsedArgs& args, const parallel::Strategy& strategy,
                         int64_t fallback = 0);
 
 // --strategy (and --hierarchy) parsed and resolved for DevicesFromArgs' count: the missing
 // degree inferred. InvalidArgumentError names --strategy, its text and the device count.
-models::Strategy StrategyFromArgs(const ParsedArgs& args, int64_t fallback_devices = 0);
+parallel::Strategy StrategyFromArgs(const ParsedArgs& args, int64_t fallback_devices = 0);
 
 // Builds the model the flags describe; InvalidArgumentError names the flag at fault. With
 // `whole_batch`, micro-batches are ignored (the graph holds the whole batch): the single-device
@@ -50,17 +50,11 @@ std::function<void(int64_t, int64_t)> PassProgress(const std::string& pass);
 // when given, the simulated cluster's; else cpu-host: what runs here), fetching its loss every
 // step, with its strategy's micro-batches and schedule; devices go to ranks by
 // `devices_per_rank` (0: all on one rank); lowered folded by `fold` (for the simulator) where
-// the graph has that symmetry. With `searched` (a search of the same model, for another
-// schedule) it is lowered without searching again; `times`: boxing times shared with other
-// searches on the same cluster (SbpSearchOptions::shared_times); without `stamp_hash` the
-// Plan's content_hash stays empty (LowerOptions::stamp_content_hash).
+// the graph has that symmetry (planner::CompileModel), with a pass's progress on stderr.
 compiler::Compiled CompileFromArgs(const models::BuiltModel& model, const ParsedArgs& args,
                                    const graph::OpRegistry& registry, int64_t devices_per_rank = 0,
                                    const sbp::AlphaBetaConfig* cluster_cost = nullptr,
-                                   plan::DeviceFold fold = {},
-                                   const compiler::SbpAssignment* searched = nullptr,
-                                   std::shared_ptr<compiler::BoxingTimes> times = nullptr,
-                                   bool stamp_hash = true);
+                                   plan::DeviceFold fold = {});
 
 // Loads the Plan file at `path` (PlanError when it is corrupt or invalid) and checks that it
 // was compiled for `model`: the same feeds with the same shapes, the same micro-batches and

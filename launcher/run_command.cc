@@ -395,7 +395,7 @@ double PrintStepLosses(std::ostream& out, const RunJob& job, const runtime::RunR
 // --check's tolerance on each step's relative loss difference: fp32 runs differ from the
 // reference only by the order of partial sums; bf16 and fp16 ones also by where each device
 // rounds its part to 16 bits (docs/models.md#mixed-precision: 2e-3 after 20 Adam steps).
-double CheckTolerance(const models::Strategy& strategy) {
+double CheckTolerance(const parallel::Strategy& strategy) {
   return strategy.precision == DType::kF32 ? 1e-4 : 5e-3;
 }
 

@@ -19,20 +19,41 @@
 #include "launcher/cluster_plan.h"
 #include "launcher/model_args.h"
 #include "launcher/trace_args.h"
+#include "planner/setup_warning.h"
+#include "planner/throughput.h"
 #include "simulator/hardware/search_cost.h"
 #include "simulator/sim_executor.h"
 
 namespace twinflow::launcher {
 namespace {
 
+// The device with the largest arena (the first on a tie); null for none.
+const sim::DeviceReport* Fullest(const sim::SimResult& r) {
+  const sim::DeviceReport* fullest = nullptr;
+  for (const sim::DeviceReport& d : r.devices) {
+    if (!fullest || d.arena_bytes > fullest->arena_bytes) fullest = &d;
+  }
+  return fullest;
+}
+
 std::string Json(const sim::SimResult& r, const models::BuiltModel& model,
-                 const sim::ClusterSpec& spec, int64_t samples) {
+                 const sim::ClusterSpec& spec, const planner::Throughput& t) {
+  const sim::DeviceReport* fullest = Fullest(r);
+  const bool oom = fullest && fullest->out_of_memory;
+  const int64_t headroom = spec.device().memory_bytes() - (fullest ? fullest->arena_bytes : 0);
   std::ostringstream out;
   out << "{\n  \"cluster\": \"" << spec.name() << "\", \"nodes\": " << spec.nodes()
       << ", \"devices\": " << r.devices.size() << ",\n  \"strategy\": \""
       << model.strategy.ToString() << "\",\n  \"finished\": " << (r.finished ? "true" : "false")
+      << ",\n  \"fits\": " << (oom ? "false" : "true")
+      << ", \"out_of_memory\": " << (oom ? "true" : "false")
+      << ", \"headroom_bytes\": " << headroom << ", \"fullest_device\": "
+      << (fullest ? "\"" + fullest->name + "\"" : std::string("null"))
+      << ", \"memory_capacity_bytes\": " << spec.device().memory_bytes()
       << ",\n  \"step_s\": " << FormatFixed(r.step_s, 9) << ", \"samples_per_s\": "
-      << FormatFixed(static_cast<double>(samples) / std::max(r.step_s, 1e-12), 3)
+      << FormatFixed(t.samples_per_s, 3) << ", \"tokens_per_device_s\": "
+      << FormatFixed(t.tokens_per_device_s, 3) << ", \"model_tflops_per_device\": "
+      << FormatFixed(t.model_flops_per_device_s / 1e12, 6)
       << ", \"mfu\": " << FormatFixed(r.mfu, 6) << ", \"events\": " << r.events
       << ",\n  \"devices_report\": [";
   for (size_t i = 0; i < r.devices.size(); ++i) {
@@ -86,7 +107,7 @@ sim::SimOptions SimOptionsFor(const ParsedArgs& parsed, int64_t steps) {
 // What was simulated, how it is split, and its step time, throughput and MFU.
 void PrintSimSummary(std::ostream& out, const ClusterPlan& cluster_plan,
                      const graph::OpRegistry& registry, const sim::SimResult& r, int64_t steps,
-                     int64_t samples) {
+                     const planner::Throughput& t) {
   const models::BuiltModel& model = cluster_plan.model;
   const plan::Plan& plan = cluster_plan.compiled.plan;
   const sim::Topology& topology = cluster_plan.topology;
@@ -102,8 +123,16 @@ void PrintSimSummary(std::ostream& out, const ClusterPlan& cluster_plan,
       << (model.strategy.automatic ? "" : " (0: dp, 1: tp)") << ":\n"
       << compiler::ParallelismTable(compiler::ParallelismByFamily(
              model.graph, registry, cluster_plan.compiled.assignment));
-  out << "step time " << FormatSeconds(r.step_s) << ", " << FormatFixed(samples / r.step_s, 1)
-      << " samples/s, MFU " << FormatFixed(100 * r.mfu, 1) << "%\n";
+  out << "step time " << FormatSeconds(r.step_s) << ", " << FormatFixed(t.samples_per_s, 1)
+      << " samples/s, "
+      << (t.tokens_per_device_s > 0 ? FormatFixed(t.tokens_per_device_s, 0) + " tokens/s per " +
+                                          sim::DeviceKindName(spec) + ", "
+                                    : "")
+      << (t.model_flops_per_device_s > 0
+              ? FormatFixed(t.model_flops_per_device_s / 1e12, 1) + " model TFLOP/s per " +
+                    sim::DeviceKindName(spec) + ", "
+              : "")
+      << "MFU " << FormatFixed(100 * r.mfu, 1) << "%\n";
 }
 
 // Per device (the first 16; --json has all): time shares, link use and memory.
@@ -131,10 +160,7 @@ void PrintDeviceTable(std::ostream& out, const sim::SimResult& r, const sim::Clu
 // largest registers, the first places to look for savings.
 void PrintOutOfMemory(std::ostream& out, const sim::SimResult& r, const plan::Plan& plan,
                       const sim::ClusterSpec& spec) {
-  const sim::DeviceReport* fullest = nullptr;
-  for (const sim::DeviceReport& d : r.devices) {
-    if (!fullest || d.arena_bytes > fullest->arena_bytes) fullest = &d;
-  }
+  const sim::DeviceReport* fullest = Fullest(r);
   if (!fullest || !fullest->out_of_memory) return;
   out << "OUT OF MEMORY: " << fullest->name << " needs " << FormatBytes(fullest->arena_bytes)
       << " (planned peak " << FormatBytes(fullest->peak_bytes) << ", live peak in the run "
@@ -192,6 +218,9 @@ int Simulated(const ArgParser& parser, const std::vector<std::string>& args, std
   const models::BuiltModel& model = cluster_plan.model;
   const plan::Plan& plan = cluster_plan.compiled.plan;
   const int64_t steps = parsed.GetInt("steps", 1, 1 << 16);
+  if (const std::string w = planner::SetupWarning(model, topology.spec()); !w.empty()) {
+    std::cerr << w << "\n";
+  }
   const double compile_s = SecondsSince(start);
   const sim::SimResult r = sim::Simulate(plan, topology, SimOptionsFor(parsed, steps));
   const double total_s = SecondsSince(start);
@@ -199,9 +228,9 @@ int Simulated(const ArgParser& parser, const std::vector<std::string>& args, std
     throw TimeoutError("the Plan deadlocks in simulation at " + FormatSeconds(r.total_s) +
                        "; waiting:\n" + r.deadlock_report);
   }
-  const int64_t samples = SamplesPerStep(model);
+  const planner::Throughput t = planner::ThroughputOf(model, r, topology.devices());
   const sim::ClusterSpec& spec = topology.spec();
-  PrintSimSummary(out, cluster_plan, registry, r, steps, samples);
+  PrintSimSummary(out, cluster_plan, registry, r, steps, t);
   PrintDeviceTable(out, r, spec);
   PrintOutOfMemory(out, r, plan, spec);
   out << "compiled and simulated in " << FormatSeconds(total_s) << " (compile "
@@ -213,8 +242,9 @@ int Simulated(const ArgParser& parser, const std::vector<std::string>& args, std
     WriteTrace(*trace, plan, r.trace);
   }
   if (parsed.Given("chakra")) WriteChakra(parsed.Get("chakra"), plan, r.trace.acts, out);
-  if (parsed.Given("json")) WriteFileAtomically(parsed.Get("json"), Json(r, model, spec, samples));
-  return 0;
+  if (parsed.Given("json")) WriteFileAtomically(parsed.Get("json"), Json(r, model, spec, t));
+  const sim::DeviceReport* fullest = Fullest(r);
+  return fullest && fullest->out_of_memory ? kExitOutOfMemory : 0;
 }
 
 }  // namespace

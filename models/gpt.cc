@@ -11,6 +11,7 @@
 #include "engine/ops/attention.h"
 #include "engine/ops/softmax_ops.h"
 #include "models/model.h"
+#include "models/model_flops.h"
 #include "models/pins.h"
 #include "models/training.h"
 
@@ -136,14 +137,14 @@ class GptWriter {
   graph::GraphBuilder& b_;
   const GptConfig& c_;
   const BuildOptions& o_;
-  const Strategy& s_;
+  const parallel::Strategy& s_;
   std::vector<graph::TensorId> parameters_;
   std::vector<std::vector<graph::OpId>> attention_cores_;  // each block's, in order
   LayerOpsFinder layer_ops_;
   uint64_t seed_counter_ = 0;
 };
 
-void CheckConfig(const GptConfig& c, const Strategy& s) {
+void CheckConfig(const GptConfig& c, const parallel::Strategy& s) {
   for (const auto& [value, field] : {std::pair{c.layers, "layers"},
                                      {c.hidden, "hidden"},
                                      {c.heads, "heads"},
@@ -205,7 +206,7 @@ BuiltModel BuildGpt(const graph::OpRegistry& registry, const GptConfig& full_con
                     const BuildOptions& given) {
   BuildOptions options = given;  // the strategy with its inferred degree
   options.strategy.Resolve(options.devices);
-  const Strategy& strategy = options.strategy;
+  const parallel::Strategy& strategy = options.strategy;
   CheckConfig(full_config, strategy);
   CheckGraphSize(registry, full_config, given, strategy.automatic ? 1 : strategy.stages());
   GptConfig config = full_config;  // the graph is written for one micro-batch
@@ -253,9 +254,11 @@ BuiltModel BuildGpt(const graph::OpRegistry& registry, const GptConfig& full_con
       ops::SparseSoftmaxCrossEntropy(builder, logits, flat_labels, classes_split);
   BuiltModel model =
       FinishModel(builder, losses, writer.parameters(), {"ids", "labels"}, options,
-                  strategy.recompute == Recompute::kSelective ? writer.attention_cores() : blocks,
+                  strategy.recompute == parallel::Recompute::kSelective ? writer.attention_cores() : blocks,
                   DefaultOptimizer("gpt"));  // llama's too: AdamW
   model.index_bounds = {{"ids", config.vocab}, {"labels", config.vocab}};
+  model.tokens_per_step = full_config.batch * full_config.sequence;
+  if (options.training) model.model_flops_per_step = DecoderModelFlops(full_config);
   return model;
 }
 

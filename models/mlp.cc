@@ -7,6 +7,7 @@
 #include "engine/core/error.h"
 #include "engine/ops/softmax_ops.h"
 #include "models/model.h"
+#include "models/model_flops.h"
 #include "models/pins.h"
 #include "models/training.h"
 
@@ -16,7 +17,7 @@ BuiltModel BuildMlp(const graph::OpRegistry& registry, const MlpConfig& config,
                     const BuildOptions& given) {
   BuildOptions options = given;  // the strategy with its inferred degree
   options.strategy.Resolve(options.devices);
-  const Strategy& strategy = options.strategy;
+  const parallel::Strategy& strategy = options.strategy;
   const int64_t layers = static_cast<int64_t>(config.widths.size()) - 1;
   if (layers < 1) throw InvalidArgumentError("mlp needs at least an input and an output width");
   for (int64_t w : config.widths) {
@@ -66,11 +67,12 @@ BuiltModel BuildMlp(const graph::OpRegistry& registry, const MlpConfig& config,
   const bool classes_split = !strategy.automatic && strategy.tp > 1 && (layers - 1) % 2 == 0;
   if (classes_split) PinClassSplitLogits(builder, strategy, h);
   const graph::TensorId losses = ops::SparseSoftmaxCrossEntropy(builder, h, labels, classes_split);
-  if (options.strategy.recompute == Recompute::kSelective) {
+  if (options.strategy.recompute == parallel::Recompute::kSelective) {
     throw InvalidArgumentError("recompute=selective recomputes attention: the mlp has none");
   }
   BuiltModel model = FinishModel(builder, losses, parameters, {"x", "labels"}, options, layer_ops);
   model.index_bounds["labels"] = config.widths.back();
+  if (options.training) model.model_flops_per_step = MlpModelFlops(config);
   return model;
 }
 

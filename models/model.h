@@ -14,7 +14,7 @@
 #include "engine/graph/graph_builder.h"
 #include "engine/graph/optimizer.h"
 #include "engine/ops/attention.h"
-#include "models/strategy.h"
+#include "engine/parallel/strategy.h"
 
 namespace twinflow::models {
 
@@ -24,9 +24,13 @@ struct BuiltModel {
   std::vector<graph::TensorId> parameters;          // the model's variables (not optimizer state)
   std::vector<std::string> feeds;                   // input op names, e.g. "x", "labels"
   std::map<std::string, int64_t> index_bounds;      // integer feeds: values lie in [0, bound)
-  Strategy strategy;                                // resolved: every degree known
+  parallel::Strategy strategy;                                // resolved: every degree known
   int64_t devices = 1;                              // the devices its placements span
   std::optional<graph::OptimizerConfig> optimizer;  // what trains it; none for inference
+  // What published tables count a step by (models/model_flops.h): the tokens of a step's batch
+  // (0 for a model without a sequence) and the model's FLOPs of a training step (0 unknown).
+  int64_t tokens_per_step = 0;
+  double model_flops_per_step = 0;
 };
 
 // The optimizer a training model gets when none is given: AdamW for "gpt" (what LLMs are
@@ -43,7 +47,7 @@ std::string OptimizerLabel(const BuiltModel& model);
 std::map<std::string, Tensor> SyntheticBatch(const BuiltModel& model, int64_t step, uint64_t seed);
 
 struct BuildOptions {
-  Strategy strategy;
+  parallel::Strategy strategy;
   int64_t devices = 1;
   bool training = true;
   // Unset: the model's default, what it is usually trained with (the GPT: AdamW, as LLMs are;

@@ -16,14 +16,14 @@ graph::TensorId Parameter(graph::GraphBuilder& builder, const std::string& name,
       Attrs{{"init", init}, {"std", std}, {"seed", static_cast<int64_t>(seed)}});
 }
 
-int64_t MicroBatch(int64_t batch, const Strategy& strategy) {
+int64_t MicroBatch(int64_t batch, const parallel::Strategy& strategy) {
   if (strategy.micro_batches < 1 || batch % strategy.micro_batches != 0) {
     throw InvalidArgumentError("batch " + std::to_string(batch) +
                                " is not divisible by mb=" + std::to_string(strategy.micro_batches));
   }
   const int64_t micro_batch = batch / strategy.micro_batches;
   // The data is split over dp (models/pins.h): a replica with no sample has nothing to train.
-  if (!strategy.automatic && strategy.dp_source != DegreeSource::kSearched &&
+  if (!strategy.automatic && strategy.dp_source != parallel::DegreeSource::kSearched &&
       micro_batch < strategy.dp) {
     throw InvalidArgumentError("batch " + std::to_string(batch) +
                                " over mb=" + std::to_string(strategy.micro_batches) +
@@ -65,7 +65,7 @@ BuiltModel FinishModel(graph::GraphBuilder& builder, graph::TensorId losses,
                        const BuildOptions& options,
                        const std::vector<std::vector<graph::OpId>>& layers,
                        const graph::OptimizerConfig& default_optimizer) {
-  if (options.strategy.recompute == Recompute::kFull && options.training && layers.empty()) {
+  if (options.strategy.recompute == parallel::Recompute::kFull && options.training && layers.empty()) {
     throw InvalidArgumentError("recompute=full needs a model with layers (gpt, mlp)");
   }
   builder.SetAutocast(std::nullopt);  // the loss's mean, the backward pass and the updates
@@ -96,7 +96,7 @@ BuiltModel FinishModel(graph::GraphBuilder& builder, graph::TensorId losses,
       backward_from = builder.Add1("mul", {loss, *loss_scale}, {}, "loss/scaled");
     }
     const auto gradients = graph::AddBackward(builder, backward_from, parameters,
-                                              options.strategy.recompute != Recompute::kNone
+                                              options.strategy.recompute != parallel::Recompute::kNone
                                                   ? layers
                                                   : std::vector<std::vector<graph::OpId>>{});
     // The backward pass too: activation gradients keep the batch split over dp, so a weight's

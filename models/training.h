@@ -11,7 +11,7 @@ namespace twinflow::models {
 // The samples of one micro-batch: the graph is written for one micro-batch, and the Plan runs
 // it strategy.micro_batches times per step. InvalidArgumentError when they do not divide, or
 // when a micro-batch has fewer samples than a pinned dp has replicas.
-int64_t MicroBatch(int64_t batch, const Strategy& strategy);
+int64_t MicroBatch(int64_t batch, const parallel::Strategy& strategy);
 
 // Reduces the per-example `losses` to their mean (a scalar is taken as the mean already),
 // divided by the micro-batch count so that the micro-batches' losses add up to the step's;

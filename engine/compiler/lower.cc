@@ -105,10 +105,11 @@ plan::Plan Lowerer::Run(const LowerOptions& options) {
   micro_batches_ = options.micro_batches;
   bucket_bytes_ = options.bucket_bytes;
   if (bucket_bytes_ < 0) throw PlanError("bucket_bytes must not be negative");
-  zero_bubble_ = options.zero_bubble && options.one_f_one_b;
+  schedule_ = options.schedule;
+  const bool zero_bubble = schedule_ == parallel::Schedule::kZeroBubbleH1;
   read_by_input_pass_.assign(graph_.tensors().size(), false);
   for (const graph::OpNode& op : graph_.ops()) {
-    if (!zero_bubble_ || PassOf(op) != plan::PASS_BACKWARD) continue;
+    if (!zero_bubble || PassOf(op) != plan::PASS_BACKWARD) continue;
     for (const TensorId t : op.inputs) read_by_input_pass_[t] = true;
   }
   devices_per_rank_ = options.devices_per_rank;
@@ -142,7 +143,7 @@ plan::Plan Lowerer::Run(const LowerOptions& options) {
   plan_.set_serial_collectives(!options.overlap);
   const std::vector<TaskChain> chains = FindTaskChains(plan_);
   OrderChains(plan_, chains);
-  if (options.one_f_one_b) OrderOneFOneB(chains);
+  if (parallel::InterleavesPasses(schedule_)) OrderOneFOneB(chains);
   DecideSlotCounts(plan_, chains, Schedule(options));
   PlanMemory(plan_, chains);
   int32_t ranks = 1;
@@ -252,7 +253,7 @@ void Lowerer::Consume(plan::Task& task, int64_t regst) {
 plan::Pass Lowerer::PassOf(const graph::OpNode& op) const {
   const graph::OpRole role = registry_.Find(op.type).role;
   if (UpdatesState(role) || role == graph::OpRole::kGradientStatistic) return plan::PASS_OPTIMIZER;
-  if (zero_bubble_ && op.weight_gradient) return plan::PASS_WEIGHT;
+  if (schedule_ == parallel::Schedule::kZeroBubbleH1 && op.weight_gradient) return plan::PASS_WEIGHT;
   return graph_.IsBackward(op.id) ? plan::PASS_BACKWARD : plan::PASS_FORWARD;
 }
 
@@ -335,7 +336,7 @@ std::vector<int64_t> Lowerer::InputsReadOnce(const graph::OpNode& op,
 std::vector<MicroStep> Lowerer::Sequence(int32_t device) const {
   const std::vector<int32_t>& stages = device_stages_.at(device);
   const int rank = stages.front() % pipeline_ranks_;
-  return RankSequence(zero_bubble_, pipeline_ranks_, static_cast<int>(stages.size()),
+  return RankSequence(schedule_, pipeline_ranks_, static_cast<int>(stages.size()),
                       micro_batches_, rank);
 }
 
@@ -344,7 +345,7 @@ SlotSchedule Lowerer::Schedule(const LowerOptions& options) const {
   schedule.micro_batches = micro_batches_;
   for (const auto& [device, stages] : device_stages_) {
     const std::vector<int64_t> ahead = MicroBatchesAhead(
-        options.one_f_one_b, zero_bubble_, pipeline_ranks_, static_cast<int>(stages.size()),
+        schedule_, pipeline_ranks_, static_cast<int>(stages.size()),
         micro_batches_, stages.front() % pipeline_ranks_);
     for (size_t c = 0; c < stages.size(); ++c) schedule.ahead[{device, stages[c]}] = ahead[c];
   }
@@ -426,7 +427,7 @@ void Lowerer::OrderOneFOneB(const std::vector<TaskChain>& chains) {
   }
   for (const auto& [device, mine] : by_device) {
     const std::vector<int32_t>& stages = device_stages_.at(device);
-    if (stages.size() > 1 || zero_bubble_) {
+    if (stages.size() > 1 || schedule_ == parallel::Schedule::kZeroBubbleH1) {
       OrderBySequence(device, mine);
       continue;
     }

@@ -30,6 +30,7 @@
 #include "engine/core/error.h"
 #include "engine/graph/logical_graph.h"
 #include "engine/graph/op_registry.h"
+#include "engine/parallel/strategy.h"
 #include "engine/plan/plan.pb.h"
 #include "engine/plan/plan_fold.h"
 #include "engine/sbp/cost_model.h"
@@ -42,18 +43,17 @@ struct LowerOptions {
   // micro_batches (every forward before any backward) or 1F1B's (stages - stage), so stage s
   // keeps at most that many micro-batches' activations.
   int64_t micro_batches = 1;
-  bool one_f_one_b = true;
-  // ZB-H1 (with one_f_one_b): the backward's weight gradients are a pass of their own
-  // (PASS_WEIGHT), which each rank runs later, filling the pipeline's drain
-  // (pipeline_schedule.h).
-  bool zero_bubble = false;
+  // The pipeline schedule (parallel/schedule.h). Under ZB-H1 the backward's weight gradients
+  // are a pass of their own (PASS_WEIGHT), which each rank runs later, filling the pipeline's
+  // drain (pipeline_schedule.h).
+  parallel::Schedule schedule = parallel::Schedule::kOneFOneB;
   // Collectives float beside their device's chain (task_chains.h), so communication overlaps
   // computation; false keeps them in it (the Plan's serial_collectives), for less memory.
   bool overlap = true;
   // Gradient buckets (DDP's bucket_cap_mb, as bytes): the data-parallel all-reduces of
   // gradients smaller than this, of one comm group, dtype and stage, join into buckets of
   // about this size, each one COLLECTIVE over several tensors (lower_buckets.cc). 0: none.
-  int64_t bucket_bytes = int64_t{25} << 20;
+  int64_t bucket_bytes = parallel::kDefaultBucketMib << 20;
   // Devices per MPI rank: device cpu:i belongs to rank i / devices_per_rank. 0 puts every
   // device on rank 0 (one process).
   int64_t devices_per_rank = 0;

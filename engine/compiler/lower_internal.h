@@ -208,7 +208,7 @@ class Lowerer {
   std::map<std::vector<int64_t>, std::vector<int64_t>> last_images_;  // by placement devices
   std::map<std::vector<int64_t>, std::map<int64_t, int64_t>> parallel_index_;  // device id -> j
   int64_t micro_batches_ = 1;
-  bool zero_bubble_ = false;                               // LowerOptions::zero_bubble
+  parallel::Schedule schedule_ = parallel::Schedule::kOneFOneB;  // LowerOptions::schedule
   std::vector<Rate> rates_;                                // by op id
   std::vector<Rate> regst_rate_;                           // by register id
   std::map<int32_t, std::vector<int32_t>> device_stages_;  // device -> its stages, ascending

@@ -94,18 +94,19 @@ std::vector<int64_t> MicroBatchesInFlight(const std::vector<MicroStep>& sequence
   return most;
 }
 
-std::vector<int64_t> MicroBatchesAhead(bool one_f_one_b, bool zero_bubble, int ranks, int chunks,
+std::vector<int64_t> MicroBatchesAhead(parallel::Schedule schedule, int ranks, int chunks,
                                        int64_t micro_batches, int rank) {
-  if (!one_f_one_b || micro_batches <= 1) {
+  if (!parallel::InterleavesPasses(schedule) || micro_batches <= 1) {
     return std::vector<int64_t>(static_cast<size_t>(chunks), micro_batches);
   }
-  return MicroBatchesInFlight(RankSequence(zero_bubble, ranks, chunks, micro_batches, rank),
-                              chunks);
+  return MicroBatchesInFlight(RankSequence(schedule, ranks, chunks, micro_batches, rank), chunks);
 }
 
-std::vector<MicroStep> RankSequence(bool zero_bubble, int ranks, int chunks, int64_t micro_batches,
-                                    int rank) {
-  if (zero_bubble) return ZeroBubbleSequence(ranks, micro_batches, rank);
+std::vector<MicroStep> RankSequence(parallel::Schedule schedule, int ranks, int chunks,
+                                    int64_t micro_batches, int rank) {
+  if (schedule == parallel::Schedule::kZeroBubbleH1) {
+    return ZeroBubbleSequence(ranks, micro_batches, rank);
+  }
   return PipelineSequence(ranks, chunks, micro_batches, rank);
 }
 

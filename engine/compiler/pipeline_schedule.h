@@ -26,6 +26,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "engine/parallel/schedule.h"
+
 namespace twinflow::compiler {
 
 // kBackward is the whole backward pass, or under ZB-H1 its input gradients (B); kWeight the
@@ -46,10 +48,10 @@ std::vector<MicroStep> PipelineSequence(int ranks, int chunks, int64_t micro_bat
 // numbers out of range.
 std::vector<MicroStep> ZeroBubbleSequence(int ranks, int64_t micro_batches, int rank);
 
-// Rank `rank`'s sequence under the schedule the lowering orders by: ZB-H1's with
-// `zero_bubble` (one chunk), else (interleaved) 1F1B's.
-std::vector<MicroStep> RankSequence(bool zero_bubble, int ranks, int chunks, int64_t micro_batches,
-                                    int rank);
+// Rank `rank`'s sequence under the schedule the lowering orders by: ZB-H1's (one chunk), else
+// (interleaved) 1F1B's.
+std::vector<MicroStep> RankSequence(parallel::Schedule schedule, int ranks, int chunks,
+                                    int64_t micro_batches, int rank);
 
 // Per chunk of `sequence` (for `chunks` chunks): the most micro-batches between the start of
 // their forward and the end of their last backward step (W where there are W steps) at once,
@@ -59,7 +61,7 @@ std::vector<int64_t> MicroBatchesInFlight(const std::vector<MicroStep>& sequence
 // Per chunk of pipeline rank `rank`: how many micro-batches its per-micro-batch registers let
 // it run ahead (their slots, slot_counts.h rule 4). Every micro-batch without a 1F1B order
 // (GPipe) or with one micro-batch; else MicroBatchesInFlight of its RankSequence.
-std::vector<int64_t> MicroBatchesAhead(bool one_f_one_b, bool zero_bubble, int ranks, int chunks,
+std::vector<int64_t> MicroBatchesAhead(parallel::Schedule schedule, int ranks, int chunks,
                                        int64_t micro_batches, int rank);
 
 }  // namespace twinflow::compiler

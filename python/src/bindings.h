@@ -36,5 +36,6 @@ void BindProgram(py::module_& m);
 void BindRunner(py::module_& m);
 void BindSimulate(py::module_& m);
 void BindStrategy(py::module_& m);
+void BindTune(py::module_& m);
 
 }  // namespace twinflow::python

@@ -14,7 +14,7 @@
 #include "engine/sbp/nd_sbp.h"
 #include "models/hf_config.h"
 #include "models/pins.h"
-#include "models/strategy.h"
+#include "engine/parallel/strategy.h"
 #include "models/training.h"
 #include "python/src/bindings.h"
 
@@ -130,11 +130,11 @@ class Builder {
     CheckTensors(outputs, "outputs");
     CheckTensors(parameters, "parameters");
     if (micro_batches < 1) throw InvalidArgumentError("micro_batches must be positive");
-    models::Strategy given = models::ParseStrategy(strategy);
+    parallel::Strategy given = parallel::ParseStrategy(strategy);
     if (!given.automatic) given.Resolve(devices);
     models::BuildOptions options;
     options.strategy.micro_batches = micro_batches;
-    options.strategy.schedule = models::ParseStrategy("schedule=" + schedule).schedule;
+    options.strategy.schedule = parallel::ParseStrategy("schedule=" + schedule).schedule;
     options.strategy.precision = given.precision;
     options.strategy.grad_reduce = given.grad_reduce;
     options.training = !optimizer.empty();
@@ -151,7 +151,7 @@ class Builder {
         if (segments.back().empty()) segments.pop_back();
       }
       options.strategy.recompute =
-          segments.empty() ? models::Recompute::kNone : models::Recompute::kFull;
+          segments.empty() ? parallel::Recompute::kNone : parallel::Recompute::kFull;
       model.built = models::FinishModel(
           builder_, outputs[0], {parameters.begin(), parameters.end()}, feeds, options, segments);
       models::PinWideGradientSums(builder_, given);  // FinishModel's strategy has no dp
@@ -234,7 +234,7 @@ Model BuiltinModel(const std::string& name, const py::dict& config, const std::s
   Model model;
   model.registry = std::make_shared<const graph::OpRegistry>(ops::BuiltinOps());
   models::BuildOptions options;
-  options.strategy = models::ParseStrategy(strategy);
+  options.strategy = parallel::ParseStrategy(strategy);
   options.devices = devices;
   // None: the model's own default (models::DefaultOptimizer); "": inference.
   options.training = !optimizer || !optimizer->empty();

@@ -10,4 +10,5 @@ PYBIND11_MODULE(_C, m) {
   twinflow::python::BindRunner(m);
   twinflow::python::BindSimulate(m);
   twinflow::python::BindStrategy(m);
+  twinflow::python::BindTune(m);
 }

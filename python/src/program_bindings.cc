@@ -8,28 +8,39 @@
 #include "engine/plan/plan_enums.h"
 #include "engine/plan/plan_io.h"
 #include "engine/sbp/alpha_beta_cost_model.h"
-#include "models/memory_report.h"
+#include "planner/memory_report.h"
 #include "python/src/program.h"
 #include "simulator/hardware/cluster.h"
 #include "simulator/hardware/search_cost.h"
+#include "planner/compile_model.h"
 
 namespace twinflow::python {
 namespace {
+
+// "data" (the data-parallel copies alike on the nodes, as `twinflow sim` folds), "replica"
+// (every replica, --replica) or "none".
+planner::FoldMode FoldModeOf(const std::string& fold) {
+  if (fold == "data") return planner::FoldMode::kDataParallel;
+  if (fold == "replica") return planner::FoldMode::kReplica;
+  if (fold == "none") return planner::FoldMode::kNone;
+  throw InvalidArgumentError("fold must be data, replica or none, got '" + fold + "'");
+}
 
 // The search's cost model: the cluster's (as the simulator times it) when one is named, else
 // the preset `cost_model`.
 Program Compile(const Model& model, int64_t devices_per_rank, const std::string& cost_model,
                 const std::string& search, double memory_limit, int64_t devices_per_node,
-                const std::string& cluster, std::optional<int> nodes) {
+                const std::string& cluster, std::optional<int> nodes, const std::string& fold) {
   sbp::AlphaBetaConfig config;
+  planner::ModelCompileOptions options;
   if (cluster.empty()) {
     config = sbp::AlphaBetaPreset(cost_model);
     config.devices_per_node = devices_per_node;
   } else {
-    config = sim::SearchCostConfig(sim::LoadCluster(cluster, nodes));
+    const sim::ClusterSpec spec = sim::LoadCluster(cluster, nodes);
+    config = sim::SearchCostConfig(spec);
+    options.fold = planner::SimulationFold(FoldModeOf(fold), model.built.strategy, spec);
   }
-  const sbp::AlphaBetaCostModel cost(config);
-  compiler::CompileOptions options;
   if (search != "auto" && search != "exact" && search != "propagate") {
     throw InvalidArgumentError("search must be auto, exact or propagate, got '" + search + "'");
   }
@@ -39,11 +50,10 @@ Program Compile(const Model& model, int64_t devices_per_rank, const std::string&
   options.search.method = exact ? compiler::SbpSearchOptions::Method::kExact
                                 : compiler::SbpSearchOptions::Method::kPropagate;
   if (memory_limit > 0) options.search.memory_limit = memory_limit;
-  options.lower = models::StrategyLowerOptions(model.built.strategy);
-  options.lower.fetches = model.fetches;
-  options.lower.devices_per_rank = devices_per_rank;
+  options.fetches = model.fetches;
+  options.devices_per_rank = devices_per_rank;
   Program program{model, {}, cluster.empty() ? cost_model : cluster};
-  program.compiled = compiler::Compile(model.built.graph, *model.registry, cost, options);
+  program.compiled = planner::CompileModel(model.built, *model.registry, config, options);
   return program;
 }
 
@@ -78,7 +88,7 @@ py::dict Explain(const Program& p) {
 py::dict Memory(const Program& p) {
   const plan::Plan& plan = p.compiled.plan;
   py::list devices;
-  for (const models::DeviceMemory& m : models::DeviceMemories(plan, p.model.built.strategy)) {
+  for (const planner::DeviceMemory& m : planner::DeviceMemories(plan, p.model.built.strategy)) {
     const plan::Device& d = plan.devices(m.device);
     py::dict entry(py::arg("device") = plan::EnumName(d.type()) + ":" + std::to_string(d.index()),
                    py::arg("rank") = d.rank(), py::arg("stage") = m.stage,
@@ -114,7 +124,7 @@ void BindProgram(py::module_& m) {
   m.def("compile", &Compile, py::arg("model"), py::arg("devices_per_rank") = 0,
         py::arg("cost_model") = "cpu-host", py::arg("search") = "auto",
         py::arg("memory_limit") = 0.0, py::arg("devices_per_node") = 8, py::arg("cluster") = "",
-        py::arg("nodes") = py::none());
+        py::arg("nodes") = py::none(), py::arg("fold") = "none");
 }
 
 }  // namespace twinflow::python

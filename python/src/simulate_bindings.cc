@@ -6,7 +6,6 @@
 #include "engine/core/error.h"
 #include "engine/trace/chrome_trace.h"
 #include "engine/trace/perfetto_trace.h"
-#include "models/tune_candidates.h"
 #include "python/src/program.h"
 #include "simulator/hardware/cluster.h"
 #include "simulator/sim_executor.h"
@@ -76,19 +75,6 @@ void BindSimulate(py::module_& m) {
                               spec.device().memory_bytes());
       },
       py::arg("cluster"), py::arg("nodes") = py::none());
-  // The strategies tune tries on `devices` devices, `per_node` to a node
-  // (models/tune_candidates.h).
-  m.def(
-      "tune_candidates",
-      [](int64_t devices, int64_t per_node, int64_t max_micro_batches) {
-        std::vector<std::string> out;
-        for (const models::Candidate& c :
-             models::EnumerateCandidates(devices, per_node, max_micro_batches)) {
-          out.push_back(c.Text());
-        }
-        return out;
-      },
-      py::arg("devices"), py::arg("per_node"), py::arg("max_micro_batches"));
 }
 
 }  // namespace twinflow::python

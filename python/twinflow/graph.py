@@ -115,7 +115,7 @@ class Graph:
         object.__setattr__(self, "steps_done", steps)
         object.__setattr__(self, "_kept_state", kept)
         if example_inputs:
-            self._program_for([as_spec(x, f"input {i}") for i, x in enumerate(example_inputs)])
+            self._program_for(self._specs_of(example_inputs))
         return self
 
     # -- tracing and compiling --------------------------------------------------------------
@@ -130,9 +130,11 @@ class Graph:
                 f"{type(self).__name__}.build takes {len(params)} inputs, got {count}")
         return [p.name for p in params]
 
-    def _trace(self, specs, cluster):
-        o = self._options
-        layout = StrategyLayout(o["strategy"], o["devices"], o["placement"])
+    def _build_model(self, specs, strategy, devices, placement=None, staged=True):
+        """(model, params, input names, stages): build() traced under `strategy` on `devices`,
+        as the engine's Model; params pairs each Parameter with its variable's name, stages
+        are those set_stage placed ops on. staged: refuse a pipelined strategy without them."""
+        layout = StrategyLayout(strategy, devices, placement)
         for attr, module in self._modules.items():
             for path, p in module.named_parameters(attr + "."):
                 if getattr(p, "_name", None) is None:
@@ -176,7 +178,31 @@ class Graph:
             raise _C.InvalidArgumentError("none of the optimizer's parameters is used in build()")
         model = builder.finish([t.id for t in outputs], trained, names,
                                self._optimizer.spec() if self.training else "", layout.mb,
-                               layout.schedule, trace.recompute, o["strategy"], layout.devices)
+                               layout.schedule, trace.recompute, strategy, layout.devices)
+        if staged and layout.stages > 1 and not trace.stages:
+            raise _C.InvalidArgumentError(
+                f"strategy {strategy}: {layout.stages} pipeline stages, but build() never calls "
+                "set_stage(i) to place its layers on them (tw.Graph.set_stage; see "
+                "docs/python.md), so every op would stay on stage 0")
+        params = [(p, builder.name(id)) for p, id in trace.params.items()]
+        return model, params, names, trace.stages
+
+    def _specs_of(self, examples):
+        return [as_spec(x, f"input {i}") for i, x in enumerate(examples)]
+
+    def _model(self, specs, strategy, devices):
+        """tw.tune's build of one candidate: the model, the graph's own state untouched."""
+        return self._build_model(specs, strategy, devices)[0]
+
+    def _stages_used(self, specs):
+        """Whether build() places its ops on pipeline stages (set_stage): traced once for two."""
+        return bool(self._build_model(specs, "pp=2", 2, staged=False)[3])
+
+    def _trace(self, specs, cluster):
+        o = self._options
+        model, params, names, _ = self._build_model(specs, o["strategy"], o["devices"],
+                                                    o["placement"])
+        layout = StrategyLayout(o["strategy"], o["devices"], o["placement"])
         ranks = distributed.world_size()
         if layout.devices % ranks:
             raise _C.InvalidArgumentError(f"{layout.devices} devices do not split over {ranks} ranks")
@@ -184,7 +210,6 @@ class Graph:
         program = _C.compile(model, layout.devices // ranks if ranks > 1 else 0, "cpu-host",
                              o["search"], float(o["memory_limit"] or 0),
                              cluster=cluster[0] if cluster else "", nodes=cluster[1] if cluster else None)
-        params = [(p, builder.name(id)) for p, id in trace.params.items()]
         return program, params, model.fetch_names, names
 
     def _program_for(self, specs, cluster=None):

@@ -30,6 +30,7 @@ class Trace:
         self.recompute = []   # [first, end) op ids of modules run with recomputation
         self._recomputing = False
         self._names = itertools.count()
+        self.stages = set()   # the stages set_stage placed ops on
 
     def unique_name(self, prefix):
         return f"{prefix}_{next(self._names)}"
@@ -57,6 +58,7 @@ class Trace:
         self.recompute.append((first, self.builder.op_count))
 
     def set_stage(self, stage, placement=None):
+        self.stages.add(stage)
         self.builder.set_stage(stage, str(placement or self.layout.stage_placement(stage)))
 
     def current_placement(self):

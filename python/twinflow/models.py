@@ -1,8 +1,6 @@
 """The built-in models of the C++ side (models/: the MLP, the GPT and the Llama, with the
 published sizes of GPT-3 175B and the Llama 2 and 3 models as presets), for dry runs at sizes
 no Python loop should build: explain, memory and simulate."""
-import re
-
 from . import _C
 from .report import Explanation, MemoryReport, SimulationReport
 
@@ -16,18 +14,23 @@ class BuiltinModel:
         self.devices = devices if devices is not None else _devices_of(strategy)
         self._programs = {}
 
-    def _program(self, cluster=None, strategy=None, config=None):
+    def _program(self, cluster=None, fold="data"):
         """Compiled for the search's `accelerator` preset, or priced as `cluster` (name,
-        nodes) is simulated."""
-        key = (cluster, strategy or self.strategy)
+        nodes) is simulated, folded as `twinflow sim` folds (fold: "data", "replica" or
+        "none")."""
+        key = (cluster, fold)
         if key not in self._programs:
-            model = _C.builtin_model(self.name, config or self.config, strategy or self.strategy,
-                                     _devices_of(strategy) if strategy else self.devices,
-                                     self.optimizer, self.seed)
+            model = self._build(self.strategy, self.devices)
             self._programs[key] = _C.compile(model, 0, "accelerator",
                                              cluster=cluster[0] if cluster else "",
-                                             nodes=cluster[1] if cluster else None)
+                                             nodes=cluster[1] if cluster else None, fold=fold)
         return self._programs[key]
+
+    def _build(self, strategy, devices):
+        """The C++ model under `strategy` on `devices` devices (what tw.tune builds per
+        candidate)."""
+        return _C.builtin_model(self.name, self.config, strategy, devices, self.optimizer,
+                                self.seed)
 
     def explain(self):
         return Explanation(self._program().explain())
@@ -38,21 +41,13 @@ class BuiltinModel:
         return MemoryReport(self._program((cluster, nodes)).memory())
 
     def simulate(self, cluster="dgx-h100", nodes=1, steps=1, trace=False, replica=False):
-        """Simulates a step on `cluster` x `nodes`. replica=True simulates one data-parallel
-        replica (dp=1, the batch and nodes divided by dp) whose optimizer updates first
-        all-reduce their gradients over the dp replicas: how a 1,000-GPU job stays fast."""
+        """Simulates a step on `cluster` x `nodes`, the Plan folded by its data-parallel copies
+        that sit alike on the nodes (exact, as `twinflow sim`). replica=True folds it by every
+        data-parallel replica (`twinflow sim --replica`: approximate where the replicas do not
+        sit alike on the nodes; memory stays exact)."""
         batch = _C.builtin_batch(self.name, self.config)
-        if not replica:
-            data = _C.simulate(self._program((cluster, nodes)), cluster, nodes, steps, 1, trace)
-            return SimulationReport(data, batch, self.strategy)
-        dp = _resolved(self.strategy, self.devices).dp
-        if batch % dp or nodes % dp:
-            raise _C.InvalidArgumentError(f"replica: dp={dp} must divide the batch ({batch}) and "
-                                          f"the nodes ({nodes})")
-        one = re.sub(r"\bdp=(\d+|auto)", "dp=1", self.strategy) if "dp=" in self.strategy else self.strategy
-        config = dict(self.config, batch=batch // dp)
-        program = self._program((cluster, nodes // dp), one, config)
-        data = _C.simulate(program, cluster, nodes // dp, steps, dp, trace)
+        program = self._program((cluster, nodes), "replica" if replica else "data")
+        data = _C.simulate(program, cluster, nodes, steps, 1, trace)
         return SimulationReport(data, batch, self.strategy)
 
 

@@ -1,9 +1,11 @@
-"""tw.tune: rank the strategies a modelled cluster allows for a tw.Graph, as `twinflow tune`
-does for the built-in models: every (dp, tp, pp, micro-batches, schedule, vp, sp) the C++
-enumeration gives (one list for both), each compiled and simulated, one that runs out of memory
-tried again with zero=1 (dp > 1), then also recompute=full; ranked by simulated step time.
+"""tw.tune: rank the strategies a modelled cluster allows for a tw.Graph or a built-in model,
+with the planner `twinflow tune` drives (planner/tuner.h): every (dp, tp, pp, micro-batches,
+schedule, vp, sp) the model's graph can use, screened by its memory floor and step-time bound,
+compiled and simulated, one that runs out of memory tried again with zero=1 (dp > 1), then
+also recompute=full; ranked by simulated step time. Its rows are `twinflow tune --json`'s.
 
     report = tw.tune(step, x, labels, cluster="dgx-h100", nodes=1, options="precision=bf16")
+    report = tw.tune(tw.models.llama(preset="llama3-8b"), cluster="dgx-h100", nodes=8)
     print(report); report.plot("tune.png"); step.compile(x, labels, strategy=report.best)
 
 A ranking `twinflow tune --json FILE` wrote plots the same way:
@@ -15,10 +17,6 @@ import sys
 import time
 
 from . import _C
-
-_ERRORS = (_C.InvalidArgumentError, _C.ShapeError, _C.SbpError, _C.PlanError, _C.TimeoutError,
-           _C.OutOfMemoryError)
-
 
 class TuneReport:
     """The ranking: `rows` as `twinflow tune --json` writes them (those that fit first, fastest
@@ -84,74 +82,40 @@ class TuneReport:
         plt.close(fig)
 
 
-def _simulate(graph, examples, strategy, devices, cluster, nodes):
-    """(report, why): the simulated step of `strategy`, or why it cannot run."""
-    try:
-        graph.compile(*examples, strategy=strategy, devices=devices)
-        report = graph.simulate(cluster=cluster, nodes=nodes)
-    except _ERRORS as e:
-        return None, str(e).splitlines()[0]  # its whole first line, as `twinflow tune` keeps
-    if report.out_of_memory:
-        return report, f"out of memory ({report.peak_memory_bytes / 2**30:.2f} GiB)"
-    return report, None
+def _builder(target, examples):
+    """(build, pipeline, sequence_parallel): how the tuner builds one candidate's model of
+    `target` (a tw.models model, or a tw.Graph traced on `examples`), and which options can
+    change that model's graph."""
+    from .models import BuiltinModel
+    if isinstance(target, BuiltinModel):
+        if examples:
+            raise _C.InvalidArgumentError("tune: a tw.models model takes no example inputs")
+        return target._build, True, target.name != "mlp"
+    if not examples:
+        raise _C.InvalidArgumentError("tune: pass the graph's example inputs (the whole batch)")
+    specs = target._specs_of(examples)
+    # Python graphs pin no sequence-parallel layouts, and gain from pp only where build()
+    # places its layers on stages (set_stage).
+    return (lambda strategy, devices: target._model(specs, strategy, devices),
+            target._stages_used(specs), False)
 
 
-def _evaluate(graph, examples, candidate, options, devices, cluster, nodes):
-    """The candidate's row; out of memory, tried again with zero=1 (dp > 1), then also
-    recompute=full, keeping the first that fits."""
-    text = candidate + ("," + options if options else "")
-    report, why = _simulate(graph, examples, text, devices, cluster, nodes)
-    dp_one = candidate.startswith("dp=1,")
-    for extra in ("zero=1", "recompute=full"):
-        if not (why or "").startswith("out of memory"):
-            break
-        # Neither where `options` already chose it; zero=1 only with data parallelism.
-        if extra.split("=")[0] + "=" in options or (extra == "zero=1" and dp_one):
-            continue
-        text += "," + extra
-        again, again_why = _simulate(graph, examples, text, devices, cluster, nodes)
-        if again_why is None:
-            report, why = again, None
-        elif again_why.startswith("out of memory"):
-            why += f", {again.peak_memory_bytes / 2**30:.2f} GiB with {extra}"
-    if why is not None:
-        return {"strategy": text, "fits": False, "why": why}
-    return {"strategy": text, "fits": True, "step_s": report.step_s,
-            "samples_per_s": report.samples_per_second, "mfu": report.mfu,
-            "peak_bytes": report.peak_memory_bytes}
-
-
-def tune(graph, *example_inputs, cluster="dgx-h100", nodes=None, max_micro_batches=8,
-         options="", progress=True):
-    """Ranks the strategies `cluster` x `nodes` allows for `graph` (a tw.Graph) on the example
-    inputs (the whole batch), by simulated step time. options: strategy options every
-    candidate keeps ("precision=bf16"). Ctrl-C stops after the candidate in progress and ranks
-    those done. The graph is compiled back to its own strategy afterwards. Returns a
+def tune(target, *example_inputs, cluster="dgx-h100", nodes=None, max_micro_batches=8,
+         options="", top=20, exhaustive=False, jobs=1, replica=False, progress=True):
+    """Ranks the strategies `cluster` x `nodes` allows for `target` by simulated step time,
+    with the planner `twinflow tune` drives (so both rank alike): a tw.models model, or a
+    tw.Graph on example inputs (the whole batch). options: strategy options every candidate
+    keeps ("precision=bf16"); top: rows ranked (a candidate that cannot join them is not
+    simulated unless exhaustive); jobs: processes sharing the candidates (forked); replica:
+    each candidate folded to one data-parallel replica. Ctrl-C stops after the candidate in
+    progress and ranks those done. The graph's own compiled state is left as it was. Returns a
     TuneReport."""
-    devices, per_node, capacity = _C.cluster_shape(cluster, nodes)
-    candidates = _C.tune_candidates(devices, per_node, max_micro_batches)
-    saved = dict(graph._options)
-    rows, start, interrupted = [], time.monotonic(), False
-    try:
-        for i, candidate in enumerate(candidates):
-            rows.append((i, _evaluate(graph, example_inputs, candidate, options, devices,
-                                      cluster, nodes)))
-            if progress:
-                row = rows[-1][1]
-                print(f"[{i + 1}/{len(candidates)}, {time.monotonic() - start:.1f} s] "
-                      f"{row['strategy']}: " + (f"step {row['step_s'] * 1e3:.3f} ms"
-                                                if row["fits"] else row["why"]), file=sys.stderr)
-    except KeyboardInterrupt:
-        interrupted = True
-    finally:
-        graph.compile(**saved)
-    rows.sort(key=lambda r: (not r[1]["fits"], r[1].get("step_s", 0.0), r[0]))
-    ranked = [row for _, row in rows]
-    for rank, row in enumerate((r for r in ranked if r["fits"]), start=1):
-        row["rank"] = rank
-    for row in ranked:
-        row.setdefault("rank", None)
-    return TuneReport(ranked, capacity, interrupted, time.monotonic() - start)
+    build, pipeline, sp = _builder(target, example_inputs)
+    capacity = _C.cluster_shape(cluster, nodes)[2]
+    start = time.monotonic()
+    rows, _, interrupted = _C.tune(build, cluster, nodes, max_micro_batches, options, top,
+                                   exhaustive, jobs, replica, pipeline, sp, progress)
+    return TuneReport(json.loads(rows), capacity, interrupted, time.monotonic() - start)
 
 
 def _main(argv):

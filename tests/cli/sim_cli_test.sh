@@ -200,4 +200,21 @@ check "tune recomputes what does not fit" 0 "mb=2,recompute=full" out -- \
 verify "and drops what does not fit even so" \
   grep -q "dropped dp=1,tp=1,pp=1,mb=1: out of memory .* with recompute=full" "$work/out"
 
+# A Plan that does not fit: sim says so, exits 3, and its JSON carries the verdict.
+check "sim of a Plan that does not fit exits 3" 3 "OUT OF MEMORY" out -- \
+  sim "${long[@]}" --cluster "$work/small.pbtxt" --json "$work/oom.json"
+verify "its JSON says it does not fit" grep -q '"fits": false, "out_of_memory": true' "$work/oom.json"
+verify "and by how much" grep -q '"headroom_bytes": -' "$work/oom.json"
+check "sim of a Plan that fits exits 0" 0 "step time" out -- \
+  sim "${long[@]}" --cluster "$work/small.pbtxt" --strategy recompute=full,mb=2 --json "$work/fits.json"
+verify "its JSON says it fits" grep -q '"fits": true, "out_of_memory": false' "$work/fits.json"
+
+# An LLM on GPUs in fp32 or with unfused attention is yesterday's setup: one warning names the
+# flags to change.
+check "sim warns of fp32 and unfused attention on GPUs" 0 "set precision=bf16 in the strategy, --attention fused" err -- \
+  sim "${gpt[@]}" --cluster dgx-h100
+check "and not of bf16 with fused attention" 0 "step time" out -- \
+  sim "${gpt[@]}" --cluster dgx-h100 --strategy precision=bf16 --attention fused
+verify "no warning then" bash -c "! grep -q warning '$work/err'"
+
 finish

@@ -9,7 +9,7 @@
 #include "engine/core/shape.h"
 #include "engine/graph/optimizer.h"
 #include "engine/sbp/layout.h"
-#include "models/strategy.h"
+#include "engine/parallel/strategy.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);
@@ -22,7 +22,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   } catch (const twinflow::Error&) {
   }
   try {
-    twinflow::models::ParseStrategy(text);
+    twinflow::parallel::ParseStrategy(text);
   } catch (const twinflow::Error&) {
   }
   try {

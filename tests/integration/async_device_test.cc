@@ -19,6 +19,7 @@
 #include "tests/support/deferred_device.h"
 #include "tests/support/step_losses.h"
 #include "tests/support/tiny_gpt.h"
+#include "planner/lower_options.h"
 
 namespace twinflow {
 namespace {
@@ -32,7 +33,7 @@ Outcome Train(const models::BuiltModel& model, const runtime::DeviceFactory& mak
   static const graph::OpRegistry ops = ops::BuiltinOps();
   static const kernels::KernelRegistry kernels = kernels::CpuKernels();
   compiler::CompileOptions options;
-  options.lower = models::StrategyLowerOptions(model.strategy);
+  options.lower = planner::StrategyLowerOptions(model.strategy);
   options.lower.fetches = {model.loss};
   const plan::Plan plan =
       compiler::Compile(model.graph, ops, sbp::AlphaBetaCostModel(), options).plan;
@@ -54,7 +55,7 @@ TEST_P(AsyncDevices, GiveTheHostDevicesLossesBitForBit) {
   models::GptConfig config = testing::TinyGptConfig();
   config.attention = ops::AttentionKind::kFused;
   models::BuildOptions options;
-  options.strategy = models::ParseStrategy(GetParam());
+  options.strategy = parallel::ParseStrategy(GetParam());
   options.devices = 4;
   const models::BuiltModel model = models::BuildGpt(ops, config, options);
   const Outcome host = Train(model, runtime::MakeDevice);

@@ -16,6 +16,7 @@
 #include "models/model.h"
 #include "tests/support/step_losses.h"
 #include "tests/support/tiny_gpt.h"
+#include "planner/lower_options.h"
 
 namespace twinflow {
 namespace {
@@ -71,7 +72,7 @@ std::vector<double> ReferenceLosses(const models::BuiltModel& model, int64_t ste
 std::vector<double> DistributedLosses(const models::BuiltModel& model, int64_t steps,
                                       const runtime::FeedFn& feeds, bool check_finite = true) {
   compiler::CompileOptions options;
-  options.lower = models::StrategyLowerOptions(model.strategy);
+  options.lower = planner::StrategyLowerOptions(model.strategy);
   options.lower.fetches = {model.loss};
   const compiler::Compiled compiled =
       compiler::Compile(model.graph, Ops(), sbp::AlphaBetaCostModel(), options);
@@ -115,7 +116,7 @@ void ExpectSameLosses(const std::vector<double>& got, const std::vector<double>&
 // `strategy` on 4 devices with `optimizer` (ParseOptimizer's text).
 models::BuildOptions OnFourDevices(const std::string& strategy, const std::string& optimizer) {
   models::BuildOptions options;
-  options.strategy = models::ParseStrategy(strategy);
+  options.strategy = parallel::ParseStrategy(strategy);
   options.devices = 4;
   options.optimizer = graph::ParseOptimizer(optimizer);
   return options;
@@ -369,13 +370,13 @@ TEST(PipelineSchedule, SlotCountsBoundTheMicroBatchesInFlight) {
   const models::MlpConfig config = TestMlp();
   for (const std::string schedule : {"1f1b", "gpipe"}) {
     models::BuildOptions options;
-    options.strategy = models::ParseStrategy("dp=2,pp=2,mb=4,schedule=" + schedule);
+    options.strategy = parallel::ParseStrategy("dp=2,pp=2,mb=4,schedule=" + schedule);
     options.devices = 4;
     const models::BuiltModel model = models::BuildMlp(Ops(), config, options);
     compiler::CompileOptions compile;
     compile.lower.fetches = {model.loss};
     compile.lower.micro_batches = 4;
-    compile.lower.one_f_one_b = schedule == "1f1b";
+    compile.lower.schedule = schedule == "1f1b" ? parallel::Schedule::kOneFOneB : parallel::Schedule::kGPipe;
     const plan::Plan plan =
         compiler::Compile(model.graph, Ops(), sbp::AlphaBetaCostModel(), compile).plan;
     EXPECT_EQ(plan.pieces_per_step(), 4);

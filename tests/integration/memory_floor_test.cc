@@ -1,8 +1,8 @@
-// models::VariableBytesFloor and models::MemoryFloor, the floors tune drops strategies by before
+// planner::VariableBytesFloor and planner::MemoryFloor, the floors tune drops strategies by before
 // compiling them: neither exceeds the arena of a Plan compiled from the model, whatever the
 // strategy, schedule or recomputation (so tune's early "out of memory" never drops a strategy
 // that fits), and neither is vacuous.
-#include "models/memory_floor.h"
+#include "planner/memory_floor.h"
 
 #include <gtest/gtest.h>
 
@@ -13,11 +13,15 @@
 #include "engine/ops/builtin_ops.h"
 #include "engine/sbp/alpha_beta_cost_model.h"
 #include "models/model.h"
-#include "models/strategy.h"
+#include "engine/parallel/strategy.h"
 #include "tests/support/tiny_gpt.h"
+#include "planner/lower_options.h"
 
 namespace twinflow {
 namespace {
+
+using namespace twinflow::parallel;  // the strategy
+using namespace twinflow::planner;  // what the planner computes of it
 
 const graph::OpRegistry& Ops() {
   static const graph::OpRegistry registry = ops::BuiltinOps();
@@ -27,7 +31,7 @@ const graph::OpRegistry& Ops() {
 // The arena of the busiest device of `model` compiled as its strategy says.
 int64_t CompiledArena(const models::BuiltModel& model) {
   compiler::CompileOptions compile;
-  compile.lower = models::StrategyLowerOptions(model.strategy);
+  compile.lower = planner::StrategyLowerOptions(model.strategy);
   compile.lower.fetches = {model.loss};
   const plan::Plan plan =
       compiler::Compile(model.graph, Ops(), sbp::AlphaBetaCostModel(), compile).plan;
@@ -42,12 +46,12 @@ TEST(MemoryFloor, NeverAboveTheCompiledArenaOnAnyStrategy) {
         "dp=2,tp=2,zero=1,precision=bf16", "pp=2,vp=1,mb=4,recompute=full", "auto"}) {
     for (const std::string optimizer : {"adam:lr=0.01", "sgd:lr=0.1,momentum=0.9"}) {
       models::BuildOptions options;
-      options.strategy = models::ParseStrategy(strategy);
+      options.strategy = parallel::ParseStrategy(strategy);
       options.devices = 4;
       options.optimizer = graph::ParseOptimizer(optimizer);
       const models::BuiltModel model = models::BuildGpt(Ops(), testing::TinyGptConfig(), options);
       const int64_t arena = CompiledArena(model);
-      const int64_t floor = models::VariableBytesFloor(model, Ops());
+      const int64_t floor = planner::VariableBytesFloor(model, Ops());
       EXPECT_LE(floor, arena) << strategy << ", " << optimizer;
       // Adam's two moments and the weights are most of a tiny model's arena.
       EXPECT_GT(floor, arena / 20) << strategy << ", " << optimizer;
@@ -70,12 +74,12 @@ TEST(MemoryFloor, WithActivationsNeverAboveTheCompiledArena) {
         "pp=4,mb=8,schedule=gpipe,recompute=full", "pp=2,dp=2,mb=4,vp=2,recompute=full",
         "pp=2,tp=2,mb=4,schedule=zb-h1,recompute=full,precision=bf16", "auto"}) {
     models::BuildOptions options;
-    options.strategy = models::ParseStrategy(strategy);
+    options.strategy = parallel::ParseStrategy(strategy);
     options.devices = 4;
     const models::BuiltModel model = models::BuildGpt(Ops(), config, options);
     const int64_t arena = CompiledArena(model);
-    const int64_t variables = models::VariableBytesFloor(model, Ops());
-    const int64_t floor = models::MemoryFloor(models::ProfileMemory(model, Ops()), model.strategy);
+    const int64_t variables = planner::VariableBytesFloor(model, Ops());
+    const int64_t floor = planner::MemoryFloor(planner::ProfileMemory(model, Ops()), model.strategy);
     EXPECT_LE(floor, arena) << strategy;
     EXPECT_GE(floor, variables) << strategy;
     largest_share = std::max(largest_share, static_cast<double>(floor - variables) / arena);
@@ -99,13 +103,13 @@ TEST(MemoryFloor, AProfileBoundsMoreMicroBatchesThanItsOwn) {
         {"pp=2,dp=2,mb=8,recompute=full", "pp=2,dp=2,mb=2,recompute=full"}}) {
     models::BuildOptions options;
     options.devices = 4;
-    options.strategy = models::ParseStrategy(strategy);
+    options.strategy = parallel::ParseStrategy(strategy);
     const models::BuiltModel model = models::BuildGpt(Ops(), config, options);
-    options.strategy = models::ParseStrategy(profiled);
+    options.strategy = parallel::ParseStrategy(profiled);
     const models::BuiltModel other = models::BuildGpt(Ops(), config, options);
-    const int64_t floor = models::MemoryFloor(models::ProfileMemory(other, Ops()), model.strategy);
+    const int64_t floor = planner::MemoryFloor(planner::ProfileMemory(other, Ops()), model.strategy);
     EXPECT_LE(floor, CompiledArena(model)) << strategy;
-    EXPECT_GT(floor, models::VariableBytesFloor(model, Ops())) << strategy;
+    EXPECT_GT(floor, planner::VariableBytesFloor(model, Ops())) << strategy;
   }
 }
 

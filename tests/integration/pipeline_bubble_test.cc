@@ -18,6 +18,7 @@
 #include "models/model.h"
 #include "simulator/hardware/cluster.h"
 #include "simulator/sim_executor.h"
+#include "planner/lower_options.h"
 
 namespace twinflow {
 namespace {
@@ -33,13 +34,13 @@ sim::SimResult SimulatePipeline(const std::string& schedule) {
   config.batch = 8;
   config.attention = ops::AttentionKind::kFused;
   models::BuildOptions options;
-  options.strategy = models::ParseStrategy("pp=4,mb=8," + schedule);
+  options.strategy = parallel::ParseStrategy("pp=4,mb=8," + schedule);
   options.devices = 4;
   options.device = DeviceType::kCuda;
   options.optimizer = graph::ParseOptimizer("sgd:lr=0.1");
   const models::BuiltModel model = models::BuildGpt(registry, config, options);
   compiler::CompileOptions compile;
-  compile.lower = models::StrategyLowerOptions(model.strategy);
+  compile.lower = planner::StrategyLowerOptions(model.strategy);
   compile.lower.fetches = {model.loss};
   const plan::Plan plan =
       compiler::Compile(model.graph, registry, sbp::AlphaBetaCostModel(), compile).plan;
@@ -90,12 +91,12 @@ TEST(PipelineBubble, ZeroBubbleInputPassNeverWaitsOnTheWeightPass) {
   config.layers = 2;
   config.batch = 6;
   models::BuildOptions options;
-  options.strategy = models::ParseStrategy("dp=2,pp=2,mb=2,schedule=zb-h1,precision=bf16");
+  options.strategy = parallel::ParseStrategy("dp=2,pp=2,mb=2,schedule=zb-h1,precision=bf16");
   options.devices = 4;
   options.device = DeviceType::kCuda;
   const models::BuiltModel model = models::BuildGpt(registry, config, options);
   compiler::CompileOptions compile;
-  compile.lower = models::StrategyLowerOptions(model.strategy);
+  compile.lower = planner::StrategyLowerOptions(model.strategy);
   compile.lower.fetches = {model.loss};
   const sim::Topology cluster(sim::Preset("dgx-h100", 1));
   const plan::Plan plan =

@@ -18,6 +18,7 @@
 #include "engine/sbp/alpha_beta_cost_model.h"
 #include "models/model.h"
 #include "tests/support/tiny_gpt.h"
+#include "planner/lower_options.h"
 
 namespace twinflow {
 namespace {
@@ -34,12 +35,12 @@ struct CompiledGpt {
 
 CompiledGpt CompileGpt(const std::string& strategy, const std::string& optimizer = "adam:lr=0.01") {
   models::BuildOptions options;
-  options.strategy = models::ParseStrategy(strategy);
+  options.strategy = parallel::ParseStrategy(strategy);
   options.devices = 4;
   options.optimizer = graph::ParseOptimizer(optimizer);
   CompiledGpt out{models::BuildGpt(Ops(), testing::TinyGptConfig(), options), {}};
   compiler::CompileOptions compile;
-  compile.lower = models::StrategyLowerOptions(out.model.strategy);
+  compile.lower = planner::StrategyLowerOptions(out.model.strategy);
   compile.lower.fetches = {out.model.loss};
   out.plan = compiler::Compile(out.model.graph, Ops(), sbp::AlphaBetaCostModel(), compile).plan;
   plan::ValidatePlan(out.plan);

@@ -1,8 +1,8 @@
-// sim::StepTimeLowerBound, what `twinflow tune` skips strategies by before compiling them: it
+// planner::StepTimeLowerBound, what `twinflow tune` skips strategies by before compiling them: it
 // never exceeds the step time the simulator reports for a Plan compiled from the same graph,
 // whatever the strategy, schedule, precision or cluster (so tune never skips a strategy that
 // would rank), and it is not vacuous where compute dominates.
-#include "simulator/step_bound.h"
+#include "planner/step_bound.h"
 
 #include <gtest/gtest.h>
 
@@ -12,10 +12,11 @@
 #include "engine/ops/builtin_ops.h"
 #include "engine/sbp/alpha_beta_cost_model.h"
 #include "models/model.h"
-#include "models/strategy.h"
+#include "engine/parallel/strategy.h"
 #include "simulator/hardware/cluster.h"
 #include "simulator/hardware/search_cost.h"
 #include "simulator/sim_executor.h"
+#include "planner/lower_options.h"
 
 namespace twinflow {
 namespace {
@@ -42,7 +43,7 @@ models::GptConfig Config() {
 
 models::BuiltModel Build(const std::string& strategy, const sim::Topology& topology) {
   models::BuildOptions options;
-  options.strategy = models::ParseStrategy(strategy);
+  options.strategy = parallel::ParseStrategy(strategy);
   options.devices = topology.devices();
   if (topology.spec().device().kind() == sim::DEVICE_KIND_GPU) options.device = DeviceType::kCuda;
   return models::BuildGpt(Ops(), Config(), options);
@@ -55,16 +56,16 @@ Bounded BoundAndSimulate(const std::string& strategy, const std::string& cluster
   const sim::Topology topology(sim::Preset(cluster, nodes));
   const models::BuiltModel model = Build(strategy, topology);
   compiler::CompileOptions compile;
-  compile.lower = models::StrategyLowerOptions(model.strategy);
+  compile.lower = planner::StrategyLowerOptions(model.strategy);
   compile.lower.fetches = {model.loss};
   const sbp::AlphaBetaCostModel cost(sim::SearchCostConfig(topology.spec()));
   const plan::Plan plan = compiler::Compile(model.graph, Ops(), cost, compile).plan;
   const sim::SimResult r = sim::Simulate(plan, topology, sim::SimOptions{});
   EXPECT_TRUE(r.finished) << strategy;
   const models::BuiltModel other = profiled.empty() ? model : Build(profiled, topology);
-  const sim::WorkProfile profile =
-      sim::ProfileWork(other.graph, Ops(), topology.spec(), other.strategy.micro_batches);
-  return {sim::StepTimeLowerBound(profile, model.strategy.micro_batches), r.step_s};
+  const planner::WorkProfile profile =
+      planner::ProfileWork(other.graph, Ops(), topology.spec(), other.strategy.micro_batches);
+  return {planner::StepTimeLowerBound(profile, model.strategy.micro_batches), r.step_s};
 }
 
 TEST(StepBound, NeverAboveTheSimulatedStepOnAnyStrategy) {

@@ -26,6 +26,7 @@
 #include "tests/support/deferred_device.h"
 #include "tests/support/step_losses.h"
 #include "tests/support/tiny_gpt.h"
+#include "planner/lower_options.h"
 
 namespace twinflow {
 namespace {
@@ -33,7 +34,7 @@ namespace {
 plan::Plan CompileFor(const models::BuiltModel& model, int64_t devices_per_rank) {
   static const graph::OpRegistry ops = ops::BuiltinOps();
   compiler::CompileOptions options;
-  options.lower = models::StrategyLowerOptions(model.strategy);
+  options.lower = planner::StrategyLowerOptions(model.strategy);
   options.lower.fetches = {model.loss};
   options.lower.devices_per_rank = devices_per_rank;
   return compiler::Compile(model.graph, ops, sbp::AlphaBetaCostModel(), options).plan;
@@ -113,7 +114,7 @@ TEST_P(StagedRanks, GiveOneProcesssLossesBitForBit) {
   static const graph::OpRegistry ops = ops::BuiltinOps();
   ASSERT_EQ(testing::Session().size(), 2) << "run under mpirun -np 2";
   models::BuildOptions options;
-  options.strategy = models::ParseStrategy(GetParam());
+  options.strategy = parallel::ParseStrategy(GetParam());
   options.devices = 4;
   const models::BuiltModel model = models::BuildGpt(ops, testing::TinyGptConfig(), options);
   const std::vector<double> reference =

@@ -20,6 +20,7 @@
 #include "engine/sbp/alpha_beta_cost_model.h"
 #include "kernels/cpu/cpu_kernels.h"
 #include "models/model.h"
+#include "planner/lower_options.h"
 
 namespace twinflow {
 namespace {
@@ -30,11 +31,11 @@ const plan::Plan& TrainingPlan() {
   static const plan::Plan plan = [] {
     const graph::OpRegistry ops = ops::BuiltinOps();
     models::BuildOptions options;
-    options.strategy = models::ParseStrategy("dp=2,mb=2");
+    options.strategy = parallel::ParseStrategy("dp=2,mb=2");
     options.devices = 2;
     const models::BuiltModel model = models::BuildMlp(ops, kMlp, options);
     compiler::CompileOptions compile;
-    compile.lower = models::StrategyLowerOptions(model.strategy);
+    compile.lower = planner::StrategyLowerOptions(model.strategy);
     compile.lower.fetches = {model.loss};
     return compiler::Compile(model.graph, ops, sbp::AlphaBetaCostModel(), compile).plan;
   }();

@@ -1,5 +1,8 @@
-"""tw.tune: the ranking of the strategies a modelled cluster allows for a tw.Graph."""
+"""tw.tune: the ranking of the strategies a modelled cluster allows for a tw.Graph or a
+built-in model, by the planner `twinflow tune` drives."""
 import json
+import pathlib
+import signal
 import subprocess
 import sys
 
@@ -26,8 +29,10 @@ def _batch():
 def test_tune_ranks_every_candidate_by_simulated_step(tmp_path):
     step, (x, y) = _graph(), _batch()
     report = tw.tune(step, x, y, cluster="dgx-h100", max_micro_batches=2, progress=False)
-    candidates = tw._C.tune_candidates(8, 8, 2)
+    # A Python graph without set_stage or sequence-parallel pins: pp, vp and sp change nothing.
+    candidates = tw._C.tune_candidates(8, 8, 2, pipeline=False, sequence_parallel=False)
     assert len(report.rows) == len(candidates) and not report.interrupted
+    assert all(",pp=1," in r["strategy"] and "sp=" not in r["strategy"] for r in report.rows)
     ranked = report.ranked
     assert ranked and [r["rank"] for r in ranked] == list(range(1, len(ranked) + 1))
     assert [r["step_s"] for r in ranked] == sorted(r["step_s"] for r in ranked)
@@ -47,19 +52,42 @@ def test_tune_ranks_every_candidate_by_simulated_step(tmp_path):
 
 def test_ctrl_c_ranks_the_candidates_done(monkeypatch):
     step, (x, y) = _graph(), _batch()
-    evaluate = tune_module._evaluate
+    build = step._model
     calls = []
 
+    # The screen builds one model per (dp, tp) family (4 here), evaluation one per candidate:
+    # Ctrl-C while the second candidate's model is built.
     def interrupted_third(*args):
         calls.append(1)
-        if len(calls) == 3:
-            raise KeyboardInterrupt
-        return evaluate(*args)
+        if len(calls) == 6:
+            signal.raise_signal(signal.SIGINT)
+        return build(*args)
 
-    monkeypatch.setattr(tune_module, "_evaluate", interrupted_third)
+    monkeypatch.setattr(step, "_model", interrupted_third)
     report = tw.tune(step, x, y, cluster="dgx-h100", max_micro_batches=2, progress=False)
-    assert report.interrupted and len(report.rows) == 2
+    everything = tw._C.tune_candidates(8, 8, 2, pipeline=False, sequence_parallel=False)
+    assert report.interrupted and 0 < len(report.rows) < len(everything)
     assert step._options["strategy"] == "dp=2"
+
+
+def test_the_cli_and_tw_tune_rank_alike(tmp_path):
+    """One planner behind both front ends: `twinflow tune --json` and tw.tune on the same GPT
+    give the same rows, bit for bit where they rank."""
+    sizes = dict(layers=2, hidden=64, heads=4, sequence=16, vocab=128, batch=16)
+    cli = pathlib.Path(tw.__file__).resolve().parents[2] / "bin" / "twinflow"
+    ranking = tmp_path / "cli.json"
+    flags = [f"--{k}={v}" for k, v in sizes.items()]
+    subprocess.run([str(cli), "tune", "--model", "gpt", *flags, "--cluster", "dgx-h100",
+                    "--max-micro-batches", "2", "--jobs", "1", "--with", "precision=bf16",
+                    "--json", str(ranking)], check=True, capture_output=True)
+    rows = json.loads(ranking.read_text())
+    report = tw.tune(tw.models.gpt(**sizes), cluster="dgx-h100", max_micro_batches=2,
+                     options="precision=bf16", progress=False)
+    assert [r for r in report.rows if r["fits"]] == [r for r in rows if r["fits"]]
+    assert [(r["strategy"], r["verdict"]) for r in report.rows] == \
+        [(r["strategy"], r["verdict"]) for r in rows]
+    assert len(rows) == len(tw._C.tune_candidates(8, 8, 2, "precision=bf16"))
+    assert any(",pp=2," in r["strategy"] for r in report.ranked)
 
 
 def test_a_cli_ranking_plots(tmp_path):

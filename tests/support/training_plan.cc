@@ -2,6 +2,7 @@
 
 #include "engine/ops/builtin_ops.h"
 #include "engine/sbp/alpha_beta_cost_model.h"
+#include "planner/lower_options.h"
 
 namespace twinflow::testing {
 
@@ -13,7 +14,7 @@ const graph::OpRegistry& TrainingOps() {
 models::BuiltModel BuildTrainingGpt(const std::string& strategy, const models::GptConfig& config,
                                     int64_t devices, const std::string& optimizer) {
   models::BuildOptions options;
-  options.strategy = models::ParseStrategy(strategy);
+  options.strategy = parallel::ParseStrategy(strategy);
   options.devices = devices;
   options.optimizer = graph::ParseOptimizer(optimizer);
   return models::BuildGpt(TrainingOps(), config, options);
@@ -21,7 +22,7 @@ models::BuiltModel BuildTrainingGpt(const std::string& strategy, const models::G
 
 compiler::CompileOptions TrainingCompileOptions(const models::BuiltModel& model) {
   compiler::CompileOptions compile;
-  compile.lower = models::StrategyLowerOptions(model.strategy);
+  compile.lower = planner::StrategyLowerOptions(model.strategy);
   compile.lower.fetches = {model.loss};
   return compile;
 }

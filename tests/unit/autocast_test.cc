@@ -9,7 +9,7 @@
 #include "engine/ops/builtin_ops.h"
 #include "engine/ops/softmax_ops.h"
 #include "models/model.h"
-#include "models/strategy.h"
+#include "engine/parallel/strategy.h"
 
 namespace twinflow::graph {
 namespace {
@@ -74,7 +74,7 @@ TEST(Autocast, Bf16GptComputesInBf16AroundFp32MasterWeights) {
   config.layers = 1, config.hidden = 16, config.heads = 2, config.sequence = 8;
   config.vocab = 16, config.batch = 4;
   models::BuildOptions options;
-  options.strategy = models::ParseStrategy("dp=1,precision=bf16");
+  options.strategy = parallel::ParseStrategy("dp=1,precision=bf16");
   options.training = true;
   const models::BuiltModel model = models::BuildGpt(Ops(), config, options);
   const LogicalGraph& g = model.graph;

@@ -17,6 +17,7 @@
 #include "engine/sbp/alpha_beta_cost_model.h"
 #include "models/model.h"
 #include "tests/support/tiny_gpt.h"
+#include "planner/lower_options.h"
 
 namespace twinflow::comm {
 namespace {
@@ -81,11 +82,11 @@ TEST(DevicePlace, EachLocalRankTakesItsOwnGpusWhileThereAreEnough) {
 plan::Plan TinyPlan(const std::string& strategy, int64_t devices_per_rank) {
   static const graph::OpRegistry ops = ops::BuiltinOps();
   models::BuildOptions options;
-  options.strategy = models::ParseStrategy(strategy);
+  options.strategy = parallel::ParseStrategy(strategy);
   options.devices = 4;
   const models::BuiltModel model = models::BuildGpt(ops, testing::TinyGptConfig(), options);
   compiler::CompileOptions compile;
-  compile.lower = models::StrategyLowerOptions(model.strategy);
+  compile.lower = planner::StrategyLowerOptions(model.strategy);
   compile.lower.devices_per_rank = devices_per_rank;
   return compiler::Compile(model.graph, ops, sbp::AlphaBetaCostModel(), compile).plan;
 }

@@ -9,7 +9,7 @@
 #include "engine/core/error.h"
 #include "engine/ops/builtin_ops.h"
 #include "models/model.h"
-#include "models/strategy.h"
+#include "engine/parallel/strategy.h"
 
 namespace twinflow::models::model_test_helpers {
 
@@ -38,7 +38,7 @@ inline const graph::OpRegistry& Registry() {
 
 inline BuildOptions Options(const std::string& strategy, int64_t devices, bool training = true) {
   BuildOptions options;
-  options.strategy = ParseStrategy(strategy);
+  options.strategy = parallel::ParseStrategy(strategy);
   options.devices = devices;
   options.training = training;
   return options;

@@ -19,9 +19,19 @@
 #include "simulator/hardware/search_cost.h"
 #include "simulator/sim_executor.h"
 #include "tests/unit/model_test_helpers.h"
+#include "planner/lower_options.h"
+#include "planner/folds.h"
 
 namespace twinflow::models {
 namespace {
+
+using namespace twinflow::parallel;  // the strategy
+using namespace twinflow::planner;  // what the planner computes of it
+
+using parallel::ParseStrategy;
+using planner::DataParallelFold;
+using planner::ReplicaFold;
+using planner::StrategyLowerOptions;
 
 using model_test_helpers::Options;
 using model_test_helpers::Registry;

@@ -23,7 +23,7 @@ models::BuiltModel Mlp(std::vector<int64_t> widths, int64_t batch, const std::st
   config.widths = std::move(widths);
   config.batch = batch;
   models::BuildOptions options;
-  options.strategy = models::ParseStrategy(strategy);
+  options.strategy = parallel::ParseStrategy(strategy);
   options.devices = devices;
   return models::BuildMlp(BuiltinRegistry(), config, options);
 }
@@ -110,7 +110,7 @@ TEST(SbpSearch, PinsThatNoSignatureHonourNameTheOp) {
   config.widths = {8, 8};
   config.batch = 4;
   models::BuildOptions options;
-  options.strategy = models::ParseStrategy("auto");
+  options.strategy = parallel::ParseStrategy("auto");
   options.devices = 2;
   options.training = false;
   graph::GraphBuilder builder(BuiltinRegistry(), options.strategy.StagePlacement(0, 2));
@@ -130,7 +130,7 @@ TEST(SbpSearch, PinsThatNoSignatureHonourNameTheOp) {
 // node further, gets exactly the plan planned for its own layouts.
 TEST(SbpSearch, ShiftedBoxingPlansEqualThosePlannedDirectly) {
   models::BuildOptions options;
-  options.strategy = models::ParseStrategy("dp=2,tp=2,pp=2,mb=2");
+  options.strategy = parallel::ParseStrategy("dp=2,tp=2,pp=2,mb=2");
   options.devices = 8;
   const models::BuiltModel m =
       models::BuildGpt(BuiltinRegistry(), testing::TinyGptConfig(), options);

@@ -1,6 +1,6 @@
 // Strategy strings: parsing, defaults, errors that name the field, device checks, the
 // placements of pipeline stages and the balance of layers over stages.
-#include "models/strategy.h"
+#include "engine/parallel/strategy.h"
 
 #include <gtest/gtest.h>
 
@@ -10,9 +10,13 @@
 #include "engine/core/error.h"
 #include "models/model.h"
 #include "tests/unit/model_test_helpers.h"
+#include "planner/lower_options.h"
 
 namespace twinflow::models {
 namespace {
+
+using namespace twinflow::parallel;  // the strategy under test
+using planner::StrategyLowerOptions;
 
 using model_test_helpers::Contains;
 using model_test_helpers::InvalidArgumentText;
@@ -147,9 +151,9 @@ TEST(StrategyParse, PrecisionAndGradientReduction) {
 }
 
 TEST(StrategyParse, ZeroStage) {
-  EXPECT_EQ(ParseStrategy("dp=2").zero, 0);
+  EXPECT_EQ(ParseStrategy("dp=2").zero, ZeroStage::kNone);
   const Strategy zero = ParseStrategy("dp=2,tp=2,zero=1");
-  EXPECT_EQ(zero.zero, 1);
+  EXPECT_EQ(zero.zero, ZeroStage::kOptimizerState);
   EXPECT_EQ(zero.ToString(), "dp=2,tp=2,pp=1,mb=1,schedule=1f1b,zero=1");
   EXPECT_EQ(ParseStrategy(zero.ToString()).ToString(), zero.ToString());
   EXPECT_PRED2(Contains, ParseError("zero=2"), "stage 2");
@@ -178,8 +182,10 @@ TEST(StrategyParse, ZeroBubbleSchedule) {
   EXPECT_STREQ(ScheduleName(zb.schedule), "zb-h1");
   EXPECT_EQ(ParseStrategy(zb.ToString()).ToString(), zb.ToString());
   const compiler::LowerOptions lower = StrategyLowerOptions(zb);
-  EXPECT_TRUE(lower.one_f_one_b && lower.zero_bubble);
-  EXPECT_FALSE(StrategyLowerOptions(ParseStrategy("pp=2,mb=2")).zero_bubble);
+  EXPECT_EQ(lower.schedule, Schedule::kZeroBubbleH1);
+  EXPECT_EQ(StrategyLowerOptions(ParseStrategy("pp=2,mb=2")).schedule, Schedule::kOneFOneB);
+  EXPECT_EQ(StrategyLowerOptions(ParseStrategy("pp=2,mb=2,schedule=gpipe")).schedule,
+            Schedule::kGPipe);
   EXPECT_PRED2(Contains, ParseError("pp=2,vp=2,mb=2,schedule=zb-h1"), "schedule=zb-h1");
   EXPECT_PRED2(Contains, ParseError("schedule=zb"), "must be gpipe, 1f1b or zb-h1, got 'zb'");
 }

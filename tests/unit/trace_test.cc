@@ -20,6 +20,7 @@
 #include "simulator/hardware/search_cost.h"
 #include "simulator/sim_executor.h"
 #include "tests/unit/model_test_helpers.h"
+#include "planner/lower_options.h"
 
 namespace twinflow::trace {
 namespace {
@@ -42,7 +43,7 @@ const TracedRun& SimulatedGpt() {
     const sim::ClusterSpec spec = sim::Preset("dgx-a100", 1);
     const sbp::AlphaBetaCostModel cost(sim::SearchCostConfig(spec));
     compiler::CompileOptions compile;
-    compile.lower = models::StrategyLowerOptions(model.strategy);
+    compile.lower = planner::StrategyLowerOptions(model.strategy);
     compile.lower.fetches = {model.loss};
     TracedRun r;
     r.plan =

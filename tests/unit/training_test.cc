@@ -14,10 +14,12 @@
 #include "engine/ops/builtin_ops.h"
 #include "kernels/cpu/cpu_kernels.h"
 #include "models/model.h"
-#include "models/strategy.h"
+#include "engine/parallel/strategy.h"
 
 namespace twinflow::models {
 namespace {
+
+using namespace twinflow::parallel;  // the strategy
 
 using graph::OptimizerConfig;
 

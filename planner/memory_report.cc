@@ -1,13 +1,13 @@
-#include "models/memory_report.h"
+#include "planner/memory_report.h"
 
 #include <algorithm>
 #include <map>
 
 #include "engine/compiler/plan_memory.h"
 
-namespace twinflow::models {
+namespace twinflow::planner {
 
-std::vector<DeviceMemory> DeviceMemories(const plan::Plan& plan, const Strategy& strategy) {
+std::vector<DeviceMemory> DeviceMemories(const plan::Plan& plan, const parallel::Strategy& strategy) {
   std::map<int64_t, int64_t> stage_of;                          // device index -> stage
   const int64_t stages = strategy.automatic ? 0 : strategy.pp;  // automatic: all in stage 0
   const int64_t devices = strategy.devices();
@@ -65,4 +65,4 @@ std::vector<RegisterMemory> LargestRegisters(const plan::Plan& plan, int32_t dev
   return out;
 }
 
-}  // namespace twinflow::models
+}  // namespace twinflow::planner

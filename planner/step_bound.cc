@@ -1,4 +1,4 @@
-#include "simulator/step_bound.h"
+#include "planner/step_bound.h"
 
 #include <algorithm>
 #include <map>
@@ -8,17 +8,17 @@
 #include "engine/compiler/rates.h"
 #include "simulator/act_timing.h"
 
-namespace twinflow::sim {
+namespace twinflow::planner {
 namespace {
 
 // The least time the kernels of every act of `op` on its devices add up to (ActTiming's, less
 // the launches, counted apart, and the GEMM's tile padding): its logical flops or bytes at its
 // class's efficiencies, whichever take longer. A GEMM's K overhead is counted at its logical
 // K: a device's own K is at most that, so its share of overhead is at least as large.
-double LeastSeconds(const graph::OpDef& def, const graph::OpCost& cost, const DeviceModel& d) {
-  const ClassEfficiency e = EfficiencyOf(d, compiler::PlanKernelClass(def.kernel_class));
+double LeastSeconds(const graph::OpDef& def, const graph::OpCost& cost, const sim::DeviceModel& d) {
+  const sim::ClassEfficiency e = sim::EfficiencyOf(d, compiler::PlanKernelClass(def.kernel_class));
   double compute = cost.flops / (d.peak_flops() * e.compute);
-  if (def.kernel_class == graph::KernelClass::kGemm) compute *= GemmKFactor(cost.gemm.k, d);
+  if (def.kernel_class == graph::KernelClass::kGemm) compute *= sim::GemmKFactor(cost.gemm.k, d);
   // A CPU host's contended bandwidth is normally the lower; the higher one keeps it a bound.
   const double bandwidth = std::max(d.memory_bandwidth(), d.contended_memory_bandwidth());
   const double bytes = static_cast<double>(cost.bytes_read + cost.bytes_written);
@@ -28,7 +28,7 @@ double LeastSeconds(const graph::OpDef& def, const graph::OpCost& cost, const De
 }  // namespace
 
 WorkProfile ProfileWork(const graph::LogicalGraph& graph, const graph::OpRegistry& registry,
-                        const ClusterSpec& spec, int64_t micro_batches) {
+                        const sim::ClusterSpec& spec, int64_t micro_batches) {
   WorkProfile profile;
   profile.micro_batches = micro_batches;
   if (spec.kernel_times_size() > 0) return profile;
@@ -71,4 +71,4 @@ double StepTimeLowerBound(const WorkProfile& profile, int64_t micro_batches) {
   return bound;
 }
 
-}  // namespace twinflow::sim
+}  // namespace twinflow::planner

@@ -9,9 +9,9 @@
 
 #include "engine/compiler/memory_categories.h"
 #include "engine/plan/plan.pb.h"
-#include "models/strategy.h"
+#include "engine/parallel/strategy.h"
 
-namespace twinflow::models {
+namespace twinflow::planner {
 
 struct DeviceMemory {
   int32_t device = 0;  // Plan device
@@ -28,7 +28,7 @@ struct StageMemory {
 };
 
 // Every device of `plan`, its stage from `strategy` (an automatic strategy has one stage).
-std::vector<DeviceMemory> DeviceMemories(const plan::Plan& plan, const Strategy& strategy);
+std::vector<DeviceMemory> DeviceMemories(const plan::Plan& plan, const parallel::Strategy& strategy);
 
 // The devices grouped by stage, in stage order.
 std::vector<StageMemory> StageMemories(const std::vector<DeviceMemory>& devices);
@@ -50,4 +50,4 @@ struct RegisterMemory {
 // id. An in-place REPEAT's output (its input's bytes) is left out.
 std::vector<RegisterMemory> LargestRegisters(const plan::Plan& plan, int32_t device, int64_t n);
 
-}  // namespace twinflow::models
+}  // namespace twinflow::planner

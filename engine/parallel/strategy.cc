@@ -1,12 +1,10 @@
-#include "models/strategy.h"
+#include "engine/parallel/strategy.h"
 
 #include <charconv>
-#include <numeric>
-#include <set>
 
 #include "engine/core/error.h"
 
-namespace twinflow::models {
+namespace twinflow::parallel {
 namespace {
 
 constexpr int64_t kMaxDegree = int64_t{1} << 20;  // keeps dp*tp*pp far from overflow
@@ -74,7 +72,6 @@ void ParseField(const std::string& key, const std::string& value, Strategy& stra
     ParseDegree(key, value, strategy.pp, strategy.pp_source);
   } else if (key == "mb") {
     strategy.micro_batches = ParsePositive(key, value);
-    strategy.micro_batches_given = true;
   } else if (key == "vp") {
     strategy.virtual_stages = ParsePositive(key, value);
   } else if (key == "schedule") {
@@ -120,12 +117,23 @@ void ParseField(const std::string& key, const std::string& value, Strategy& stra
     if (value != "0" && value != "1") {
       throw InvalidArgumentError("strategy field 'zero' must be 0 or 1, got '" + value + "'");
     }
-    strategy.zero = value == "1" ? 1 : 0;
-  } else {
-    throw InvalidArgumentError("unknown strategy field '" + key +
-                               "' (expected dp, tp, pp, mb, vp, schedule, recompute, overlap, "
-                               "bucket, precision, grad_reduce, sp or zero)");
+    strategy.zero = value == "1" ? ZeroStage::kOptimizerState : ZeroStage::kNone;
   }
+}
+
+constexpr const char* kFieldNames[kFieldCount] = {
+    "dp", "tp", "pp", "mb", "vp", "schedule", "recompute", "overlap", "bucket", "precision",
+    "grad_reduce", "sp", "zero"};
+
+Field FieldOf(const std::string& key) {
+  for (int f = 0; f < kFieldCount; ++f) {
+    if (key == kFieldNames[f]) return static_cast<Field>(f);
+  }
+  std::string expected;
+  for (int f = 0; f < kFieldCount; ++f) {
+    expected += std::string(f == 0 ? "" : f + 1 == kFieldCount ? " or " : ", ") + kFieldNames[f];
+  }
+  throw InvalidArgumentError("unknown strategy field '" + key + "' (expected " + expected + ")");
 }
 
 }  // namespace
@@ -155,30 +163,24 @@ std::string DegreeText(const char* key, int64_t degree, DegreeSource source) {
   return std::string(key) + "=" + (Searched(source) ? "auto" : std::to_string(degree));
 }
 
+std::string ZeroText(ZeroStage zero) {
+  return zero == ZeroStage::kNone ? "" : ",zero=" + std::to_string(static_cast<int>(zero));
+}
+
+std::string RecomputeText(Recompute recompute) {
+  return recompute == Recompute::kNone ? "" : std::string(",recompute=") + RecomputeName(recompute);
+}
+
+// Overlap, bucket and precision where they differ from their defaults.
+std::string CommOptionsText(const Strategy& s) {
+  return std::string(s.overlap ? "" : ",overlap=off") +
+         (s.bucket_mib == kDefaultBucketMib ? "" : ",bucket=" + std::to_string(s.bucket_mib)) +
+         PrecisionText(s.precision, s.grad_reduce);
+}
+
 }  // namespace
 
-compiler::LowerOptions StrategyLowerOptions(const Strategy& strategy) {
-  compiler::LowerOptions options;
-  options.micro_batches = strategy.micro_batches;
-  options.one_f_one_b = strategy.schedule != Schedule::kGPipe;
-  options.zero_bubble = strategy.schedule == Schedule::kZeroBubbleH1;
-  options.overlap = strategy.overlap;
-  options.bucket_bytes = strategy.bucket_mib << 20;
-  return options;
-}
-
-plan::DeviceFold DataParallelFold(const Strategy& strategy, int64_t devices_per_node) {
-  if (strategy.automatic || devices_per_node < 1) return {};
-  const int64_t block = strategy.dp * strategy.tp;
-  const int64_t stride = std::lcm(strategy.tp, devices_per_node);
-  if (block % stride != 0 || block / stride < 2) return {};
-  return {static_cast<int>(block / stride), stride, block};
-}
-
-plan::DeviceFold ReplicaFold(const Strategy& strategy) {
-  if (strategy.automatic || strategy.dp < 2) return {};
-  return {static_cast<int>(strategy.dp), strategy.tp, strategy.dp * strategy.tp};
-}
+const char* FieldName(Field field) { return kFieldNames[static_cast<int>(field)]; }
 
 const char* RecomputeName(Recompute recompute) {
   switch (recompute) {
@@ -192,7 +194,7 @@ const char* RecomputeName(Recompute recompute) {
   return "none";
 }
 
-const char* ScheduleName(Schedule schedule) {
+const char* ScheduleName(Schedule schedule) {  // schedule.h
   switch (schedule) {
     case Schedule::kGPipe:
       return "gpipe";
@@ -209,13 +211,18 @@ std::string Strategy::ToString() const {
   return DegreeText("dp", dp, dp_source) + "," + DegreeText("tp", tp, tp_source) + "," +
          DegreeText("pp", pp, pp_source) + ",mb=" + std::to_string(micro_batches) +
          (virtual_stages > 1 ? ",vp=" + std::to_string(virtual_stages) : "") +
-         ",schedule=" + ScheduleName(schedule) +
-         (recompute == Recompute::kNone ? ""
-                                        : std::string(",recompute=") + RecomputeName(recompute)) +
-         (overlap ? "" : ",overlap=off") +
-         (bucket_mib == 25 ? "" : ",bucket=" + std::to_string(bucket_mib)) +
-         PrecisionText(precision, grad_reduce) + (sequence_parallel ? ",sp=true" : "") +
-         (zero ? ",zero=" + std::to_string(zero) : "");
+         ",schedule=" + ScheduleName(schedule) + RecomputeText(recompute) + CommOptionsText(*this) +
+         (sequence_parallel ? ",sp=true" : "") + ZeroText(zero);
+}
+
+std::string Strategy::Compact() const {
+  if (automatic) return ToString();
+  return DegreeText("dp", dp, dp_source) + "," + DegreeText("tp", tp, tp_source) + "," +
+         DegreeText("pp", pp, pp_source) + ",mb=" + std::to_string(micro_batches) +
+         (pp > 1 ? std::string(",schedule=") + ScheduleName(schedule) : "") +
+         (virtual_stages > 1 ? ",vp=" + std::to_string(virtual_stages) : "") +
+         (sequence_parallel ? ",sp=true" : "") + ZeroText(zero) + RecomputeText(recompute) +
+         CommOptionsText(*this);
 }
 
 std::string Strategy::StagesText() const {
@@ -309,7 +316,6 @@ Strategy ParseStrategy(const std::string& text) {
     return strategy;
   }
   if (text.empty()) throw InvalidArgumentError("empty strategy (try dp=2,tp=2 or auto)");
-  std::set<std::string> seen;
   size_t pos = 0;
   while (pos <= text.size()) {
     const size_t comma = text.find(',', pos);
@@ -322,9 +328,11 @@ Strategy ParseStrategy(const std::string& text) {
       throw InvalidArgumentError("strategy field '" + item + "' is not key=value");
     }
     const std::string key = item.substr(0, eq), value = item.substr(eq + 1);
-    if (!seen.insert(key).second) {
+    const Field field = FieldOf(key);
+    if (strategy.Gives(field)) {
       throw InvalidArgumentError("strategy field '" + key + "' is given twice");
     }
+    strategy.Give(field);
     ParseField(key, value, strategy);
     if (comma == std::string::npos) break;
     pos = comma + 1;
@@ -343,4 +351,4 @@ Strategy ParseStrategy(const std::string& text) {
   return strategy;
 }
 
-}  // namespace twinflow::models
+}  // namespace twinflow::parallel

@@ -1,4 +1,4 @@
-#include "launcher/tune_group.h"
+#include "planner/tune_group.h"
 
 #include <sys/wait.h>
 #include <unistd.h>
@@ -12,10 +12,9 @@
 #include <iostream>
 #include <thread>
 
-#include "engine/comm/mpi_session.h"
 #include "engine/core/error.h"
 
-namespace twinflow::launcher {
+namespace twinflow::planner {
 namespace {
 
 class Lone : public TuneGroup {
@@ -24,16 +23,6 @@ class Lone : public TuneGroup {
   const char* noun() const override { return "processes"; }
   const char* member_noun() const override { return "job"; }
   std::vector<std::string> Allgather(const std::string& mine) override { return {mine}; }
-};
-
-class Mpi : public TuneGroup {
- public:
-  Mpi(int rank, int ranks) : TuneGroup(rank, ranks) {}
-  const char* noun() const override { return "ranks"; }
-  const char* member_noun() const override { return "rank"; }
-  std::vector<std::string> Allgather(const std::string& mine) override {
-    return comm::AllgatherText(mine);
-  }
 };
 
 // Moves all `size` bytes at `at` through `io` (read or write) on a pipe, retried when a signal
@@ -127,10 +116,6 @@ class Forked : public TuneGroup {
 
 std::unique_ptr<TuneGroup> LoneTune() { return std::make_unique<Lone>(); }
 
-std::unique_ptr<TuneGroup> MpiTune(int rank, int ranks) {
-  return std::make_unique<Mpi>(rank, ranks);
-}
-
 std::unique_ptr<TuneGroup> ForkTune(int jobs) {
   if (jobs <= 1) return LoneTune();
   // A child writing to member 0 after it died must fail with EPIPE, not die of SIGPIPE.
@@ -175,4 +160,4 @@ int DefaultJobs(int most) {
   return static_cast<int>(std::max<int64_t>(1, std::min<int64_t>({most, cores, by_memory})));
 }
 
-}  // namespace twinflow::launcher
+}  // namespace twinflow::planner

@@ -1,8 +1,8 @@
 #pragma once
 // What `twinflow tune` learns of a candidate from its model alone, before compiling it: a floor
-// under its memory (models::MemoryFloor, its variables and the activations its schedule keeps:
+// under its memory (planner::MemoryFloor, its variables and the activations its schedule keeps:
 // more than the device holds, and no Plan of it fits) and a lower bound on its step time
-// (sim::StepTimeLowerBound: slower than the strategies already ranked, and it cannot join
+// (planner::StepTimeLowerBound: slower than the strategies already ranked, and it cannot join
 // them). What they are made of depends on the degrees, the chunks, sp, zero and recomputation;
 // the schedule only weighs it, and so do the micro-batches: the graph holds one micro-batch,
 // and a profile weighs any candidate with as many or more safely (one with fewer gets only
@@ -23,23 +23,23 @@
 #include "engine/compiler/sbp_search.h"
 #include "engine/core/error.h"
 #include "engine/graph/op_registry.h"
-#include "launcher/tune_outcome.h"
-#include "models/memory_floor.h"
+#include "planner/tune_outcome.h"
+#include "planner/memory_floor.h"
 #include "models/model.h"
 #include "simulator/hardware/cluster.h"
-#include "simulator/step_bound.h"
+#include "planner/step_bound.h"
 
-namespace twinflow::launcher {
+namespace twinflow::planner {
 
 struct Screen {
-  models::MemoryProfile memory;  // what models::MemoryFloor weighs
-  sim::WorkProfile work;         // what sim::StepTimeLowerBound weighs
+  MemoryProfile memory;          // what MemoryFloor weighs
+  planner::WorkProfile work;         // what planner::StepTimeLowerBound weighs
   std::string error;             // why its model cannot be built (then neither is known)
 };
 
 // The floor under the arena of the candidate's busiest device, and the bound under its step.
-int64_t FloorBytes(const Screen& screen, const Candidate& candidate);
-double BoundSeconds(const Screen& screen, const Candidate& candidate);
+int64_t FloorBytes(const Screen& screen, const parallel::Strategy& candidate);
+double BoundSeconds(const Screen& screen, const parallel::Strategy& candidate);
 
 // Lifetime: keeps `registry` and `spec` by reference; both must outlive this (the tune's).
 class Screens {
@@ -51,11 +51,12 @@ class Screens {
   // left in `built` for the caller to compile; an Error it throws becomes the screen's error
   // (not kept: the next candidate alike tries again; the reference then lasts until the next
   // call).
-  const Screen& Of(const Candidate& candidate, const std::function<models::BuiltModel()>& build,
+  const Screen& Of(const parallel::Strategy& candidate, const std::function<models::BuiltModel()>& build,
                    std::optional<models::BuiltModel>& built);
 
  private:
-  using Key = std::tuple<int64_t, int64_t, int64_t, int64_t, bool, bool, bool>;
+  using Key = std::tuple<int64_t, int64_t, int64_t, int64_t, bool, parallel::ZeroStage,
+                         parallel::Recompute>;
   const graph::OpRegistry& registry_;
   const sim::ClusterSpec& spec_;
   std::map<Key, Screen> known_;
@@ -74,14 +75,15 @@ class SearchCache {
     std::optional<compiler::SbpAssignment> assignment;
   };
   // The entry of `candidate` (empty when new); the other families' entries are dropped.
-  Entry& For(const Candidate& candidate);
+  Entry& For(const parallel::Strategy& candidate);
   // Boxing times shared by every search of the tune (one cluster, one cost model): families
   // differing in sp, zero, recompute or stages price mostly the same edges.
   const std::shared_ptr<compiler::BoxingTimes>& times() const { return times_; }
 
  private:
   std::shared_ptr<compiler::BoxingTimes> times_ = std::make_shared<compiler::BoxingTimes>();
-  using Key = std::tuple<int64_t, int64_t, int64_t, int64_t, bool, int64_t, bool, bool>;
+  using Key = std::tuple<int64_t, int64_t, int64_t, int64_t, bool, int64_t, parallel::ZeroStage,
+                         parallel::Recompute>;
   std::map<Key, Entry> entries_;
 };
 
@@ -97,4 +99,4 @@ std::string DroppedWhy(const Error& error);
 // step, and the top 20 are faster (at most 8.7 s)".
 std::string NotSimulatedWhy(double bound_s, double to_beat_s, int64_t top);
 
-}  // namespace twinflow::launcher
+}  // namespace twinflow::planner

@@ -1,4 +1,4 @@
-#include "launcher/tune_outcome.h"
+#include "planner/tune_outcome.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -7,7 +7,7 @@
 #include "engine/core/error.h"
 #include "engine/core/text_format.h"
 
-namespace twinflow::launcher {
+namespace twinflow::planner {
 namespace {
 
 // A string as its length, a colon and its bytes, so that any text (tabs, newlines) survives.
@@ -41,10 +41,26 @@ std::string JsonText(const std::string& text) {
 
 }  // namespace
 
+const char* VerdictName(Verdict verdict) {
+  switch (verdict) {
+    case Verdict::kRanked:
+      return "ranked";
+    case Verdict::kOutOfMemory:
+      return "out_of_memory";
+    case Verdict::kNotSimulated:
+      return "not_simulated";
+    case Verdict::kDeadlocks:
+      return "deadlocks";
+    case Verdict::kRefused:
+      break;
+  }
+  return "refused";
+}
+
 void RankOutcomes(std::vector<Outcome>& outcomes) {
   std::stable_sort(outcomes.begin(), outcomes.end(), [](const Outcome& a, const Outcome& b) {
-    if (a.ok != b.ok) return a.ok;
-    if (a.ok && a.step_s != b.step_s) return a.step_s < b.step_s;
+    if (a.ok() != b.ok()) return a.ok();
+    if (a.ok() && a.step_s != b.step_s) return a.step_s < b.step_s;
     return a.index < b.index;
   });
 }
@@ -52,17 +68,33 @@ void RankOutcomes(std::vector<Outcome>& outcomes) {
 std::string EncodeOutcomes(const std::vector<Outcome>& outcomes) {
   std::string out;
   for (const Outcome& o : outcomes) {
-    out += std::to_string(o.index) + " " + (o.ok ? "1" : "0") + " " + Exact(o.step_s) + " " +
-           Exact(o.samples_per_s) + " " + Exact(o.mfu) + " " + std::to_string(o.peak_bytes) + " " +
-           (o.candidate.zero ? "1" : "0") + " " + (o.candidate.recompute ? "1" : "0") + " ";
+    out += std::to_string(o.index) + " " + std::to_string(static_cast<int>(o.verdict)) + " " +
+           Exact(o.step_s) + " " + Exact(o.samples_per_s) + " " + Exact(o.mfu) + " " +
+           Exact(o.tokens_per_device_s) + " " + Exact(o.model_flops_per_device_s) + " " +
+           std::to_string(o.peak_bytes) + " " + std::to_string(static_cast<int>(o.candidate.zero)) +
+           " " + std::to_string(static_cast<int>(o.candidate.recompute)) + " ";
     PutText(out, o.why);
     PutText(out, o.parallelism);
   }
   return out;
 }
 
+namespace {
+
+// An enum sent as its number, checked against its last value.
+template <typename Enum>
+Enum EnumFrom(const std::string& token, Enum last) {
+  const int value = std::stoi(token);
+  if (value < 0 || value > static_cast<int>(last)) {
+    throw InvalidArgumentError("tune outcomes: no such value " + token);
+  }
+  return static_cast<Enum>(value);
+}
+
+}  // namespace
+
 std::vector<Outcome> DecodeOutcomes(const std::string& text,
-                                    const std::vector<Candidate>& candidates) {
+                                    const std::vector<parallel::Strategy>& candidates) {
   std::vector<Outcome> outcomes;
   size_t at = 0;
   const auto token = [&]() {
@@ -80,13 +112,15 @@ std::vector<Outcome> DecodeOutcomes(const std::string& text,
         throw InvalidArgumentError("tune outcomes: no candidate " + std::to_string(o.index));
       }
       o.candidate = candidates[static_cast<size_t>(o.index)];
-      o.ok = token() == "1";
+      o.verdict = EnumFrom(token(), Verdict::kRefused);
       o.step_s = std::stod(token());
       o.samples_per_s = std::stod(token());
       o.mfu = std::stod(token());
+      o.tokens_per_device_s = std::stod(token());
+      o.model_flops_per_device_s = std::stod(token());
       o.peak_bytes = std::stoll(token());
-      o.candidate.zero = token() == "1";
-      o.candidate.recompute = token() == "1";
+      o.candidate.zero = EnumFrom(token(), parallel::ZeroStage::kOptimizerState);
+      o.candidate.recompute = EnumFrom(token(), parallel::Recompute::kFull);
       o.why = GetText(text, at);
       o.parallelism = GetText(text, at);
       outcomes.push_back(std::move(o));
@@ -97,19 +131,22 @@ std::vector<Outcome> DecodeOutcomes(const std::string& text,
   return outcomes;
 }
 
-std::string OutcomesJson(const std::vector<Outcome>& ranked, const std::string& fixed) {
+std::string OutcomesJson(const std::vector<Outcome>& ranked) {
   std::string json = "[";
   int64_t rank = 0;
   for (size_t i = 0; i < ranked.size(); ++i) {
     const Outcome& o = ranked[i];
     json += std::string(i ? "," : "") +
-            "\n {\"rank\": " + (o.ok ? std::to_string(++rank) : "null") +
-            ", \"strategy\": " + JsonText(o.candidate.Text(fixed)) +
-            ", \"fits\": " + (o.ok ? "true" : "false");
-    if (o.ok) {
+            "\n {\"rank\": " + (o.ok() ? std::to_string(++rank) : "null") +
+            ", \"strategy\": " + JsonText(o.candidate.Compact()) +
+            ", \"fits\": " + (o.ok() ? "true" : "false") + ", \"verdict\": \"" +
+            VerdictName(o.verdict) + "\"";
+    if (o.ok()) {
       json += ", \"step_s\": " + Exact(o.step_s) +
-              ", \"samples_per_s\": " + Exact(o.samples_per_s) + ", \"mfu\": " + Exact(o.mfu) +
-              ", \"peak_bytes\": " + std::to_string(o.peak_bytes);
+              ", \"samples_per_s\": " + Exact(o.samples_per_s) +
+              ", \"tokens_per_device_s\": " + Exact(o.tokens_per_device_s) +
+              ", \"model_tflops_per_device\": " + Exact(o.model_flops_per_device_s / 1e12) +
+              ", \"mfu\": " + Exact(o.mfu) + ", \"peak_bytes\": " + std::to_string(o.peak_bytes);
     } else {
       json += ", \"why\": " + JsonText(o.why);
     }
@@ -118,4 +155,4 @@ std::string OutcomesJson(const std::vector<Outcome>& ranked, const std::string& 
   return json + "\n]\n";
 }
 
-}  // namespace twinflow::launcher
+}  // namespace twinflow::planner

@@ -7,9 +7,9 @@
 
 #include "engine/graph/op_registry.h"
 #include "models/model.h"
-#include "models/strategy.h"
+#include "engine/parallel/strategy.h"
 
-namespace twinflow::models {
+namespace twinflow::planner {
 
 // What the floor is made of, read once from a model's graph; the micro-batches and the
 // schedule only weigh it (MemoryFloor), so models alike in the rest share it.
@@ -38,7 +38,7 @@ struct MemoryProfile {
   int64_t micro_batches = 1;  // the model's: its micro-batch is the step's batch over these
 };
 
-MemoryProfile ProfileMemory(const BuiltModel& model, const graph::OpRegistry& registry);
+MemoryProfile ProfileMemory(const models::BuiltModel& model, const graph::OpRegistry& registry);
 
 // At least the arena of the busiest device of every Plan compiled from the model under
 // `strategy` (its pipeline degree, chunks, micro-batches and schedule). Variables live in the
@@ -50,9 +50,9 @@ MemoryProfile ProfileMemory(const BuiltModel& model, const graph::OpRegistry& re
 // accumulators, each at least an even share of its value. With more
 // micro-batches than the profiled model's (a smaller micro-batch) a kept tensor is taken as
 // shrinking in proportion, at most what it does; with fewer, the activations are left out.
-int64_t MemoryFloor(const MemoryProfile& profile, const Strategy& strategy);
+int64_t MemoryFloor(const MemoryProfile& profile, const parallel::Strategy& strategy);
 
 // The most bytes of variables any one device holds (MemoryFloor without the activations).
-int64_t VariableBytesFloor(const BuiltModel& model, const graph::OpRegistry& registry);
+int64_t VariableBytesFloor(const models::BuiltModel& model, const graph::OpRegistry& registry);
 
-}  // namespace twinflow::models
+}  // namespace twinflow::planner

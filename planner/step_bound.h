@@ -22,7 +22,7 @@
 #include "engine/graph/op_registry.h"
 #include "simulator/hardware/cluster.h"
 
-namespace twinflow::sim {
+namespace twinflow::planner {
 
 // What the bound is made of, read once from a logical graph; the micro-batches only weigh it.
 struct WorkProfile {
@@ -41,7 +41,7 @@ struct WorkProfile {
 
 // `micro_batches`: the model's (its graph holds the step's batch over these).
 WorkProfile ProfileWork(const graph::LogicalGraph& graph, const graph::OpRegistry& registry,
-                        const ClusterSpec& spec, int64_t micro_batches);
+                        const sim::ClusterSpec& spec, int64_t micro_batches);
 
 // No Plan of the profiled model with `micro_batches` micro-batches a step (its batch split so)
 // steps faster on the cluster it was profiled for. A step's per-micro-batch work does not
@@ -50,4 +50,4 @@ WorkProfile ProfileWork(const graph::LogicalGraph& graph, const graph::OpRegistr
 // profile's take its work; fewer take only the launches and the once-a-step work.
 double StepTimeLowerBound(const WorkProfile& profile, int64_t micro_batches);
 
-}  // namespace twinflow::sim
+}  // namespace twinflow::planner

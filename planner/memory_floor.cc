@@ -1,4 +1,4 @@
-#include "models/memory_floor.h"
+#include "planner/memory_floor.h"
 
 #include <algorithm>
 #include <map>
@@ -9,7 +9,7 @@
 #include "engine/graph/nd_signature_cache.h"
 #include "engine/sbp/slicing.h"
 
-namespace twinflow::models {
+namespace twinflow::planner {
 namespace {
 
 void AddVariables(const graph::LogicalGraph& graph, const graph::OpNode& op,
@@ -161,7 +161,7 @@ std::map<std::vector<sbp::DeviceId>, double> Accumulated(const graph::LogicalGra
 
 }  // namespace
 
-MemoryProfile ProfileMemory(const BuiltModel& model, const graph::OpRegistry& registry) {
+MemoryProfile ProfileMemory(const models::BuiltModel& model, const graph::OpRegistry& registry) {
   const graph::LogicalGraph& graph = model.graph;
   const std::vector<compiler::Rate> rates = compiler::OpRates(graph, registry);
   std::vector<std::vector<graph::OpId>> readers(graph.tensors().size());
@@ -195,10 +195,10 @@ MemoryProfile ProfileMemory(const BuiltModel& model, const graph::OpRegistry& re
 namespace {
 
 // The slots a kept activation of `stage` has: the micro-batches its rank runs ahead there.
-double KeptSlots(int32_t stage, const Strategy& strategy) {
+double KeptSlots(int32_t stage, const parallel::Strategy& strategy) {
   const int ranks = static_cast<int>(std::max<int64_t>(1, strategy.pp));
   const std::vector<int64_t> ahead = compiler::MicroBatchesAhead(
-      strategy.schedule != Schedule::kGPipe, strategy.schedule == Schedule::kZeroBubbleH1, ranks,
+      strategy.schedule, ranks,
       static_cast<int>(strategy.virtual_stages), strategy.micro_batches, stage % ranks);
   const auto chunk = std::min(static_cast<size_t>(stage / ranks), ahead.size() - 1);
   return static_cast<double>(ahead[chunk]);
@@ -206,7 +206,7 @@ double KeptSlots(int32_t stage, const Strategy& strategy) {
 
 }  // namespace
 
-int64_t MemoryFloor(const MemoryProfile& profile, const Strategy& strategy) {
+int64_t MemoryFloor(const MemoryProfile& profile, const parallel::Strategy& strategy) {
   double floor = 0;
   for (const auto& entry : profile.variable_bytes) {
     floor = std::max(floor, static_cast<double>(entry.second));
@@ -240,12 +240,12 @@ int64_t MemoryFloor(const MemoryProfile& profile, const Strategy& strategy) {
   return static_cast<int64_t>(floor);
 }
 
-int64_t VariableBytesFloor(const BuiltModel& model, const graph::OpRegistry& registry) {
-  Strategy variables_only;
+int64_t VariableBytesFloor(const models::BuiltModel& model, const graph::OpRegistry& registry) {
+  parallel::Strategy variables_only;
   const MemoryProfile profile = ProfileMemory(model, registry);
   MemoryProfile variables;
   variables.variable_bytes = profile.variable_bytes;
   return MemoryFloor(variables, variables_only);
 }
 
-}  // namespace twinflow::models
+}  // namespace twinflow::planner

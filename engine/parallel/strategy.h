@@ -48,7 +48,7 @@
 //             dp, so each dp rank updates its shard of every parameter: the gradient is
 //             reduce-scattered into the shards and the new values all-gathered, where plain
 //             data parallelism all-reduces the gradient and updates whole (models/pins.h,
-//             PinShardedOptimizerState). Stages 2 and 3 are not implemented yet.
+//             PinShardedOptimizerState). Stages 2 and 3 are not implemented yet (ZeroStage).
 // "auto" leaves every layout to the SBP search on one placement (`hierarchy`).
 //
 // Degrees are Megatron's: dp, tp and pp pin the layouts of the ops they govern (models/pins.h).
@@ -60,17 +60,29 @@
 #include <string>
 #include <vector>
 
-#include "engine/compiler/lower.h"
 #include "engine/core/dtype.h"
 #include "engine/core/shape.h"
+#include "engine/parallel/schedule.h"
 #include "engine/sbp/placement.h"
 
-namespace twinflow::models {
+namespace twinflow::parallel {
 
-enum class Schedule { kGPipe, kOneFOneB, kZeroBubbleH1 };
 enum class Recompute { kNone, kSelective, kFull };
 const char* RecomputeName(Recompute recompute);  // "none", "selective", "full"
-const char* ScheduleName(Schedule schedule);     // "gpipe", "1f1b", "zb-h1"
+
+// ZeRO's stages (Rajbhandari et al. 2020) by what they shard over dp; the strategy's `zero=N`.
+enum class ZeroStage { kNone = 0, kOptimizerState = 1 };
+
+// The defaults of the fields a strategy may omit, each stated once here.
+inline constexpr int64_t kDefaultBucketMib = 25;  // DDP's bucket_cap_mb
+
+// The fields of a strategy's text, in the order the error for an unknown one lists them.
+enum class Field {
+  kDp, kTp, kPp, kMb, kVp, kSchedule, kRecompute, kOverlap, kBucket, kPrecision, kGradReduce,
+  kSp, kZero,
+};
+inline constexpr int kFieldCount = 13;
+const char* FieldName(Field field);  // "dp", "tp", ..., "grad_reduce", "sp", "zero"
 
 // How a strategy gave a degree.
 enum class DegreeSource {
@@ -89,16 +101,21 @@ struct Strategy {
   DegreeSource pp_source = DegreeSource::kOmitted;
   int64_t micro_batches = 1;
   int64_t virtual_stages = 1;        // vp: model chunks per pipeline rank
-  bool micro_batches_given = false;  // mb= was written (a --micro-batch-size must agree)
   Schedule schedule = Schedule::kOneFOneB;
   Recompute recompute = Recompute::kNone;
   bool overlap = true;            // collectives run beside the computation (see the header comment)
-  int64_t bucket_mib = 25;        // gradient all-reduce buckets (see the header comment); 0: none
+  int64_t bucket_mib = kDefaultBucketMib;  // gradient all-reduce buckets (see above); 0: none
   DType precision = DType::kF32;  // kF32, kBF16 or kF16 (see the header comment)
   DType grad_reduce = DType::kF32;  // kF32 or `precision`
-  int zero = 0;                     // ZeRO stage: 0 or 1 (see the header comment)
+  ZeroStage zero = ZeroStage::kNone;  // see the header comment
   bool sequence_parallel = false;   // sp (see the header comment)
   Shape hierarchy;                  // automatic only; empty: 1-D over all devices
+  uint32_t given = 0;               // the fields its text wrote, a bit per Field
+
+  // Whether the text wrote `field` (mb= that a --micro-batch-size must agree with, a zero= or
+  // recompute= the tuner must keep).
+  bool Gives(Field field) const { return (given >> static_cast<int>(field)) & 1u; }
+  void Give(Field field) { given |= 1u << static_cast<int>(field); }
 
   int64_t devices() const { return dp * tp * pp; }
   // Pipeline stages the layers are cut into: pp, or pp * vp interleaved.
@@ -115,7 +132,12 @@ struct Strategy {
   // Mesh axes of a stage placement ([dp, tp]) whose layouts the search chooses (fields
   // written `auto`); empty for a fully pinned strategy.
   std::vector<int> SearchedAxes() const;
+  // Every field, resolved: what reports print ("dp=2,tp=2,pp=1,mb=1,schedule=1f1b").
   std::string ToString() const;
+  // The degrees and mb, then only what differs from the defaults (the schedule only when
+  // pipelined): how the tuner lists its candidates ("dp=2,tp=2,pp=1,mb=1,zero=1"). Parses back
+  // to the same strategy.
+  std::string Compact() const;
   // The low type GraphBuilder::SetAutocast is given while a model's forward pass is written;
   // nullopt for fp32.
   std::optional<DType> Autocast() const;
@@ -140,20 +162,4 @@ Strategy ParseStrategy(const std::string& text);
 // whoever sets mb after parsing (--micro-batch-size).
 void CheckInterleaving(const Strategy& strategy);
 
-// What the strategy asks of the lowering: its micro-batches, schedule and overlap (the fetches
-// and ranks are the caller's).
-compiler::LowerOptions StrategyLowerOptions(const Strategy& strategy);
-
-// The data-parallel symmetry a simulator Plan of the strategy may be folded by (plan_fold.h) on
-// nodes of `devices_per_node` devices: each stage's block of dp x tp devices as copies of
-// stride lcm(tp, devices_per_node), so that every copy starts a node. Not folded (copies 1)
-// for a searched strategy or when fewer than two copies fit.
-plan::DeviceFold DataParallelFold(const Strategy& strategy, int64_t devices_per_node);
-// --replica's fold: every data-parallel replica a copy (stride tp, copies dp), whether or not
-// the copies sit alike on the nodes. Exact where they do (then DataParallelFold's fold is a
-// coarser one of the same Plan); otherwise an approximation: the other replicas are timed as
-// replica 0, though their pipeline hand-offs may cross nodes where replica 0's do not. Memory
-// is the exact Plan's either way. None for dp < 2 or an automatic strategy.
-plan::DeviceFold ReplicaFold(const Strategy& strategy);
-
-}  // namespace twinflow::models
+}  // namespace twinflow::parallel

@@ -1,7 +1,8 @@
 #pragma once
 // The processes a `twinflow tune` shares its candidates among, and the one exchange they need
 // after each batch: every member's text, gathered in member order, on every member. Three
-// forms: one process alone; the ranks of an mpirun job (comm::AllgatherText); or `--jobs N`
+// forms: one process alone; the ranks of an mpirun job (launcher/mpi_tune_group.h, over
+// comm::AllgatherText); or `--jobs N`
 // processes forked from this one, which exchange over pipes through the first (member 0, the
 // process that was started). Any form gathers the same outcomes in the same order, so the
 // ranking is bit for bit one process's.
@@ -11,7 +12,7 @@
 #include <string>
 #include <vector>
 
-namespace twinflow::launcher {
+namespace twinflow::planner {
 
 class TuneGroup {
  public:
@@ -34,8 +35,6 @@ class TuneGroup {
 
 // This process alone.
 std::unique_ptr<TuneGroup> LoneTune();
-// Rank `rank` of the `ranks` of an mpirun job; its MpiSession must outlive the group.
-std::unique_ptr<TuneGroup> MpiTune(int rank, int ranks);
 
 // `jobs` processes: this one (member 0) and jobs - 1 forked from it, each returning from here
 // with its own group. Flush what was printed before calling (a child inherits unflushed
@@ -52,4 +51,4 @@ std::unique_ptr<TuneGroup> ForkTune(int jobs);
 // its memory.
 int DefaultJobs(int most);
 
-}  // namespace twinflow::launcher
+}  // namespace twinflow::planner

@@ -1,0 +1,226 @@
+#include "planner/tuner.h"
+
+#include <algorithm>
+#include <chrono>
+#include <limits>
+#include <optional>
+
+#include "engine/compiler/parallelism.h"
+#include "engine/core/error.h"
+#include "engine/core/text_format.h"
+#include "planner/throughput.h"
+#include "planner/tune_screen.h"
+#include "simulator/sim_executor.h"
+
+namespace twinflow::planner {
+namespace {
+
+using parallel::Field;
+using parallel::Strategy;
+
+double SecondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// Candidates are evaluated in batches of this many, fastest bound first; each batch's bar is
+// the top's slowest step among the batches before it. A fixed size, not the member count, so
+// that any number of members decides alike and gathers the ranking one process would.
+constexpr size_t kBatch = 8;
+
+}  // namespace
+
+bool FixesRetry(const Strategy& options, Field field) { return options.Gives(field); }
+
+struct Tuner::State {
+  const ModelBuilder& build;
+  const graph::OpRegistry& registry;
+  const sim::Topology& topology;
+  TuneOptions options;
+  Screens screens;
+  SearchCache searches;
+
+  State(const ModelBuilder& b, const graph::OpRegistry& r, const sim::Topology& t, TuneOptions o)
+      : build(b), registry(r), topology(t), options(std::move(o)), screens(r, t.spec()) {}
+
+  const Screen& ScreenOf(const Strategy& c, std::optional<models::BuiltModel>& model) {
+    return screens.Of(c, [&] { return build(c); }, model);
+  }
+  Outcome Evaluate(const Strategy& candidate, int64_t index, double to_beat);
+  Outcome EvaluateOrSave(const Strategy& candidate, int64_t index, double to_beat);
+  void Simulated(const Strategy& candidate, std::optional<models::BuiltModel>& model,
+                 Outcome& o);
+};
+
+// Compiles and simulates `candidate` (its model in `model` when the screen built it) into `o`.
+void Tuner::State::Simulated(const Strategy& candidate, std::optional<models::BuiltModel>& model,
+                             Outcome& o) {
+  SearchCache::Entry& entry = searches.For(candidate);
+  if (!entry.model) entry.model.emplace(model ? std::move(*model) : build(candidate));
+  entry.model->strategy.schedule = candidate.schedule;  // what the lowering reads of it
+  const models::BuiltModel& built = *entry.model;
+  ModelCompileOptions compile;
+  compile.search.shared_times = searches.times();
+  compile.fold = SimulationFold(options.fold, built.strategy, topology.spec());
+  compile.searched = entry.assignment ? &*entry.assignment : nullptr;
+  compile.stamp_hash = false;  // a tune ranks Plans it never saves or compares
+  const compiler::Compiled compiled = CompileModel(built, registry, options.cost, compile);
+  if (!entry.assignment) entry.assignment = compiled.assignment;
+  o.parallelism = compiler::ParallelismTable(
+      compiler::ParallelismByFamily(built.graph, registry, compiled.assignment));
+  const sim::SimResult r = sim::Simulate(compiled.plan, topology, sim::SimOptions{});
+  for (const sim::DeviceReport& d : r.devices) o.peak_bytes = std::max(o.peak_bytes, d.arena_bytes);
+  const Throughput t = ThroughputOf(built, r, topology.devices());
+  o.step_s = t.step_s;
+  o.mfu = t.mfu;
+  o.samples_per_s = t.samples_per_s;
+  o.tokens_per_device_s = t.tokens_per_device_s;
+  o.model_flops_per_device_s = t.model_flops_per_device_s;
+  if (!r.finished) {
+    o.verdict = Verdict::kDeadlocks;
+    o.why = "deadlocks";
+  } else if (o.peak_bytes > topology.spec().device().memory_bytes()) {
+    o.verdict = Verdict::kOutOfMemory;
+    o.why = "out of memory (" + FormatBytes(o.peak_bytes) + ")";
+  } else {
+    o.verdict = Verdict::kRanked;
+  }
+}
+
+// One candidate, unless its screen shows it cannot fit or cannot step faster than `to_beat`.
+Outcome Tuner::State::Evaluate(const Strategy& candidate, int64_t index, double to_beat) {
+  Outcome o;
+  o.index = index;
+  o.candidate = candidate;
+  try {
+    std::optional<models::BuiltModel> model;
+    const Screen& screen = ScreenOf(candidate, model);
+    if (!screen.error.empty()) {
+      o.why = screen.error;
+      return o;
+    }
+    // The floor may not fit: then no Plan of this strategy does, and compiling and simulating
+    // it (seconds to minutes at cluster scale) would only say so.
+    if (const int64_t floor = FloorBytes(screen, candidate);
+        floor > topology.spec().device().memory_bytes()) {
+      o.verdict = Verdict::kOutOfMemory;
+      o.peak_bytes = floor;
+      o.why = "out of memory (at least " + FormatBytes(floor) +
+              " of variables and kept activations, not compiled)";
+      return o;
+    }
+    if (const double bound = BoundSeconds(screen, candidate); bound > to_beat) {
+      o.verdict = Verdict::kNotSimulated;
+      o.why = NotSimulatedWhy(bound, to_beat, options.top);
+      return o;
+    }
+    Simulated(candidate, model, o);
+  } catch (const Error& e) {
+    o = Outcome{index, candidate, Verdict::kRefused, DroppedWhy(e)};
+  }
+  return o;
+}
+
+// Out of memory: tried again with zero=1 (with dp), then also with recompute=full, each trading
+// a little time for memory, keeping the first that fits; neither where the options fix it.
+Outcome Tuner::State::EvaluateOrSave(const Strategy& candidate, int64_t index, double to_beat) {
+  Outcome o = Evaluate(candidate, index, to_beat);
+  Strategy again = candidate;
+  for (const Field field : {Field::kZero, Field::kRecompute}) {
+    if (o.verdict != Verdict::kOutOfMemory) break;
+    if (FixesRetry(candidate, field) || (field == Field::kZero && candidate.dp == 1)) continue;
+    if (field == Field::kZero) again.zero = parallel::ZeroStage::kOptimizerState;
+    if (field == Field::kRecompute) again.recompute = parallel::Recompute::kFull;
+    const std::string what =
+        field == Field::kZero ? std::string("zero=1") : std::string("recompute=full");
+    const Outcome saved = Evaluate(again, index, to_beat);
+    if (saved.ok()) {
+      o = saved;
+    } else if (saved.verdict == Verdict::kOutOfMemory) {
+      o.why += ", " + FormatBytes(saved.peak_bytes) + " with " + what;
+    } else if (saved.verdict == Verdict::kNotSimulated) {
+      o.why += "; with " + what + " " + saved.why;
+    }
+  }
+  return o;
+}
+
+Tuner::Tuner(const ModelBuilder& build, const graph::OpRegistry& registry,
+             const sim::Topology& topology, TuneOptions options)
+    : state_(std::make_unique<State>(build, registry, topology, std::move(options))) {}
+
+Tuner::~Tuner() = default;
+
+namespace {
+
+// Every member's outcomes of one batch, on every member (one: its own).
+std::vector<Outcome> Gathered(const std::vector<Outcome>& mine,
+                              const std::vector<Strategy>& candidates, TuneGroup& group) {
+  if (group.size() == 1) return mine;
+  std::vector<Outcome> all;
+  for (const std::string& text : group.Allgather(EncodeOutcomes(mine))) {
+    for (Outcome& o : DecodeOutcomes(text, candidates)) all.push_back(std::move(o));
+  }
+  return all;
+}
+
+// Whether any member was asked to stop (one process: this one).
+bool AnyStopped(TuneGroup& group, bool stopped) {
+  if (group.size() == 1) return stopped;
+  for (const std::string& flag : group.Allgather(stopped ? "1" : "0")) {
+    if (flag == "1") return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+std::vector<int64_t> Tuner::Order(const std::vector<Strategy>& candidates,
+                                  const TuneHooks& hooks, bool stoppable) {
+  const auto start = std::chrono::steady_clock::now();
+  std::vector<std::pair<double, int64_t>> keyed;
+  for (size_t i = 0; i < candidates.size() && !(stoppable && hooks.stop && hooks.stop()); ++i) {
+    std::optional<models::BuiltModel> unused;
+    keyed.push_back({BoundSeconds(state_->ScreenOf(candidates[i], unused), candidates[i]),
+                     static_cast<int64_t>(i)});
+  }
+  std::sort(keyed.begin(), keyed.end());
+  if (hooks.screened) hooks.screened(keyed.size(), SecondsSince(start));
+  std::vector<int64_t> order;
+  for (const auto& entry : keyed) order.push_back(entry.second);
+  return order;
+}
+
+std::vector<Outcome> Tuner::Run(const std::vector<Strategy>& candidates,
+                                const std::vector<int64_t>& order, TuneGroup& group,
+                                const TuneHooks& hooks) {
+  const auto start = std::chrono::steady_clock::now();
+  const auto stop = [&] { return hooks.stop && hooks.stop(); };
+  const int member = group.member(), members = group.size();
+  TuneProgress line{member, members, group.member_noun()};
+  for (size_t p = member; p < order.size(); p += members) ++line.share;
+  std::vector<Outcome> done;
+  for (size_t first = 0; first < order.size(); first += kBatch) {
+    const double to_beat = state_->options.exhaustive ? std::numeric_limits<double>::infinity()
+                                                      : StepToBeat(done, state_->options.top);
+    std::vector<Outcome> batch;
+    for (size_t p = first; p < std::min(first + kBatch, order.size()) && !stop(); ++p) {
+      // Round robin: contiguous runs would keep a strategy's schedules (one SBP search) on one
+      // member, but balance worse; measured 10% slower at 1,024 GPUs.
+      if (static_cast<int>(p % members) != member) continue;
+      const int64_t index = order[p];
+      batch.push_back(state_->EvaluateOrSave(candidates[index], index, to_beat));
+      line.done++;
+      line.wall_s = SecondsSince(start);
+      line.left_s = line.wall_s / static_cast<double>(line.done) *
+                    static_cast<double>(line.share - line.done);
+      line.outcome = &batch.back();
+      if (hooks.progress) hooks.progress(line);
+    }
+    for (Outcome& o : Gathered(batch, candidates, group)) done.push_back(std::move(o));
+    if (AnyStopped(group, stop())) break;
+  }
+  RankOutcomes(done);
+  return done;
+}
+
+}  // namespace twinflow::planner
