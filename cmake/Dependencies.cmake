@@ -9,6 +9,9 @@ find_package(rapidcheck REQUIRED)
 set(BLA_VENDOR OpenBLAS)
 find_package(BLAS REQUIRED)
 find_package(benchmark REQUIRED)
+# toml++ (Debian's libtomlplusplus-dev, a shared library): torchtitan configs
+# (models/torchtitan_config.h).
+find_package(tomlplusplus REQUIRED)
 
 # Python: Debian's interpreter, never the pyenv one on PATH (it cannot see Debian's packages).
 set(Python3_EXECUTABLE /usr/bin/python3 CACHE FILEPATH "Python used for the twinflow module")

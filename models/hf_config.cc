@@ -104,9 +104,8 @@ GptConfig ReadLlama(const HfKeys& keys) {
     if (keys.Flag(bias, false)) keys.Fail(bias, "is true: the llama model has no biases");
   }
   if (keys.Text("hidden_act", "silu") != "silu") keys.Fail("hidden_act", "is not silu");
-  if (keys.Find("rope_scaling") != nullptr) {
-    keys.Fail("rope_scaling", "is set: rotary scaling is not modelled");
-  }
+  // rope_scaling (Llama 3.1's {"rope_type": "llama3", "factor": 8.0, ...}, or null) only
+  // rescales the rotary angles: it changes no size and no cost, so it is not read.
   if (keys.Find("head_dim") != nullptr && keys.Size("head_dim") * c.heads != c.hidden) {
     keys.Fail("head_dim", "is not hidden_size / num_attention_heads");
   }

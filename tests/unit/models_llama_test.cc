@@ -113,6 +113,20 @@ TEST(HfConfig, ReadsALlamaConfigAsItsPreset) {
   EXPECT_DOUBLE_EQ(got.norm_epsilon, 1e-5);
 }
 
+// Llama 3.1 scales its rotary angles; the sizes, and so the cost, are Llama 3's.
+TEST(HfConfig, AcceptsLlama31RopeScaling) {
+  std::string text = kLlama2_70b;
+  const std::string null_scaling = "\"rope_scaling\": null";
+  text.replace(text.find(null_scaling), null_scaling.size(),
+               R"("rope_scaling": {"factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+                  "original_max_position_embeddings": 8192, "rope_type": "llama3"})");
+  const JsonFile file(text);
+  const GptConfig got = ReadHfConfig(file.path(), DecoderFamily::kLlama);
+  EXPECT_EQ(got.layers, 80);
+  EXPECT_EQ(got.hidden, 8192);
+  EXPECT_EQ(got.kv_heads, 8);
+}
+
 TEST(HfConfig, ReadsAGpt2Config) {
   const JsonFile file(R"({"model_type": "gpt2", "n_embd": 768, "n_head": 12, "n_layer": 12,
                           "n_positions": 1024, "n_inner": null, "vocab_size": 50257})");
