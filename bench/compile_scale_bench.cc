@@ -11,12 +11,12 @@
 
 #include "engine/compiler/compile.h"
 #include "engine/ops/builtin_ops.h"
+#include "engine/parallel/strategy.h"
 #include "engine/sbp/alpha_beta_cost_model.h"
 #include "models/model.h"
-#include "engine/parallel/strategy.h"
+#include "planner/folds.h"
 #include "simulator/hardware/cluster.h"
 #include "simulator/hardware/search_cost.h"
-#include "planner/folds.h"
 
 namespace twinflow {
 namespace {
@@ -27,7 +27,8 @@ void BM_CompileGpt3(benchmark::State& state) {
   config.layers = state.range(0);
   models::BuildOptions options;
   options.devices = 1024;
-  options.strategy = parallel::ParseStrategy("dp=8,tp=8,pp=16,mb=" + std::to_string(state.range(1)));
+  options.strategy =
+      parallel::ParseStrategy("dp=8,tp=8,pp=16,mb=" + std::to_string(state.range(1)));
   const sbp::AlphaBetaCostModel cost(sim::SearchCostConfig(sim::Preset("dgx-h100", 128)));
   plan::Plan plan;
   for (auto _ : state) {

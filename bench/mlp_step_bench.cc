@@ -29,11 +29,11 @@
 #include "engine/core/rng.h"
 #include "engine/core/tensor.h"
 #include "engine/ops/builtin_ops.h"
+#include "engine/parallel/strategy.h"
 #include "engine/runtime/threaded_executor.h"
 #include "engine/sbp/alpha_beta_cost_model.h"
 #include "kernels/cpu/cpu_kernels.h"
 #include "models/model.h"
-#include "engine/parallel/strategy.h"
 
 namespace twinflow {
 namespace {

@@ -14,6 +14,7 @@
 #include "launcher/compile_command.h"
 #include "launcher/demo_command.h"
 #include "launcher/explain_command.h"
+#include "launcher/imported_args.h"
 #include "launcher/memory_command.h"
 #include "launcher/run_command.h"
 #include "launcher/sim_command.h"
@@ -77,7 +78,13 @@ int Main(const std::vector<std::string>& argv) {
   }
   const std::string prefix = std::string("twinflow ") + command->name + ": error: ";
   try {
-    const std::vector<std::string> args(argv.begin() + 1, argv.end());
+    const std::vector<std::string> given(argv.begin() + 1, argv.end());
+    const bool takes_models = name != "demo" && name != "boxing";
+    const std::vector<std::string> args =
+        takes_models
+            ? ExpandImportedJob(given, name == "tune" ? ImportUse::kTune : ImportUse::kOneStrategy,
+                                std::cerr)
+            : given;
     return command->run(args, std::cout);
   } catch (const Error& error) {
     std::cerr << prefix << error.message() << "\n";

@@ -40,8 +40,8 @@ std::string Json(const plan::Plan& plan, const std::vector<planner::DeviceMemory
 }
 
 // The largest registers of each stage's fullest device (--top N).
-void PrintLargest(const plan::Plan& plan, const std::vector<planner::StageMemory>& stages, int64_t n,
-                  std::ostream& out) {
+void PrintLargest(const plan::Plan& plan, const std::vector<planner::StageMemory>& stages,
+                  int64_t n, std::ostream& out) {
   for (const planner::StageMemory& s : stages) {
     out << "stage " << s.stage << ", " << DeviceName(plan, s.fullest.device) << ": the " << n
         << " largest registers\n";

@@ -70,7 +70,12 @@ void AddModelFlags(ArgParser& parser) {
       .Optional("cost-model", "NAME",
                 "accelerator (GPU nodes; explain's default) or cpu-host (this machine's cores; "
                 "compile's and run's default)")
-      .Switch("inference", "the forward graph only: no autograd, no optimizer");
+      .Switch("inference", "the forward graph only: no autograd, no optimizer")
+      .Optional("megatron-args", "TEXT",
+                "a Megatron-LM pretrain_gpt.py command line: its model, batch and strategy as "
+                "these flags (docs/models.md)")
+      .Optional("torchtitan", "FILE",
+                "a torchtitan train config (.toml): its model, batch and strategy as these flags");
 }
 
 int64_t DevicesFromArgs(const ParsedArgs& args, const parallel::Strategy& strategy,
@@ -245,7 +250,8 @@ std::function<void(int64_t, int64_t)> PassProgress(const std::string& pass) {
 
 compiler::Compiled CompileFromArgs(const models::BuiltModel& model, const ParsedArgs& args,
                                    const graph::OpRegistry& registry, int64_t devices_per_rank,
-                                   const sbp::AlphaBetaConfig* cluster_cost, plan::DeviceFold fold) {
+                                   const sbp::AlphaBetaConfig* cluster_cost,
+                                   plan::DeviceFold fold) {
   const sbp::AlphaBetaConfig cost = cluster_cost && !args.Given("cost-model")
                                         ? *cluster_cost
                                         : CostConfigFromArgs(args, "cpu-host");

@@ -46,14 +46,13 @@ std::string Json(const sim::SimResult& r, const models::BuiltModel& model,
       << ", \"devices\": " << r.devices.size() << ",\n  \"strategy\": \""
       << model.strategy.ToString() << "\",\n  \"finished\": " << (r.finished ? "true" : "false")
       << ",\n  \"fits\": " << (oom ? "false" : "true")
-      << ", \"out_of_memory\": " << (oom ? "true" : "false")
-      << ", \"headroom_bytes\": " << headroom << ", \"fullest_device\": "
-      << (fullest ? "\"" + fullest->name + "\"" : std::string("null"))
+      << ", \"out_of_memory\": " << (oom ? "true" : "false") << ", \"headroom_bytes\": " << headroom
+      << ", \"fullest_device\": " << (fullest ? "\"" + fullest->name + "\"" : std::string("null"))
       << ", \"memory_capacity_bytes\": " << spec.device().memory_bytes()
-      << ",\n  \"step_s\": " << FormatFixed(r.step_s, 9) << ", \"samples_per_s\": "
-      << FormatFixed(t.samples_per_s, 3) << ", \"tokens_per_device_s\": "
-      << FormatFixed(t.tokens_per_device_s, 3) << ", \"model_tflops_per_device\": "
-      << FormatFixed(t.model_flops_per_device_s / 1e12, 6)
+      << ",\n  \"step_s\": " << FormatFixed(r.step_s, 9)
+      << ", \"samples_per_s\": " << FormatFixed(t.samples_per_s, 3)
+      << ", \"tokens_per_device_s\": " << FormatFixed(t.tokens_per_device_s, 3)
+      << ", \"model_tflops_per_device\": " << FormatFixed(t.model_flops_per_device_s / 1e12, 6)
       << ", \"mfu\": " << FormatFixed(r.mfu, 6) << ", \"events\": " << r.events
       << ",\n  \"devices_report\": [";
   for (size_t i = 0; i < r.devices.size(); ++i) {

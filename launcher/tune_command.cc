@@ -1,7 +1,5 @@
 #include "launcher/tune_command.h"
 
-#include <sstream>
-
 #include <algorithm>
 #include <chrono>
 #include <csignal>
@@ -10,6 +8,7 @@
 #include <limits>
 #include <memory>
 #include <optional>
+#include <sstream>
 
 #include "engine/comm/mpi_session.h"
 #include "engine/compiler/parallelism.h"
@@ -17,15 +16,15 @@
 #include "engine/core/file_io.h"
 #include "engine/core/text_format.h"
 #include "engine/ops/builtin_ops.h"
+#include "engine/parallel/strategy.h"
 #include "launcher/cluster_args.h"
 #include "launcher/cluster_plan.h"
 #include "launcher/model_args.h"
-#include "launcher/startup_agreement.h"
 #include "launcher/mpi_tune_group.h"
+#include "launcher/startup_agreement.h"
 #include "planner/setup_warning.h"
-#include "planner/tuner.h"
-#include "engine/parallel/strategy.h"
 #include "planner/tune_candidates.h"
+#include "planner/tuner.h"
 #include "simulator/hardware/search_cost.h"
 
 namespace twinflow::launcher {
@@ -95,8 +94,9 @@ extern "C" void OnInterrupt(int) {
 void PrintProgress(const planner::TuneProgress& p) {
   const Outcome& o = *p.outcome;
   std::ostringstream line;
-  line << "[" << (p.members > 1 ? std::string(p.member_noun) + " " + std::to_string(p.member) + ": " : "") << p.done
-       << "/" << p.share << ", " << FormatSeconds(p.wall_s) << ", about "
+  line << "["
+       << (p.members > 1 ? std::string(p.member_noun) + " " + std::to_string(p.member) + ": " : "")
+       << p.done << "/" << p.share << ", " << FormatSeconds(p.wall_s) << ", about "
        << FormatSeconds(p.left_s) << " left] " << o.candidate.Compact() << ": "
        << (o.ok() ? "step " + FormatSeconds(o.step_s) : o.why) << "\n";
   std::cerr << line.str() << std::flush;
@@ -192,8 +192,9 @@ int RunTuneCommand(const std::vector<std::string>& args, std::ostream& out) {
     throw InvalidArgumentError(
         "--strategy: tune chooses the strategies itself (--with adds options)");
   }
-  const parallel::Strategy base = FromFlag(
-      "with", [&] { return planner::ParseTuneOptions(parsed.Given("with") ? parsed.Get("with") : ""); });
+  const parallel::Strategy base = FromFlag("with", [&] {
+    return planner::ParseTuneOptions(parsed.Given("with") ? parsed.Get("with") : "");
+  });
   const sim::Topology topology(ClusterFromArgs(parsed));
   const int64_t devices = topology.devices();
   planner::CandidateSpace space;
@@ -203,9 +204,9 @@ int RunTuneCommand(const std::vector<std::string>& args, std::ostream& out) {
   space.base = base;
   const std::vector<parallel::Strategy> candidates = planner::EnumerateCandidates(space);
   const graph::OpRegistry registry = ops::BuiltinOps();
-  const std::string warning = planner::SetupWarning(
-      parsed.Get("model") != "mlp", base.precision, parsed.Get("attention") == "fused",
-      topology.spec());
+  const std::string warning =
+      planner::SetupWarning(parsed.Get("model") != "mlp", base.precision,
+                            parsed.Get("attention") == "fused", topology.spec());
   if (!warning.empty()) std::cerr << warning << " (--with precision=bf16)\n";
   std::unique_ptr<comm::MpiSession> mpi;
   if (comm::MpiSession::LaunchedByMpirun())
@@ -248,7 +249,8 @@ int RunTuneCommand(const std::vector<std::string>& args, std::ostream& out) {
   if (rank != 0) return 0;
   PrintTuneSummary(out, parsed, topology, outcomes, candidates.size(), SecondsSince(start), *group);
   PrintRanking(out, outcomes, options.top);
-  if (parsed.Given("json")) WriteFileAtomically(parsed.Get("json"), planner::OutcomesJson(outcomes));
+  if (parsed.Given("json"))
+    WriteFileAtomically(parsed.Get("json"), planner::OutcomesJson(outcomes));
   for (const Outcome& o : outcomes) {
     if (o.ok()) return 0;
   }

@@ -252,10 +252,10 @@ BuiltModel BuildGpt(const graph::OpRegistry& registry, const GptConfig& full_con
   if (classes_split) PinClassSplitLogits(builder, strategy, logits);
   const graph::TensorId losses =
       ops::SparseSoftmaxCrossEntropy(builder, logits, flat_labels, classes_split);
-  BuiltModel model =
-      FinishModel(builder, losses, writer.parameters(), {"ids", "labels"}, options,
-                  strategy.recompute == parallel::Recompute::kSelective ? writer.attention_cores() : blocks,
-                  DefaultOptimizer("gpt"));  // llama's too: AdamW
+  BuiltModel model = FinishModel(
+      builder, losses, writer.parameters(), {"ids", "labels"}, options,
+      strategy.recompute == parallel::Recompute::kSelective ? writer.attention_cores() : blocks,
+      DefaultOptimizer("gpt"));  // llama's too: AdamW
   model.index_bounds = {{"ids", config.vocab}, {"labels", config.vocab}};
   model.tokens_per_step = full_config.batch * full_config.sequence;
   if (options.training) model.model_flops_per_step = DecoderModelFlops(full_config);

@@ -24,7 +24,7 @@ struct BuiltModel {
   std::vector<graph::TensorId> parameters;          // the model's variables (not optimizer state)
   std::vector<std::string> feeds;                   // input op names, e.g. "x", "labels"
   std::map<std::string, int64_t> index_bounds;      // integer feeds: values lie in [0, bound)
-  parallel::Strategy strategy;                                // resolved: every degree known
+  parallel::Strategy strategy;                      // resolved: every degree known
   int64_t devices = 1;                              // the devices its placements span
   std::optional<graph::OptimizerConfig> optimizer;  // what trains it; none for inference
   // What published tables count a step by (models/model_flops.h): the tokens of a step's batch

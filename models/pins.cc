@@ -13,12 +13,14 @@ namespace twinflow::models {
 using sbp::NdSbp;
 using sbp::Sbp;
 
-void PinData(graph::GraphBuilder& builder, const parallel::Strategy& strategy, graph::TensorId data) {
+void PinData(graph::GraphBuilder& builder, const parallel::Strategy& strategy,
+             graph::TensorId data) {
   if (strategy.automatic) return;
   builder.Pin(data, NdSbp({Sbp::Split(0), Sbp::Broadcast()}), strategy.SearchedAxes());
 }
 
-void PinActivation(graph::GraphBuilder& builder, const parallel::Strategy& strategy, graph::TensorId x) {
+void PinActivation(graph::GraphBuilder& builder, const parallel::Strategy& strategy,
+                   graph::TensorId x) {
   if (strategy.automatic || !strategy.sequence_parallel) return PinData(builder, strategy, x);
   // Sequence parallelism splits the tokens over tp as the linear layers' flattened
   // [batch * sequence] axis holds them, so that a row-parallel sum reduce-scatters straight into
@@ -86,8 +88,10 @@ bool EveryReaderCanRead(const graph::LogicalGraph& graph, graph::TensorId tensor
 
 }  // namespace
 
-void PinBatchSplit(graph::GraphBuilder& builder, const parallel::Strategy& strategy, bool bind_consumers) {
-  if (strategy.automatic || strategy.dp == 1 || strategy.dp_source == parallel::DegreeSource::kSearched) {
+void PinBatchSplit(graph::GraphBuilder& builder, const parallel::Strategy& strategy,
+                   bool bind_consumers) {
+  if (strategy.automatic || strategy.dp == 1 ||
+      strategy.dp_source == parallel::DegreeSource::kSearched) {
     return;
   }
   const graph::LogicalGraph& graph = builder.graph();
@@ -160,15 +164,16 @@ WeightRole ParseWeightRole(const std::string& name) {
                              "' (expected column, column_bias, row, vocabulary or replicated)");
 }
 
-void PinWeight(graph::GraphBuilder& builder, const parallel::Strategy& strategy, graph::TensorId weight,
-               WeightRole role) {
+void PinWeight(graph::GraphBuilder& builder, const parallel::Strategy& strategy,
+               graph::TensorId weight, WeightRole role) {
   if (strategy.automatic) return;
   builder.Pin(weight, WeightLayout(role), strategy.SearchedAxes());
 }
 
 void PinWideGradientSums(graph::GraphBuilder& builder, const parallel::Strategy& strategy) {
-  if (strategy.automatic || strategy.dp == 1 || strategy.dp_source == parallel::DegreeSource::kSearched ||
-      !strategy.Autocast() || strategy.grad_reduce != DType::kF32) {
+  if (strategy.automatic || strategy.dp == 1 ||
+      strategy.dp_source == parallel::DegreeSource::kSearched || !strategy.Autocast() ||
+      strategy.grad_reduce != DType::kF32) {
     return;
   }
   graph::TensorPin partial{NdSbp({Sbp::Partial(), Sbp::Broadcast()}), {1}};
@@ -187,7 +192,8 @@ namespace {
 // leaves whole with at least dp elements; nullopt when there is none (a scalar, or a vector tp
 // splits, such as a column-parallel bias: splitting its axis over dp first would not be a
 // slice of its tp part, so sharding it would move data for a few bytes).
-std::optional<Sbp> ShardAxis(const Shape& shape, const Sbp& tp, const parallel::Strategy& strategy) {
+std::optional<Sbp> ShardAxis(const Shape& shape, const Sbp& tp,
+                             const parallel::Strategy& strategy) {
   for (int k = 0; k < shape.rank(); ++k) {
     if (!(tp.is_split() && tp.axis == k) && shape[k] >= strategy.dp) return Sbp::Split(k);
   }

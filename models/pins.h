@@ -29,13 +29,15 @@ sbp::NdSbp WeightLayout(WeightRole role);
 // otherwise.
 WeightRole ParseWeightRole(const std::string& name);
 
-void PinData(graph::GraphBuilder& builder, const parallel::Strategy& strategy, graph::TensorId data);
+void PinData(graph::GraphBuilder& builder, const parallel::Strategy& strategy,
+             graph::TensorId data);
 // An activation of the residual stream [batch, sequence, hidden] (a block's output, the
 // embedding's): (S(0),B), as Megatron keeps it without sequence parallelism, or under sp its
 // tokens split over tp (the replica's batch rows, (S(0),S(0)), where they divide over tp; else
 // the sequence, (S(0),S(1))); the search then reduce-scatters into it and all-gathers out of it
 // where the tensor-parallel regions end and begin.
-void PinActivation(graph::GraphBuilder& builder, const parallel::Strategy& strategy, graph::TensorId x);
+void PinActivation(graph::GraphBuilder& builder, const parallel::Strategy& strategy,
+                   graph::TensorId x);
 // dp's layout for the whole forward pass: every tensor that carries the batch on its axis 0
 // (from the data, through ops that keep the batch split; not a causal mask made from the
 // scores) and is not pinned already is split on its batch axis (axis 0, batch-major as the models
@@ -64,7 +66,7 @@ void PinWideGradientSums(graph::GraphBuilder& builder, const parallel::Strategy&
 // shards and the assign all-gathers the new value. State too small to split stays whole. Call
 // after the optimizer is written. No-op otherwise, or under auto, dp=1 or dp=auto.
 void PinShardedOptimizerState(graph::GraphBuilder& builder, const parallel::Strategy& strategy);
-void PinWeight(graph::GraphBuilder& builder, const parallel::Strategy& strategy, graph::TensorId weight,
-               WeightRole role);
+void PinWeight(graph::GraphBuilder& builder, const parallel::Strategy& strategy,
+               graph::TensorId weight, WeightRole role);
 
 }  // namespace twinflow::models

@@ -65,7 +65,8 @@ BuiltModel FinishModel(graph::GraphBuilder& builder, graph::TensorId losses,
                        const BuildOptions& options,
                        const std::vector<std::vector<graph::OpId>>& layers,
                        const graph::OptimizerConfig& default_optimizer) {
-  if (options.strategy.recompute == parallel::Recompute::kFull && options.training && layers.empty()) {
+  if (options.strategy.recompute == parallel::Recompute::kFull && options.training &&
+      layers.empty()) {
     throw InvalidArgumentError("recompute=full needs a model with layers (gpt, mlp)");
   }
   builder.SetAutocast(std::nullopt);  // the loss's mean, the backward pass and the updates
@@ -95,10 +96,11 @@ BuiltModel FinishModel(graph::GraphBuilder& builder, graph::TensorId losses,
       loss_scale = graph::AddLossScale(builder, *model.optimizer);
       backward_from = builder.Add1("mul", {loss, *loss_scale}, {}, "loss/scaled");
     }
-    const auto gradients = graph::AddBackward(builder, backward_from, parameters,
-                                              options.strategy.recompute != parallel::Recompute::kNone
-                                                  ? layers
-                                                  : std::vector<std::vector<graph::OpId>>{});
+    const auto gradients =
+        graph::AddBackward(builder, backward_from, parameters,
+                           options.strategy.recompute != parallel::Recompute::kNone
+                               ? layers
+                               : std::vector<std::vector<graph::OpId>>{});
     // The backward pass too: activation gradients keep the batch split over dp, so a weight's
     // gradient comes out partial over dp and is all-reduced, as data parallelism does.
     PinBatchSplit(builder, options.strategy, /*bind_consumers=*/true);

@@ -11,8 +11,8 @@ compiler::Compiled CompileModel(const models::BuiltModel& model, const graph::Op
   compiler::CompileOptions compile;
   compile.search = options.search;
   compile.lower = StrategyLowerOptions(model.strategy);
-  compile.lower.fetches = options.fetches.empty() ? std::vector<graph::TensorId>{model.loss}
-                                                  : options.fetches;
+  compile.lower.fetches =
+      options.fetches.empty() ? std::vector<graph::TensorId>{model.loss} : options.fetches;
   compile.lower.devices_per_rank = options.devices_per_rank;
   compile.lower.fold = options.fold;
   compile.lower.stamp_content_hash = options.stamp_hash;

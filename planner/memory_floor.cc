@@ -198,8 +198,8 @@ namespace {
 double KeptSlots(int32_t stage, const parallel::Strategy& strategy) {
   const int ranks = static_cast<int>(std::max<int64_t>(1, strategy.pp));
   const std::vector<int64_t> ahead = compiler::MicroBatchesAhead(
-      strategy.schedule, ranks,
-      static_cast<int>(strategy.virtual_stages), strategy.micro_batches, stage % ranks);
+      strategy.schedule, ranks, static_cast<int>(strategy.virtual_stages), strategy.micro_batches,
+      stage % ranks);
   const auto chunk = std::min(static_cast<size_t>(stage / ranks), ahead.size() - 1);
   return static_cast<double>(ahead[chunk]);
 }

@@ -6,8 +6,8 @@
 #include <vector>
 
 #include "engine/graph/op_registry.h"
-#include "models/model.h"
 #include "engine/parallel/strategy.h"
+#include "models/model.h"
 
 namespace twinflow::planner {
 

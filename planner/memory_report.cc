@@ -7,7 +7,8 @@
 
 namespace twinflow::planner {
 
-std::vector<DeviceMemory> DeviceMemories(const plan::Plan& plan, const parallel::Strategy& strategy) {
+std::vector<DeviceMemory> DeviceMemories(const plan::Plan& plan,
+                                         const parallel::Strategy& strategy) {
   std::map<int64_t, int64_t> stage_of;                          // device index -> stage
   const int64_t stages = strategy.automatic ? 0 : strategy.pp;  // automatic: all in stage 0
   const int64_t devices = strategy.devices();

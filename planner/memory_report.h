@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "engine/compiler/memory_categories.h"
-#include "engine/plan/plan.pb.h"
 #include "engine/parallel/strategy.h"
+#include "engine/plan/plan.pb.h"
 
 namespace twinflow::planner {
 
@@ -28,7 +28,8 @@ struct StageMemory {
 };
 
 // Every device of `plan`, its stage from `strategy` (an automatic strategy has one stage).
-std::vector<DeviceMemory> DeviceMemories(const plan::Plan& plan, const parallel::Strategy& strategy);
+std::vector<DeviceMemory> DeviceMemories(const plan::Plan& plan,
+                                         const parallel::Strategy& strategy);
 
 // The devices grouped by stage, in stage order.
 std::vector<StageMemory> StageMemories(const std::vector<DeviceMemory>& devices);

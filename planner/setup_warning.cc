@@ -19,9 +19,8 @@ std::string SetupWarning(bool llm, DType precision, bool fused_attention,
 
 std::string SetupWarning(const models::BuiltModel& model, const sim::ClusterSpec& spec) {
   const auto& ops = model.graph.ops();
-  const bool fused = std::any_of(ops.begin(), ops.end(), [](const graph::OpNode& op) {
-    return op.type == "fused_attention";
-  });
+  const bool fused = std::any_of(
+      ops.begin(), ops.end(), [](const graph::OpNode& op) { return op.type == "fused_attention"; });
   return SetupWarning(model.tokens_per_step > 0, model.strategy.precision, fused, spec);
 }
 

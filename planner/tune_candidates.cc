@@ -57,8 +57,8 @@ parallel::Strategy ParseTuneOptions(const std::string& text) {
   if (text.empty()) return {};
   const parallel::Strategy base = parallel::ParseStrategy(text);
   if (base.automatic) throw InvalidArgumentError("auto: the tuner varies the degrees itself");
-  for (Field f : {Field::kDp, Field::kTp, Field::kPp, Field::kMb, Field::kVp, Field::kSchedule,
-                  Field::kSp}) {
+  for (Field f :
+       {Field::kDp, Field::kTp, Field::kPp, Field::kMb, Field::kVp, Field::kSchedule, Field::kSp}) {
     if (base.Gives(f)) {
       throw InvalidArgumentError(std::string("'") + parallel::FieldName(f) +
                                  "' is what the tuner varies; options keep only the others");

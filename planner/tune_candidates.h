@@ -13,9 +13,9 @@ namespace twinflow::planner {
 // What the tuner may vary, and what it keeps.
 struct CandidateSpace {
   int64_t devices = 1;
-  int64_t per_node = 1;      // tensor parallelism stays inside a node
-  int64_t max_mb = 8;        // the most micro-batches per step
-  parallel::Strategy base;   // the options every candidate keeps (--with)
+  int64_t per_node = 1;     // tensor parallelism stays inside a node
+  int64_t max_mb = 8;       // the most micro-batches per step
+  parallel::Strategy base;  // the options every candidate keeps (--with)
   // What the model's graph can express: a graph without pipeline stages (a Python graph that
   // never calls set_stage) gains nothing from pp or vp, one without sequence-parallel pins
   // nothing from sp; the tuner never ranks options that cannot change the graph.

@@ -21,12 +21,12 @@ enum class Verdict {
 const char* VerdictName(Verdict verdict);  // "ranked", "out_of_memory", ...
 
 struct Outcome {
-  int64_t index = 0;  // the candidate's place in EnumerateCandidates' order
+  int64_t index = 0;             // the candidate's place in EnumerateCandidates' order
   parallel::Strategy candidate;  // as evaluated: with the retry's zero= or recompute= if any
   Verdict verdict = Verdict::kRefused;
   std::string why;  // when not ranked
   double step_s = 0, samples_per_s = 0, mfu = 0;
-  double tokens_per_device_s = 0;  // tokens/s per device (0 for models without a sequence)
+  double tokens_per_device_s = 0;       // tokens/s per device (0 for models without a sequence)
   double model_flops_per_device_s = 0;  // the model's flops (simulator/mfu.h) per device per s
   int64_t peak_bytes = 0;
   std::string parallelism;  // ParallelismTable of what the strategy really ran

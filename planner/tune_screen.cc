@@ -17,7 +17,8 @@ const Screen& Screens::Of(const parallel::Strategy& c,
   try {
     built.emplace(build());
     screen.memory = planner::ProfileMemory(*built, registry_);
-    screen.work = planner::ProfileWork(built->graph, registry_, spec_, built->strategy.micro_batches);
+    screen.work =
+        planner::ProfileWork(built->graph, registry_, spec_, built->strategy.micro_batches);
   } catch (const Error& e) {
     // Not kept: the error may be this candidate's own (its micro-batches, its schedule).
     failed_ = Screen{};
@@ -36,8 +37,8 @@ double BoundSeconds(const Screen& screen, const parallel::Strategy& c) {
 }
 
 SearchCache::Entry& SearchCache::For(const parallel::Strategy& c) {
-  const Key key{c.dp, c.tp, c.pp, c.virtual_stages, c.sequence_parallel, c.micro_batches, c.zero,
-                c.recompute};
+  const Key key{c.dp,   c.tp,       c.pp, c.virtual_stages, c.sequence_parallel, c.micro_batches,
+                c.zero, c.recompute};
   for (auto it = entries_.begin(); it != entries_.end();) {
     const bool same_family = std::get<0>(it->first) == c.dp && std::get<1>(it->first) == c.tp &&
                              std::get<2>(it->first) == c.pp &&

@@ -23,18 +23,18 @@
 #include "engine/compiler/sbp_search.h"
 #include "engine/core/error.h"
 #include "engine/graph/op_registry.h"
-#include "planner/tune_outcome.h"
-#include "planner/memory_floor.h"
 #include "models/model.h"
-#include "simulator/hardware/cluster.h"
+#include "planner/memory_floor.h"
 #include "planner/step_bound.h"
+#include "planner/tune_outcome.h"
+#include "simulator/hardware/cluster.h"
 
 namespace twinflow::planner {
 
 struct Screen {
-  MemoryProfile memory;          // what MemoryFloor weighs
-  planner::WorkProfile work;         // what planner::StepTimeLowerBound weighs
-  std::string error;             // why its model cannot be built (then neither is known)
+  MemoryProfile memory;       // what MemoryFloor weighs
+  planner::WorkProfile work;  // what planner::StepTimeLowerBound weighs
+  std::string error;          // why its model cannot be built (then neither is known)
 };
 
 // The floor under the arena of the candidate's busiest device, and the bound under its step.
@@ -51,7 +51,8 @@ class Screens {
   // left in `built` for the caller to compile; an Error it throws becomes the screen's error
   // (not kept: the next candidate alike tries again; the reference then lasts until the next
   // call).
-  const Screen& Of(const parallel::Strategy& candidate, const std::function<models::BuiltModel()>& build,
+  const Screen& Of(const parallel::Strategy& candidate,
+                   const std::function<models::BuiltModel()>& build,
                    std::optional<models::BuiltModel>& built);
 
  private:

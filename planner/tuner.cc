@@ -43,12 +43,12 @@ struct Tuner::State {
       : build(b), registry(r), topology(t), options(std::move(o)), screens(r, t.spec()) {}
 
   const Screen& ScreenOf(const Strategy& c, std::optional<models::BuiltModel>& model) {
-    return screens.Of(c, [&] { return build(c); }, model);
+    return screens.Of(
+        c, [&] { return build(c); }, model);
   }
   Outcome Evaluate(const Strategy& candidate, int64_t index, double to_beat);
   Outcome EvaluateOrSave(const Strategy& candidate, int64_t index, double to_beat);
-  void Simulated(const Strategy& candidate, std::optional<models::BuiltModel>& model,
-                 Outcome& o);
+  void Simulated(const Strategy& candidate, std::optional<models::BuiltModel>& model, Outcome& o);
 };
 
 // Compiles and simulates `candidate` (its model in `model` when the screen built it) into `o`.
@@ -174,8 +174,8 @@ bool AnyStopped(TuneGroup& group, bool stopped) {
 
 }  // namespace
 
-std::vector<int64_t> Tuner::Order(const std::vector<Strategy>& candidates,
-                                  const TuneHooks& hooks, bool stoppable) {
+std::vector<int64_t> Tuner::Order(const std::vector<Strategy>& candidates, const TuneHooks& hooks,
+                                  bool stoppable) {
   const auto start = std::chrono::steady_clock::now();
   std::vector<std::pair<double, int64_t>> keyed;
   for (size_t i = 0; i < candidates.size() && !(stoppable && hooks.stop && hooks.stop()); ++i) {

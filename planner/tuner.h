@@ -28,8 +28,8 @@ using ModelBuilder = std::function<models::BuiltModel(const parallel::Strategy&)
 
 struct TuneOptions {
   sbp::AlphaBetaConfig cost;  // the search's: the cluster's own (sim::SearchCostConfig)
-  int64_t top = 20;         // rows ranked: a candidate that cannot join them is not simulated
-  bool exhaustive = false;  // simulate every candidate that fits
+  int64_t top = 20;           // rows ranked: a candidate that cannot join them is not simulated
+  bool exhaustive = false;    // simulate every candidate that fits
   FoldMode fold = FoldMode::kDataParallel;
 };
 
@@ -51,8 +51,8 @@ struct TuneHooks {
 // Lifetime: keeps `registry`, `topology` and `build` by reference; each must outlive it.
 class Tuner {
  public:
-  Tuner(const ModelBuilder& build, const graph::OpRegistry& registry,
-        const sim::Topology& topology, TuneOptions options);
+  Tuner(const ModelBuilder& build, const graph::OpRegistry& registry, const sim::Topology& topology,
+        TuneOptions options);
   ~Tuner();
 
   // The order the candidates are evaluated in: the fastest step-time bound first (then

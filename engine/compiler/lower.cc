@@ -253,7 +253,8 @@ void Lowerer::Consume(plan::Task& task, int64_t regst) {
 plan::Pass Lowerer::PassOf(const graph::OpNode& op) const {
   const graph::OpRole role = registry_.Find(op.type).role;
   if (UpdatesState(role) || role == graph::OpRole::kGradientStatistic) return plan::PASS_OPTIMIZER;
-  if (schedule_ == parallel::Schedule::kZeroBubbleH1 && op.weight_gradient) return plan::PASS_WEIGHT;
+  if (schedule_ == parallel::Schedule::kZeroBubbleH1 && op.weight_gradient)
+    return plan::PASS_WEIGHT;
   return graph_.IsBackward(op.id) ? plan::PASS_BACKWARD : plan::PASS_FORWARD;
 }
 
@@ -336,17 +337,17 @@ std::vector<int64_t> Lowerer::InputsReadOnce(const graph::OpNode& op,
 std::vector<MicroStep> Lowerer::Sequence(int32_t device) const {
   const std::vector<int32_t>& stages = device_stages_.at(device);
   const int rank = stages.front() % pipeline_ranks_;
-  return RankSequence(schedule_, pipeline_ranks_, static_cast<int>(stages.size()),
-                      micro_batches_, rank);
+  return RankSequence(schedule_, pipeline_ranks_, static_cast<int>(stages.size()), micro_batches_,
+                      rank);
 }
 
 SlotSchedule Lowerer::Schedule(const LowerOptions& options) const {
   SlotSchedule schedule;
   schedule.micro_batches = micro_batches_;
   for (const auto& [device, stages] : device_stages_) {
-    const std::vector<int64_t> ahead = MicroBatchesAhead(
-        schedule_, pipeline_ranks_, static_cast<int>(stages.size()),
-        micro_batches_, stages.front() % pipeline_ranks_);
+    const std::vector<int64_t> ahead =
+        MicroBatchesAhead(schedule_, pipeline_ranks_, static_cast<int>(stages.size()),
+                          micro_batches_, stages.front() % pipeline_ranks_);
     for (size_t c = 0; c < stages.size(); ++c) schedule.ahead[{device, stages[c]}] = ahead[c];
   }
   for (const Rate rate : regst_rate_) schedule.per_micro_batch.push_back(rate == Rate::kMicroBatch);

@@ -209,13 +209,13 @@ class Lowerer {
   std::map<std::vector<int64_t>, std::map<int64_t, int64_t>> parallel_index_;  // device id -> j
   int64_t micro_batches_ = 1;
   parallel::Schedule schedule_ = parallel::Schedule::kOneFOneB;  // LowerOptions::schedule
-  std::vector<Rate> rates_;                                // by op id
-  std::vector<Rate> regst_rate_;                           // by register id
-  std::map<int32_t, std::vector<int32_t>> device_stages_;  // device -> its stages, ascending
-  int pipeline_ranks_ = 1;                                 // P: stages / stages per device
-  int32_t current_stage_ = 0;                              // of the op being lowered
-  int32_t source_stage_ = 0;                               // of the tensor being boxed
-  Rate current_rate_ = Rate::kStep;                        // of the op being lowered
+  std::vector<Rate> rates_;                                      // by op id
+  std::vector<Rate> regst_rate_;                                 // by register id
+  std::map<int32_t, std::vector<int32_t>> device_stages_;        // device -> its stages, ascending
+  int pipeline_ranks_ = 1;                                       // P: stages / stages per device
+  int32_t current_stage_ = 0;                                    // of the op being lowered
+  int32_t source_stage_ = 0;                                     // of the tensor being boxed
+  Rate current_rate_ = Rate::kStep;                              // of the op being lowered
   // The pass NewTask stamps on a task: the op being lowered, whose input boxing and rate
   // changes belong to it, or the task a SEND, RECV or SINK serves.
   plan::Pass current_pass_ = plan::PASS_FORWARD;

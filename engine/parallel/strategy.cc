@@ -122,8 +122,8 @@ void ParseField(const std::string& key, const std::string& value, Strategy& stra
 }
 
 constexpr const char* kFieldNames[kFieldCount] = {
-    "dp", "tp", "pp", "mb", "vp", "schedule", "recompute", "overlap", "bucket", "precision",
-    "grad_reduce", "sp", "zero"};
+    "dp",      "tp",     "pp",        "mb",          "vp", "schedule", "recompute",
+    "overlap", "bucket", "precision", "grad_reduce", "sp", "zero"};
 
 Field FieldOf(const std::string& key) {
   for (int f = 0; f < kFieldCount; ++f) {

@@ -78,8 +78,19 @@ inline constexpr int64_t kDefaultBucketMib = 25;  // DDP's bucket_cap_mb
 
 // The fields of a strategy's text, in the order the error for an unknown one lists them.
 enum class Field {
-  kDp, kTp, kPp, kMb, kVp, kSchedule, kRecompute, kOverlap, kBucket, kPrecision, kGradReduce,
-  kSp, kZero,
+  kDp,
+  kTp,
+  kPp,
+  kMb,
+  kVp,
+  kSchedule,
+  kRecompute,
+  kOverlap,
+  kBucket,
+  kPrecision,
+  kGradReduce,
+  kSp,
+  kZero,
 };
 inline constexpr int kFieldCount = 13;
 const char* FieldName(Field field);  // "dp", "tp", ..., "grad_reduce", "sp", "zero"
@@ -100,17 +111,17 @@ struct Strategy {
   DegreeSource tp_source = DegreeSource::kOmitted;
   DegreeSource pp_source = DegreeSource::kOmitted;
   int64_t micro_batches = 1;
-  int64_t virtual_stages = 1;        // vp: model chunks per pipeline rank
+  int64_t virtual_stages = 1;  // vp: model chunks per pipeline rank
   Schedule schedule = Schedule::kOneFOneB;
   Recompute recompute = Recompute::kNone;
-  bool overlap = true;            // collectives run beside the computation (see the header comment)
+  bool overlap = true;  // collectives run beside the computation (see the header comment)
   int64_t bucket_mib = kDefaultBucketMib;  // gradient all-reduce buckets (see above); 0: none
-  DType precision = DType::kF32;  // kF32, kBF16 or kF16 (see the header comment)
-  DType grad_reduce = DType::kF32;  // kF32 or `precision`
-  ZeroStage zero = ZeroStage::kNone;  // see the header comment
-  bool sequence_parallel = false;   // sp (see the header comment)
-  Shape hierarchy;                  // automatic only; empty: 1-D over all devices
-  uint32_t given = 0;               // the fields its text wrote, a bit per Field
+  DType precision = DType::kF32;           // kF32, kBF16 or kF16 (see the header comment)
+  DType grad_reduce = DType::kF32;         // kF32 or `precision`
+  ZeroStage zero = ZeroStage::kNone;       // see the header comment
+  bool sequence_parallel = false;          // sp (see the header comment)
+  Shape hierarchy;                         // automatic only; empty: 1-D over all devices
+  uint32_t given = 0;                      // the fields its text wrote, a bit per Field
 
   // Whether the text wrote `field` (mb= that a --micro-batch-size must agree with, a zero= or
   // recompute= the tuner must keep).

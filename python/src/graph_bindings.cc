@@ -11,10 +11,10 @@
 #include "engine/ops/attention.h"
 #include "engine/ops/builtin_ops.h"
 #include "engine/ops/softmax_ops.h"
+#include "engine/parallel/strategy.h"
 #include "engine/sbp/nd_sbp.h"
 #include "models/hf_config.h"
 #include "models/pins.h"
-#include "engine/parallel/strategy.h"
 #include "models/training.h"
 #include "python/src/bindings.h"
 

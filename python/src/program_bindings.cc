@@ -8,11 +8,11 @@
 #include "engine/plan/plan_enums.h"
 #include "engine/plan/plan_io.h"
 #include "engine/sbp/alpha_beta_cost_model.h"
+#include "planner/compile_model.h"
 #include "planner/memory_report.h"
 #include "python/src/program.h"
 #include "simulator/hardware/cluster.h"
 #include "simulator/hardware/search_cost.h"
-#include "planner/compile_model.h"
 
 namespace twinflow::python {
 namespace {

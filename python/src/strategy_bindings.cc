@@ -1,10 +1,10 @@
-// Strategy strings for Python graphs: the C++ parser (models/strategy.h) and Megatron's weight
-// layouts (models/pins.h), so both front ends share one set of rules and errors.
+// Strategy strings for Python graphs: the C++ parser (engine/parallel/strategy.h) and Megatron's
+// weight layouts (models/pins.h), so both front ends share one set of rules and errors.
 #include <pybind11/stl.h>
 
 #include "engine/core/error.h"
-#include "models/pins.h"
 #include "engine/parallel/strategy.h"
+#include "models/pins.h"
 #include "python/src/bindings.h"
 
 namespace twinflow::python {
@@ -19,12 +19,14 @@ void BindStrategy(py::module_& m) {
       .def_readonly("vp", &parallel::Strategy::virtual_stages)
       // "none", "selective" or "full".
       .def_property_readonly(
-          "recompute", [](const parallel::Strategy& s) { return parallel::RecomputeName(s.recompute); })
+          "recompute",
+          [](const parallel::Strategy& s) { return parallel::RecomputeName(s.recompute); })
       .def_readonly("overlap", &parallel::Strategy::overlap)
       // MiB of gradients per data-parallel all-reduce bucket (bucket=); 0: none.
       .def_readonly("bucket", &parallel::Strategy::bucket_mib)
       .def_property_readonly(
-          "schedule", [](const parallel::Strategy& s) { return parallel::ScheduleName(s.schedule); })
+          "schedule",
+          [](const parallel::Strategy& s) { return parallel::ScheduleName(s.schedule); })
       // The dtype the forward pass computes in: "f32", "bf16" or "f16" (precision=).
       .def_property_readonly("precision",
                              [](const parallel::Strategy& s) { return DTypeName(s.precision); })

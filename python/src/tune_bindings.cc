@@ -36,7 +36,8 @@ struct TuneArgs {
 void PrintLine(const planner::TuneProgress& p) {
   const planner::Outcome& o = *p.outcome;
   std::ostringstream line;
-  line << "[" << (p.members > 1 ? std::string(p.member_noun) + " " + std::to_string(p.member) + ": " : "")
+  line << "["
+       << (p.members > 1 ? std::string(p.member_noun) + " " + std::to_string(p.member) + ": " : "")
        << p.done << "/" << p.share << ", " << FormatSeconds(p.wall_s) << ", about "
        << FormatSeconds(p.left_s) << " left] " << o.candidate.Compact() << ": "
        << (o.ok() ? "step " + FormatSeconds(o.step_s) : o.why) << "\n";
@@ -110,9 +111,9 @@ void BindTune(py::module_& m) {
       "tune_candidates",
       [](int64_t devices, int64_t per_node, int64_t max_micro_batches, const std::string& options,
          bool pipeline, bool sequence_parallel) {
-        planner::CandidateSpace space{devices, per_node, max_micro_batches,
-                                      planner::ParseTuneOptions(options), pipeline,
-                                      sequence_parallel};
+        planner::CandidateSpace space{devices,           per_node,
+                                      max_micro_batches, planner::ParseTuneOptions(options),
+                                      pipeline,          sequence_parallel};
         std::vector<std::string> out;
         for (const parallel::Strategy& c : planner::EnumerateCandidates(space)) {
           out.push_back(c.Compact());
@@ -132,8 +133,7 @@ void BindTune(py::module_& m) {
       py::arg("build"), py::arg("cluster"), py::arg("nodes") = py::none(),
       py::arg("max_micro_batches") = 8, py::arg("options") = "", py::arg("top") = 20,
       py::arg("exhaustive") = false, py::arg("jobs") = 1, py::arg("replica") = false,
-      py::arg("pipeline") = true, py::arg("sequence_parallel") = true,
-      py::arg("progress") = true);
+      py::arg("pipeline") = true, py::arg("sequence_parallel") = true, py::arg("progress") = true);
 }
 
 }  // namespace twinflow::python

@@ -8,8 +8,8 @@
 #include "engine/core/error.h"
 #include "engine/core/shape.h"
 #include "engine/graph/optimizer.h"
-#include "engine/sbp/layout.h"
 #include "engine/parallel/strategy.h"
+#include "engine/sbp/layout.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);

@@ -14,9 +14,9 @@
 #include "engine/sbp/alpha_beta_cost_model.h"
 #include "kernels/cpu/cpu_kernels.h"
 #include "models/model.h"
+#include "planner/lower_options.h"
 #include "tests/support/step_losses.h"
 #include "tests/support/tiny_gpt.h"
-#include "planner/lower_options.h"
 
 namespace twinflow {
 namespace {
@@ -376,7 +376,8 @@ TEST(PipelineSchedule, SlotCountsBoundTheMicroBatchesInFlight) {
     compiler::CompileOptions compile;
     compile.lower.fetches = {model.loss};
     compile.lower.micro_batches = 4;
-    compile.lower.schedule = schedule == "1f1b" ? parallel::Schedule::kOneFOneB : parallel::Schedule::kGPipe;
+    compile.lower.schedule =
+        schedule == "1f1b" ? parallel::Schedule::kOneFOneB : parallel::Schedule::kGPipe;
     const plan::Plan plan =
         compiler::Compile(model.graph, Ops(), sbp::AlphaBetaCostModel(), compile).plan;
     EXPECT_EQ(plan.pieces_per_step(), 4);

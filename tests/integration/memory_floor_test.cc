@@ -11,17 +11,17 @@
 
 #include "engine/compiler/compile.h"
 #include "engine/ops/builtin_ops.h"
+#include "engine/parallel/strategy.h"
 #include "engine/sbp/alpha_beta_cost_model.h"
 #include "models/model.h"
-#include "engine/parallel/strategy.h"
-#include "tests/support/tiny_gpt.h"
 #include "planner/lower_options.h"
+#include "tests/support/tiny_gpt.h"
 
 namespace twinflow {
 namespace {
 
 using namespace twinflow::parallel;  // the strategy
-using namespace twinflow::planner;  // what the planner computes of it
+using namespace twinflow::planner;   // what the planner computes of it
 
 const graph::OpRegistry& Ops() {
   static const graph::OpRegistry registry = ops::BuiltinOps();
@@ -79,7 +79,8 @@ TEST(MemoryFloor, WithActivationsNeverAboveTheCompiledArena) {
     const models::BuiltModel model = models::BuildGpt(Ops(), config, options);
     const int64_t arena = CompiledArena(model);
     const int64_t variables = planner::VariableBytesFloor(model, Ops());
-    const int64_t floor = planner::MemoryFloor(planner::ProfileMemory(model, Ops()), model.strategy);
+    const int64_t floor =
+        planner::MemoryFloor(planner::ProfileMemory(model, Ops()), model.strategy);
     EXPECT_LE(floor, arena) << strategy;
     EXPECT_GE(floor, variables) << strategy;
     largest_share = std::max(largest_share, static_cast<double>(floor - variables) / arena);
@@ -107,7 +108,8 @@ TEST(MemoryFloor, AProfileBoundsMoreMicroBatchesThanItsOwn) {
     const models::BuiltModel model = models::BuildGpt(Ops(), config, options);
     options.strategy = parallel::ParseStrategy(profiled);
     const models::BuiltModel other = models::BuildGpt(Ops(), config, options);
-    const int64_t floor = planner::MemoryFloor(planner::ProfileMemory(other, Ops()), model.strategy);
+    const int64_t floor =
+        planner::MemoryFloor(planner::ProfileMemory(other, Ops()), model.strategy);
     EXPECT_LE(floor, CompiledArena(model)) << strategy;
     EXPECT_GT(floor, planner::VariableBytesFloor(model, Ops())) << strategy;
   }

@@ -16,9 +16,9 @@
 #include "engine/ops/builtin_ops.h"
 #include "engine/sbp/alpha_beta_cost_model.h"
 #include "models/model.h"
+#include "planner/lower_options.h"
 #include "simulator/hardware/cluster.h"
 #include "simulator/sim_executor.h"
-#include "planner/lower_options.h"
 
 namespace twinflow {
 namespace {

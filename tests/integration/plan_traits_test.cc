@@ -17,8 +17,8 @@
 #include "engine/plan/plan_validate.h"
 #include "engine/sbp/alpha_beta_cost_model.h"
 #include "models/model.h"
-#include "tests/support/tiny_gpt.h"
 #include "planner/lower_options.h"
+#include "tests/support/tiny_gpt.h"
 
 namespace twinflow {
 namespace {

@@ -10,13 +10,13 @@
 
 #include "engine/compiler/compile.h"
 #include "engine/ops/builtin_ops.h"
+#include "engine/parallel/strategy.h"
 #include "engine/sbp/alpha_beta_cost_model.h"
 #include "models/model.h"
-#include "engine/parallel/strategy.h"
+#include "planner/lower_options.h"
 #include "simulator/hardware/cluster.h"
 #include "simulator/hardware/search_cost.h"
 #include "simulator/sim_executor.h"
-#include "planner/lower_options.h"
 
 namespace twinflow {
 namespace {

@@ -22,11 +22,11 @@
 #include "engine/sbp/alpha_beta_cost_model.h"
 #include "kernels/cpu/cpu_kernels.h"
 #include "models/model.h"
+#include "planner/lower_options.h"
 #include "tests/mpi/mpi_test_session.h"
 #include "tests/support/deferred_device.h"
 #include "tests/support/step_losses.h"
 #include "tests/support/tiny_gpt.h"
-#include "planner/lower_options.h"
 
 namespace twinflow {
 namespace {

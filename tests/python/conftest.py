@@ -57,6 +57,10 @@ def train(strategy, steps=4, optimizer=lambda p: tw.optim.SGD(p, lr=0.1, momentu
     """Losses of `steps` steps of the small MLP under `strategy`, and the model."""
     tw.manual_seed(seed)
     model = Mlp(**model_args)
+    stages = tw._C.parse_strategy(strategy).stages if strategy != "auto" else 1
+    linears = [i for i, m in enumerate(model.body) if isinstance(m, tw.nn.Linear)]
+    for stage in range(1, stages):  # a pipelined graph places its layers (set_stage)
+        model.body[linears[stage * len(linears) // stages]].set_stage(stage)
     step = TrainStep(model, optimizer(model.parameters())).compile(strategy=strategy,
                                                                    devices=devices)
     return [step(x, y) for x, y in batches(steps)], model, step

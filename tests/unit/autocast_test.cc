@@ -8,8 +8,8 @@
 #include "engine/graph/graph_builder.h"
 #include "engine/ops/builtin_ops.h"
 #include "engine/ops/softmax_ops.h"
-#include "models/model.h"
 #include "engine/parallel/strategy.h"
+#include "models/model.h"
 
 namespace twinflow::graph {
 namespace {

@@ -16,8 +16,8 @@
 #include "engine/runtime/device_place.h"
 #include "engine/sbp/alpha_beta_cost_model.h"
 #include "models/model.h"
-#include "tests/support/tiny_gpt.h"
 #include "planner/lower_options.h"
+#include "tests/support/tiny_gpt.h"
 
 namespace twinflow::comm {
 namespace {

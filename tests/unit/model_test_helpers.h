@@ -8,8 +8,8 @@
 
 #include "engine/core/error.h"
 #include "engine/ops/builtin_ops.h"
-#include "models/model.h"
 #include "engine/parallel/strategy.h"
+#include "models/model.h"
 
 namespace twinflow::models::model_test_helpers {
 

@@ -15,18 +15,18 @@
 #include "engine/runtime/threaded_executor.h"
 #include "engine/sbp/alpha_beta_cost_model.h"
 #include "kernels/builtin_kernels.h"
+#include "planner/folds.h"
+#include "planner/lower_options.h"
 #include "simulator/hardware/cluster.h"
 #include "simulator/hardware/search_cost.h"
 #include "simulator/sim_executor.h"
 #include "tests/unit/model_test_helpers.h"
-#include "planner/lower_options.h"
-#include "planner/folds.h"
 
 namespace twinflow::models {
 namespace {
 
 using namespace twinflow::parallel;  // the strategy
-using namespace twinflow::planner;  // what the planner computes of it
+using namespace twinflow::planner;   // what the planner computes of it
 
 using parallel::ParseStrategy;
 using planner::DataParallelFold;

@@ -9,8 +9,8 @@
 
 #include "engine/core/error.h"
 #include "models/model.h"
-#include "tests/unit/model_test_helpers.h"
 #include "planner/lower_options.h"
+#include "tests/unit/model_test_helpers.h"
 
 namespace twinflow::models {
 namespace {

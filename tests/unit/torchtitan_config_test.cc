@@ -58,10 +58,12 @@ TEST(TorchtitanConfig, TheShippedLlama3_8bConfigMapsExactly) {
   EXPECT_EQ(job.model, "llama");
   EXPECT_EQ(job.flags, (Pairs{{"preset", "llama3-8b"},
                               {"sequence", "8192"},
-                              {"batch", "32"},
-                              {"micro-batch-size", "4"},
+                              {"batch", "8"},
+                              {"micro-batch-size", "8"},
                               {"attention", "fused"}}));
-  EXPECT_EQ(job.StrategyText(), "dp=8,tp=1,pp=1,precision=bf16,recompute=selective,overlap=on");
+  // Tensor parallelism without FSDP: torchtitan's mixed precision is off, so fp32 (said in
+  // ignored); its TP plan splits the norms' sequence (sp).
+  EXPECT_EQ(job.StrategyText(), "dp=1,tp=8,pp=1,sp=true,precision=fp32,recompute=full,overlap=on");
   EXPECT_THAT(job.ignored,
               Contains("[optimizer] lr (optimizer hyper-parameters change no step time)"));
   EXPECT_THAT(job.ignored, Contains(HasSubstr("[training] dataset (data")));

@@ -16,11 +16,11 @@
 #include "engine/trace/chakra_export.h"
 #include "engine/trace/perfetto_trace.pb.h"
 #include "engine/trace/trace_writer.h"
+#include "planner/lower_options.h"
 #include "simulator/hardware/cluster.h"
 #include "simulator/hardware/search_cost.h"
 #include "simulator/sim_executor.h"
 #include "tests/unit/model_test_helpers.h"
-#include "planner/lower_options.h"
 
 namespace twinflow::trace {
 namespace {

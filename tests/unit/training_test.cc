@@ -12,9 +12,9 @@
 #include "engine/core/tensor.h"
 #include "engine/interpreter/reference_interpreter.h"
 #include "engine/ops/builtin_ops.h"
+#include "engine/parallel/strategy.h"
 #include "kernels/cpu/cpu_kernels.h"
 #include "models/model.h"
-#include "engine/parallel/strategy.h"
 
 namespace twinflow::models {
 namespace {
