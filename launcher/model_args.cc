@@ -212,6 +212,24 @@ models::BuiltModel BuildModelFromArgs(const ParsedArgs& args, const graph::OpReg
   return BuildGptFromArgs(args, registry, options, batch, whole_batch, family);
 }
 
+planner::TunedModel TunedModelFromArgs(const ParsedArgs& args) {
+  planner::TunedModel extent;
+  const int64_t batch = GlobalBatchFromArgs(args);
+  const std::string& model = args.Get("model");
+  if (model == "mlp") {
+    extent.batch = batch ? batch : models::MlpConfig{}.batch;
+    return extent;
+  }
+  const models::GptConfig config = DecoderConfigFromArgs(
+      args, FromFlag("model", [&] { return models::ParseDecoderFamily(model); }));
+  extent.batch = batch ? batch : config.batch;
+  extent.layers = config.layers;
+  extent.decoder = true;
+  extent.fused_attention = config.attention == ops::AttentionKind::kFused;
+  extent.attention_given = args.Given("attention");
+  return extent;
+}
+
 std::string OptimizerLabelFromArgs(const ParsedArgs& args) {
   if (args.Given("inference")) return "none (inference)";
   return graph::OptimizerText(

@@ -11,6 +11,7 @@
 #include "engine/sbp/alpha_beta_cost_model.h"
 #include "launcher/cli_args.h"
 #include "models/model.h"
+#include "planner/tune_candidates.h"
 
 namespace twinflow::launcher {
 
@@ -34,6 +35,10 @@ parallel::Strategy StrategyFromArgs(const ParsedArgs& args, int64_t fallback_dev
 // reference a micro-batched run is checked against. `fallback_devices` as in DevicesFromArgs.
 models::BuiltModel BuildModelFromArgs(const ParsedArgs& args, const graph::OpRegistry& registry,
                                       bool whole_batch = false, int64_t fallback_devices = 0);
+
+// What the tuner reads of the model the flags describe (the model's defaults where they say
+// nothing): its batch, layers and attention.
+planner::TunedModel TunedModelFromArgs(const ParsedArgs& args);
 
 // The optimizer the flags train with, as the commands print it: --optimizer in full
 // (OptimizerText), else the model's default; "none (inference)" with --inference.

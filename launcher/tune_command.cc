@@ -35,17 +35,19 @@ namespace {
 ArgParser TuneParser() {
   ArgParser parser(
       "twinflow tune",
-      "Enumerate the (dp, tp, pp, micro-batches, schedule, vp, sp) strategies that fit a "
-      "cluster, simulate each (again with zero=1, then recompute=full, when it runs out of "
-      "memory), drop those that still do, and rank the rest. Each is screened by its model "
-      "first: one whose memory floor passes the device's is not compiled, and one whose "
-      "kernels alone are slower than the top is not simulated (--exhaustive simulates all). "
+      "Enumerate the strategies that fit a cluster (dp, tp, pp; every micro-batch count the "
+      "batch allows; schedules and chunks; sp; zero=1; recomputation), simulate each that could "
+      "still rank, and rank those that fit. Each is screened by its model first: one whose "
+      "memory floor passes the device's is not compiled, and one whose step-time bound is "
+      "slower than the top is not simulated (--exhaustive simulates all). "
       "Under mpirun the ranks share the candidates and rank 0 prints the ranking one rank "
       "would. Ctrl-C stops after the candidate in progress and ranks those done.");
   AddModelFlags(parser);
   AddClusterFlags(parser);
   AddFoldFlag(parser);
-  parser.Optional("max-micro-batches", "N", "the most micro-batches per step to try", "8")
+  parser.Optional("max-micro-batches", "N",
+                  "the most micro-batches per step to try (default: every count that divides a "
+                  "replica's share of the batch)")
       .Optional("jobs", "N",
                 "processes sharing the candidates, forked from this one (the ranking is one "
                 "process's bit for bit; not under mpirun, whose ranks share them) (default: this "
@@ -88,18 +90,6 @@ volatile std::sig_atomic_t interrupted = 0;
 extern "C" void OnInterrupt(int) {
   interrupted = 1;
   std::signal(SIGINT, SIG_DFL);
-}
-
-// One line per candidate on stderr, written whole (jobs share the terminal).
-void PrintProgress(const planner::TuneProgress& p) {
-  const Outcome& o = *p.outcome;
-  std::ostringstream line;
-  line << "["
-       << (p.members > 1 ? std::string(p.member_noun) + " " + std::to_string(p.member) + ": " : "")
-       << p.done << "/" << p.share << ", " << FormatSeconds(p.wall_s) << ", about "
-       << FormatSeconds(p.left_s) << " left] " << o.candidate.Compact() << ": "
-       << (o.ok() ? "step " + FormatSeconds(o.step_s) : o.why) << "\n";
-  std::cerr << line.str() << std::flush;
 }
 
 // The ranked table of the strategies that fit (`ranked` is ranked), the parallelism of the
@@ -179,6 +169,33 @@ void AgreeOnArguments(const std::vector<std::string>& args, const comm::MpiSessi
   }
 }
 
+// What the tune varies and keeps, from its flags: the model's batch and layers, --with,
+// --micro-batch-size fixed, --max-micro-batches, and the defaults of an LLM on GPUs (printed;
+// `tuned` gains the --attention flag each candidate is then built with).
+planner::CandidateSpace SpaceFromArgs(const ParsedArgs& parsed, const sim::ClusterSpec& spec,
+                                      std::vector<std::string>& tuned) {
+  planner::CandidateSpace space;
+  space.devices = spec.nodes() * spec.devices_per_node();
+  space.per_node = spec.devices_per_node();
+  space.base = FromFlag("with", [&] {
+    return planner::ParseTuneOptions(parsed.Given("with") ? parsed.Get("with") : "");
+  });
+  planner::TunedModel model = TunedModelFromArgs(parsed);
+  const bool fused = model.fused_attention;
+  for (const std::string& line :
+       planner::FitSpaceToModel(space, model, spec.device().kind() == sim::DEVICE_KIND_GPU)) {
+    std::cerr << line << "\n";
+  }
+  if (model.fused_attention && !fused) tuned.insert(tuned.end(), {"--attention", "fused"});
+  if (parsed.Given("micro-batch-size")) {
+    space.micro_batch_size = parsed.GetInt("micro-batch-size", 1, 1 << 30);
+  }
+  if (parsed.Given("max-micro-batches")) {
+    space.max_mb = parsed.GetInt("max-micro-batches", 1, 1 << 30);
+  }
+  return space;
+}
+
 }  // namespace
 
 int RunTuneCommand(const std::vector<std::string>& args, std::ostream& out) {
@@ -192,21 +209,15 @@ int RunTuneCommand(const std::vector<std::string>& args, std::ostream& out) {
     throw InvalidArgumentError(
         "--strategy: tune chooses the strategies itself (--with adds options)");
   }
-  const parallel::Strategy base = FromFlag("with", [&] {
-    return planner::ParseTuneOptions(parsed.Given("with") ? parsed.Get("with") : "");
-  });
   const sim::Topology topology(ClusterFromArgs(parsed));
+  std::vector<std::string> tuned = args;  // each candidate's flags, with the tune's defaults
+  const planner::CandidateSpace space = SpaceFromArgs(parsed, topology.spec(), tuned);
   const int64_t devices = topology.devices();
-  planner::CandidateSpace space;
-  space.devices = devices;
-  space.per_node = topology.spec().devices_per_node();
-  space.max_mb = parsed.GetInt("max-micro-batches", 1, 1024);
-  space.base = base;
   const std::vector<parallel::Strategy> candidates = planner::EnumerateCandidates(space);
   const graph::OpRegistry registry = ops::BuiltinOps();
-  const std::string warning =
-      planner::SetupWarning(parsed.Get("model") != "mlp", base.precision,
-                            parsed.Get("attention") == "fused", topology.spec());
+  const std::string warning = planner::SetupWarning(
+      parsed.Get("model") != "mlp", space.base.precision,
+      parser.Parse(tuned).Get("attention") == "fused", topology.spec());
   if (!warning.empty()) std::cerr << warning << " (--with precision=bf16)\n";
   std::unique_ptr<comm::MpiSession> mpi;
   if (comm::MpiSession::LaunchedByMpirun())
@@ -227,13 +238,15 @@ int RunTuneCommand(const std::vector<std::string>& args, std::ostream& out) {
   options.exhaustive = parsed.Given("exhaustive");
   options.fold = FoldModeFromArgs(parsed);
   const planner::ModelBuilder build = [&](const parallel::Strategy& candidate) {
-    return BuildModelFromArgs(CandidateArgs(parser, args, candidate, devices), registry);
+    return BuildModelFromArgs(CandidateArgs(parser, tuned, candidate, devices), registry);
   };
   planner::Tuner tuner(build, registry, topology, options);
   std::signal(SIGINT, OnInterrupt);
   planner::TuneHooks hooks;
   hooks.stop = [] { return interrupted != 0; };
-  hooks.progress = PrintProgress;
+  hooks.progress = [](const planner::TuneProgress& p) {
+    std::cerr << planner::ProgressLine(p) << std::flush;
+  };
   hooks.screened = [&out](size_t screened, double seconds) {
     std::cerr << "[screened " << screened << " candidates by their models in "
               << FormatSeconds(seconds) << "]\n";

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <limits>
 #include <optional>
+#include <sstream>
 
 #include "engine/compiler/parallelism.h"
 #include "engine/core/error.h"
@@ -15,7 +16,6 @@
 namespace twinflow::planner {
 namespace {
 
-using parallel::Field;
 using parallel::Strategy;
 
 double SecondsSince(std::chrono::steady_clock::time_point start) {
@@ -28,8 +28,6 @@ double SecondsSince(std::chrono::steady_clock::time_point start) {
 constexpr size_t kBatch = 8;
 
 }  // namespace
-
-bool FixesRetry(const Strategy& options, Field field) { return options.Gives(field); }
 
 struct Tuner::State {
   const ModelBuilder& build;
@@ -47,7 +45,6 @@ struct Tuner::State {
         c, [&] { return build(c); }, model);
   }
   Outcome Evaluate(const Strategy& candidate, int64_t index, double to_beat);
-  Outcome EvaluateOrSave(const Strategy& candidate, int64_t index, double to_beat);
   void Simulated(const Strategy& candidate, std::optional<models::BuiltModel>& model, Outcome& o);
 };
 
@@ -120,28 +117,15 @@ Outcome Tuner::State::Evaluate(const Strategy& candidate, int64_t index, double 
   return o;
 }
 
-// Out of memory: tried again with zero=1 (with dp), then also with recompute=full, each trading
-// a little time for memory, keeping the first that fits; neither where the options fix it.
-Outcome Tuner::State::EvaluateOrSave(const Strategy& candidate, int64_t index, double to_beat) {
-  Outcome o = Evaluate(candidate, index, to_beat);
-  Strategy again = candidate;
-  for (const Field field : {Field::kZero, Field::kRecompute}) {
-    if (o.verdict != Verdict::kOutOfMemory) break;
-    if (FixesRetry(candidate, field) || (field == Field::kZero && candidate.dp == 1)) continue;
-    if (field == Field::kZero) again.zero = parallel::ZeroStage::kOptimizerState;
-    if (field == Field::kRecompute) again.recompute = parallel::Recompute::kFull;
-    const std::string what =
-        field == Field::kZero ? std::string("zero=1") : std::string("recompute=full");
-    const Outcome saved = Evaluate(again, index, to_beat);
-    if (saved.ok()) {
-      o = saved;
-    } else if (saved.verdict == Verdict::kOutOfMemory) {
-      o.why += ", " + FormatBytes(saved.peak_bytes) + " with " + what;
-    } else if (saved.verdict == Verdict::kNotSimulated) {
-      o.why += "; with " + what + " " + saved.why;
-    }
-  }
-  return o;
+std::string ProgressLine(const TuneProgress& p) {
+  const Outcome& o = *p.outcome;
+  std::ostringstream line;
+  line << "["
+       << (p.members > 1 ? std::string(p.member_noun) + " " + std::to_string(p.member) + ": " : "")
+       << p.done << "/" << p.share << ", " << FormatSeconds(p.wall_s) << ", about "
+       << FormatSeconds(p.left_s) << " left] " << o.candidate.Compact() << ": "
+       << (o.ok() ? "step " + FormatSeconds(o.step_s) : o.why) << "\n";
+  return line.str();
 }
 
 Tuner::Tuner(const ModelBuilder& build, const graph::OpRegistry& registry,
@@ -208,7 +192,7 @@ std::vector<Outcome> Tuner::Run(const std::vector<Strategy>& candidates,
       // member, but balance worse; measured 10% slower at 1,024 GPUs.
       if (static_cast<int>(p % members) != member) continue;
       const int64_t index = order[p];
-      batch.push_back(state_->EvaluateOrSave(candidates[index], index, to_beat));
+      batch.push_back(state_->Evaluate(candidates[index], index, to_beat));
       line.done++;
       line.wall_s = SecondsSince(start);
       line.left_s = line.wall_s / static_cast<double>(line.done) *

@@ -1,8 +1,9 @@
 #pragma once
 // The tuner both front ends drive (`twinflow tune`, `tw.tune`): it screens every candidate by
 // its model (memory floor, step-time bound), evaluates them fastest bound first in batches,
-// compiling and simulating each, tries one that runs out of memory again with zero=1 and then
-// also recompute=full (each unless the options fix it), and ranks those that fit. Outcomes are
+// compiling and simulating each that could still rank (branch and bound: a candidate whose
+// bound is slower than the top's slowest is not simulated), and ranks those that fit. ZeRO-1
+// and recomputation are candidates' own fields (tune_candidates.h), not retries. Outcomes are
 // typed (tune_outcome.h); the same inputs rank identically from either front end, and across
 // any number of processes sharing the candidates (tune_group.h).
 #include <cstdint>
@@ -42,6 +43,10 @@ struct TuneProgress {
   const Outcome* outcome = nullptr;  // the candidate just evaluated
 };
 
+// The progress line both front ends print (newline-ended, written whole: jobs share a terminal):
+// "[job 1: 3/98, 1.2 s, about 40 s left] dp=...: step 7.74 s".
+std::string ProgressLine(const TuneProgress& progress);
+
 struct TuneHooks {
   std::function<void(const TuneProgress&)> progress;  // after each candidate (may be empty)
   std::function<void(size_t screened, double seconds)> screened;  // after the screen
@@ -71,8 +76,5 @@ class Tuner {
   struct State;
   std::unique_ptr<State> state_;
 };
-
-// Whether `options` fixes what the retry ladder would change: a zero= or recompute= given.
-bool FixesRetry(const parallel::Strategy& options, parallel::Field field);
 
 }  // namespace twinflow::planner

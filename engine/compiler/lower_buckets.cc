@@ -19,7 +19,7 @@ constexpr int64_t kFirstBucketBytes = int64_t{1} << 20;
 std::optional<Lowerer::BucketKey> Lowerer::BucketKeyOf(const sbp::BoxingStep& step, int64_t group,
                                                        const std::vector<int64_t>& inputs) const {
   if (bucket_bytes_ <= 0 || step.kind != sbp::BoxingStepKind::kAllReduce ||
-      current_pass_ != plan::PASS_OPTIMIZER) {
+      current_pass_ != plan::PASS_OPTIMIZER || !step_ends_exchange_) {
     return std::nullopt;
   }
   for (int64_t regst : inputs) {

@@ -1,6 +1,8 @@
 // The registers an op's input reads: the producer's, accumulated (ACC), boxed and repeated
 // (REPEAT) as the consumer's layout and rate ask, each value shared by every reader of it
 // (compiler.md, "Inputs: the producer's registers, boxed and rate-changed").
+#include <algorithm>
+
 #include "engine/compiler/lower_internal.h"
 #include "engine/core/error.h"
 #include "engine/sbp/slicing.h"
@@ -39,6 +41,12 @@ std::vector<int64_t> Lowerer::RegstsFor(TensorId tensor, const Layout& layout, R
   if (!(produced == layout)) {
     const sbp::BoxingPlan& boxing = PlannedBoxing(tensor, consumer, layout);
     for (size_t s = 0; s < boxing.steps.size(); ++s) {
+      // A bucket joins only an all-reduce that no exchange between devices follows: a later
+      // send/recv mixing the members of several groups would make each group's bucket wait
+      // for the others' (a cycle through the buckets' shared output registers).
+      step_ends_exchange_ = std::all_of(
+          boxing.steps.begin() + static_cast<std::ptrdiff_t>(s) + 1, boxing.steps.end(),
+          [](const sbp::BoxingStep& later) { return later.kind == sbp::BoxingStepKind::kLocalSlice; });
       current = Shared(BoxedKey(tensor, boxing.steps[s].to, current_rate_),
                        [&] { return LowerStep(node, boxing.steps[s], current, s); });
     }

@@ -228,6 +228,17 @@ int64_t BuiltinBatch(const std::string& name, const py::dict& config) {
   return GptConfigFrom(models::ParseDecoderFamily(name), config).batch;
 }
 
+// What the tuner reads of model `name` under `config` (planner::TunedModel): (batch, layers,
+// decoder, fused attention, attention given, recompute= changes it).
+py::tuple BuiltinExtent(const std::string& name, const py::dict& config) {
+  if (name == "mlp") {
+    return py::make_tuple(MlpConfigFrom(config).batch, 0, false, false, false, true);
+  }
+  const models::GptConfig c = GptConfigFrom(models::ParseDecoderFamily(name), config);
+  return py::make_tuple(c.batch, c.layers, true, c.attention == ops::AttentionKind::kFused,
+                        config.contains("attention"), true);
+}
+
 // One of the models the CLI builds (mlp, gpt or llama), from a config dict of its sizes.
 Model BuiltinModel(const std::string& name, const py::dict& config, const std::string& strategy,
                    int64_t devices, const std::optional<std::string>& optimizer, uint64_t seed) {
@@ -310,6 +321,7 @@ void BindGraph(py::module_& m) {
   BindModel(m);
   BindBuilder(m);
   m.def("builtin_batch", &BuiltinBatch, py::arg("name"), py::arg("config"));
+  m.def("builtin_extent", &BuiltinExtent, py::arg("name"), py::arg("config"));
   // The optimizer text as the engine reads it back (InvalidArgumentError naming a bad field).
   m.def("parse_optimizer",
         [](const std::string& text) { return graph::OptimizerText(graph::ParseOptimizer(text)); });

@@ -22,7 +22,8 @@ namespace {
 struct TuneArgs {
   std::string cluster = "dgx-h100";
   std::optional<int> nodes;
-  int64_t max_micro_batches = 8;
+  int64_t max_micro_batches = 0;  // 0: no cap
+  int64_t micro_batch_size = 0;   // 0: every size
   std::string options;
   int64_t top = 20;
   bool exhaustive = false;
@@ -31,30 +32,23 @@ struct TuneArgs {
   bool pipeline = true;           // the graph has pipeline stages
   bool sequence_parallel = true;  // the graph has sequence-parallel pins
   bool progress = true;
+  planner::TunedModel model;      // what the tuner reads of the model
 };
 
-void PrintLine(const planner::TuneProgress& p) {
-  const planner::Outcome& o = *p.outcome;
-  std::ostringstream line;
-  line << "["
-       << (p.members > 1 ? std::string(p.member_noun) + " " + std::to_string(p.member) + ": " : "")
-       << p.done << "/" << p.share << ", " << FormatSeconds(p.wall_s) << ", about "
-       << FormatSeconds(p.left_s) << " left] " << o.candidate.Compact() << ": "
-       << (o.ok() ? "step " + FormatSeconds(o.step_s) : o.why) << "\n";
-  std::cerr << line.str() << std::flush;
-}
-
-// (rows as JSON text, candidates, interrupted). `build(strategy_text, devices)` returns a Model.
-py::tuple Tune(const py::function& build, const TuneArgs& a) {
-  if (a.jobs < 1 || a.jobs > 8) throw InvalidArgumentError("jobs must be in [1, 8]");
-  const sim::Topology topology(sim::LoadCluster(a.cluster, a.nodes));
-  planner::CandidateSpace space;
-  space.devices = topology.devices();
-  space.per_node = topology.spec().devices_per_node();
-  if (a.max_micro_batches < 1 || a.max_micro_batches > 1024) {
-    throw InvalidArgumentError("max_micro_batches must be in [1, 1024]");
+// The candidates' space of `a` on `spec`, fitted to its model (whose attention FitSpaceToModel
+// may make fused); prints the defaults it chose when `a.progress`.
+planner::CandidateSpace SpaceOf(TuneArgs& a, const sim::ClusterSpec& spec) {
+  if (a.max_micro_batches < 0 || a.max_micro_batches > (1 << 30)) {
+    throw InvalidArgumentError("max_micro_batches must be positive");
   }
+  if (a.micro_batch_size < 0 || a.micro_batch_size > (1 << 30)) {
+    throw InvalidArgumentError("micro_batch_size must be positive");
+  }
+  planner::CandidateSpace space;
+  space.devices = spec.nodes() * spec.devices_per_node();
+  space.per_node = spec.devices_per_node();
   space.max_mb = a.max_micro_batches;
+  space.micro_batch_size = a.micro_batch_size;
   try {
     space.base = planner::ParseTuneOptions(a.options);
   } catch (const Error& e) {
@@ -62,6 +56,19 @@ py::tuple Tune(const py::function& build, const TuneArgs& a) {
   }
   space.pipeline = a.pipeline;
   space.sequence_parallel = a.sequence_parallel;
+  for (const std::string& line :
+       planner::FitSpaceToModel(space, a.model, spec.device().kind() == sim::DEVICE_KIND_GPU)) {
+    if (a.progress) std::cerr << line << "\n";
+  }
+  return space;
+}
+
+// (rows as JSON text, candidates, interrupted). `build(strategy_text, devices, fused)` returns a
+// Model (fused: with fused attention, which the tuner chose for an LLM on GPUs).
+py::tuple Tune(const py::function& build, TuneArgs a) {
+  if (a.jobs < 1 || a.jobs > 8) throw InvalidArgumentError("jobs must be in [1, 8]");
+  const sim::Topology topology(sim::LoadCluster(a.cluster, a.nodes));
+  const planner::CandidateSpace space = SpaceOf(a, topology.spec());
   const std::vector<parallel::Strategy> candidates = planner::EnumerateCandidates(space);
   const graph::OpRegistry registry = ops::BuiltinOps();
   planner::TuneOptions options;
@@ -72,7 +79,7 @@ py::tuple Tune(const py::function& build, const TuneArgs& a) {
   bool interrupted = false;
   const planner::ModelBuilder builder = [&](const parallel::Strategy& s) {
     try {
-      return build(s.Compact(), topology.devices()).cast<Model>().built;
+      return build(s.Compact(), topology.devices(), a.model.fused_attention).cast<Model>().built;
     } catch (py::error_already_set& e) {
       // Ctrl-C inside a build ends the tune after it, the candidate dropped; any other Python
       // error of the build (the engine's kinds among them) drops the candidate as an Error
@@ -92,7 +99,9 @@ py::tuple Tune(const py::function& build, const TuneArgs& a) {
     }
     return interrupted;
   };
-  if (a.progress) hooks.progress = PrintLine;
+  if (a.progress) hooks.progress = [](const planner::TuneProgress& p) {
+    std::cerr << planner::ProgressLine(p) << std::flush;
+  };
   planner::Tuner tuner(builder, registry, topology, options);
   const std::vector<int64_t> order = tuner.Order(candidates, hooks, true);
   std::cerr.flush();
@@ -102,38 +111,55 @@ py::tuple Tune(const py::function& build, const TuneArgs& a) {
   return py::make_tuple(planner::OutcomesJson(outcomes), candidates.size(), interrupted);
 }
 
+planner::TunedModel TunedModelOf(const py::tuple& model) {
+  if (model.size() != 6) {
+    throw InvalidArgumentError("model: (batch, layers, decoder, fused, given, recomputes)");
+  }
+  return planner::TunedModel{model[0].cast<int64_t>(), model[1].cast<int64_t>(),
+                             model[2].cast<bool>(),    model[3].cast<bool>(),
+                             model[4].cast<bool>(),    model[5].cast<bool>()};
+}
+
 }  // namespace
 
 void BindTune(py::module_& m) {
-  // The strategies the tuner tries on `devices` devices, `per_node` to a node
-  // (planner/tune_candidates.h), as their compact texts.
+  // The strategies the tuner tries on `cluster` x `nodes` for a model `model` (builtin_extent's
+  // tuple), as their compact texts (planner/tune_candidates.h).
   m.def(
       "tune_candidates",
-      [](int64_t devices, int64_t per_node, int64_t max_micro_batches, const std::string& options,
+      [](const std::string& cluster, std::optional<int> nodes, const py::tuple& model,
+         int64_t max_micro_batches, int64_t micro_batch_size, const std::string& options,
          bool pipeline, bool sequence_parallel) {
-        planner::CandidateSpace space{devices,           per_node,
-                                      max_micro_batches, planner::ParseTuneOptions(options),
-                                      pipeline,          sequence_parallel};
+        TuneArgs a;
+        a.cluster = cluster, a.nodes = nodes, a.model = TunedModelOf(model);
+        a.max_micro_batches = max_micro_batches, a.micro_batch_size = micro_batch_size;
+        a.options = options, a.pipeline = pipeline, a.sequence_parallel = sequence_parallel;
+        a.progress = false;
         std::vector<std::string> out;
-        for (const parallel::Strategy& c : planner::EnumerateCandidates(space)) {
+        const sim::ClusterSpec spec = sim::LoadCluster(cluster, nodes);
+        for (const parallel::Strategy& c : planner::EnumerateCandidates(SpaceOf(a, spec))) {
           out.push_back(c.Compact());
         }
         return out;
       },
-      py::arg("devices"), py::arg("per_node"), py::arg("max_micro_batches"),
-      py::arg("options") = "", py::arg("pipeline") = true, py::arg("sequence_parallel") = true);
+      py::arg("cluster"), py::arg("nodes"), py::arg("model"), py::arg("max_micro_batches") = 0,
+      py::arg("micro_batch_size") = 0, py::arg("options") = "", py::arg("pipeline") = true,
+      py::arg("sequence_parallel") = true);
   m.def(
       "tune",
       [](const py::function& build, const std::string& cluster, std::optional<int> nodes,
-         int64_t max_micro_batches, const std::string& options, int64_t top, bool exhaustive,
-         int jobs, bool replica, bool pipeline, bool sequence_parallel, bool progress) {
-        return Tune(build, TuneArgs{cluster, nodes, max_micro_batches, options, top, exhaustive,
-                                    jobs, replica, pipeline, sequence_parallel, progress});
+         const py::tuple& model, int64_t max_micro_batches, int64_t micro_batch_size,
+         const std::string& options, int64_t top, bool exhaustive, int jobs, bool replica,
+         bool pipeline, bool sequence_parallel, bool progress) {
+        return Tune(build, TuneArgs{cluster, nodes, max_micro_batches, micro_batch_size, options,
+                                    top, exhaustive, jobs, replica, pipeline, sequence_parallel,
+                                    progress, TunedModelOf(model)});
       },
-      py::arg("build"), py::arg("cluster"), py::arg("nodes") = py::none(),
-      py::arg("max_micro_batches") = 8, py::arg("options") = "", py::arg("top") = 20,
-      py::arg("exhaustive") = false, py::arg("jobs") = 1, py::arg("replica") = false,
-      py::arg("pipeline") = true, py::arg("sequence_parallel") = true, py::arg("progress") = true);
+      py::arg("build"), py::arg("cluster"), py::arg("nodes") = py::none(), py::arg("model"),
+      py::arg("max_micro_batches") = 0, py::arg("micro_batch_size") = 0, py::arg("options") = "",
+      py::arg("top") = 20, py::arg("exhaustive") = false, py::arg("jobs") = 1,
+      py::arg("replica") = false, py::arg("pipeline") = true, py::arg("sequence_parallel") = true,
+      py::arg("progress") = true);
 }
 
 }  // namespace twinflow::python

@@ -71,7 +71,9 @@ def _decoder(name, strategy, devices, preset, hf_config, optimizer, attention, d
     if unknown:
         raise _C.InvalidArgumentError(f"{name}: unknown sizes {unknown} (expected "
                                       f"{', '.join(_DECODER_SIZES)})")
-    config = dict(sizes, attention=attention, device=device)
+    config = dict(sizes, device=device)
+    if attention is not None:  # None: unfused, and left to tw.tune (fused for LLMs on GPUs)
+        config["attention"] = attention
     if preset is not None:
         config["preset"] = preset
     if hf_config is not None:
@@ -79,18 +81,19 @@ def _decoder(name, strategy, devices, preset, hf_config, optimizer, attention, d
     return BuiltinModel(name, config, strategy, devices, optimizer)
 
 
-def gpt(strategy="auto", devices=None, preset=None, optimizer=None, attention="unfused",
+def gpt(strategy="auto", devices=None, preset=None, optimizer=None, attention=None,
         device="cpu", hf_config=None, **sizes):
     """The GPT decoder of models/gpt.cc; preset="gpt3-175b" for GPT-3's sizes (96 layers,
     hidden 12288, 96 heads, 2048 tokens, vocabulary 50257), or hf_config a Hugging Face
     config.json of model_type gpt2; sizes: layers, hidden, heads, kv_heads, ffn, sequence, vocab,
     batch. optimizer: None trains with AdamW, as LLMs are. attention: "unfused" (a graph of small
-    ops) or "fused" (one fused_attention op, O(sequence) memory). device: "cpu" or "cuda", the
+    ops) or "fused" (one fused_attention op, O(sequence) memory); None: unfused, and tw.tune
+    tunes an LLM on GPUs with fused attention. device: "cpu" or "cuda", the
     type of every placement."""
     return _decoder("gpt", strategy, devices, preset, hf_config, optimizer, attention, device, sizes)
 
 
-def llama(strategy="auto", devices=None, preset=None, optimizer=None, attention="unfused",
+def llama(strategy="auto", devices=None, preset=None, optimizer=None, attention=None,
           device="cpu", hf_config=None, **sizes):
     """The Llama decoder (models/gpt.cc with RMSNorm, a SwiGLU MLP, rotary positions,
     grouped-query attention, no biases, an untied head). preset: "llama2-7b", "llama2-13b",

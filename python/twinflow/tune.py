@@ -83,39 +83,68 @@ class TuneReport:
 
 
 def _builder(target, examples):
-    """(build, pipeline, sequence_parallel): how the tuner builds one candidate's model of
-    `target` (a tw.models model, or a tw.Graph traced on `examples`), and which options can
-    change that model's graph."""
+    """(build, pipeline, sequence_parallel, model): how the tuner builds one candidate's model
+    of `target` (a tw.models model, or a tw.Graph traced on `examples`), which options can
+    change that model's graph, and what the tuner reads of the model (its batch, layers and
+    attention: _C.builtin_extent's tuple)."""
     from .models import BuiltinModel
     if isinstance(target, BuiltinModel):
         if examples:
             raise _C.InvalidArgumentError("tune: a tw.models model takes no example inputs")
-        return target._build, True, target.name != "mlp"
+
+        def build(strategy, devices, fused):
+            # fused: the tuner chose fused attention for an LLM on GPUs whose attention was
+            # left to it.
+            model = target
+            if fused and target.config.get("attention") != "fused":
+                model = BuiltinModel(target.name, dict(target.config, attention="fused"),
+                                     target.strategy, target.devices, target.optimizer,
+                                     target.seed)
+            return model._build(strategy, devices)
+        return (build, True, target.name != "mlp",
+                _C.builtin_extent(target.name, target.config))
     if not examples:
         raise _C.InvalidArgumentError("tune: pass the graph's example inputs (the whole batch)")
     specs = target._specs_of(examples)
-    # Python graphs pin no sequence-parallel layouts, and gain from pp only where build()
-    # places its layers on stages (set_stage).
-    return (lambda strategy, devices: target._model(specs, strategy, devices),
-            target._stages_used(specs), False)
+    # Python graphs pin no sequence-parallel layouts, gain from pp only where build() places
+    # its layers on stages (set_stage), and recompute the modules marked so, whatever the
+    # strategy says.
+    batch = int(examples[0].shape[0]) if getattr(examples[0], "shape", None) else 0
+    return (lambda strategy, devices, fused: target._model(specs, strategy, devices),
+            target._stages_used(specs), False, (batch, 0, False, False, False, False))
 
 
-def tune(target, *example_inputs, cluster="dgx-h100", nodes=None, max_micro_batches=8,
-         options="", top=20, exhaustive=False, jobs=1, replica=False, progress=True):
+def tune(target, *example_inputs, cluster="dgx-h100", nodes=None, max_micro_batches=None,
+         micro_batch_size=None, options="", top=20, exhaustive=False, jobs=1, replica=False,
+         progress=True):
     """Ranks the strategies `cluster` x `nodes` allows for `target` by simulated step time,
     with the planner `twinflow tune` drives (so both rank alike): a tw.models model, or a
-    tw.Graph on example inputs (the whole batch). options: strategy options every candidate
-    keeps ("precision=bf16"); top: rows ranked (a candidate that cannot join them is not
-    simulated unless exhaustive); jobs: processes sharing the candidates (forked); replica:
-    each candidate folded to one data-parallel replica. Ctrl-C stops after the candidate in
+    tw.Graph on example inputs (the whole batch). Every micro-batch count the batch allows is
+    tried (max_micro_batches caps them; micro_batch_size fixes Megatron's micro-batch size), and
+    an LLM on GPUs is tuned in bf16 with fused attention unless options give a precision or
+    the model its attention. options: strategy options every candidate keeps
+    ("recompute=full"); top: rows ranked (a candidate that cannot join them is not simulated
+    unless exhaustive); jobs: processes sharing the candidates (forked); replica: each
+    candidate folded to one data-parallel replica. Ctrl-C stops after the candidate in
     progress and ranks those done. The graph's own compiled state is left as it was. Returns a
     TuneReport."""
-    build, pipeline, sp = _builder(target, example_inputs)
+    build, pipeline, sp, model = _builder(target, example_inputs)
     capacity = _C.cluster_shape(cluster, nodes)[2]
     start = time.monotonic()
-    rows, _, interrupted = _C.tune(build, cluster, nodes, max_micro_batches, options, top,
-                                   exhaustive, jobs, replica, pipeline, sp, progress)
+    rows, _, interrupted = _C.tune(build, cluster, nodes, model, _count(max_micro_batches,
+                                   "max_micro_batches"), _count(micro_batch_size,
+                                   "micro_batch_size"), options, top, exhaustive, jobs,
+                                   replica, pipeline, sp, progress)
     return TuneReport(json.loads(rows), capacity, interrupted, time.monotonic() - start)
+
+
+def _count(value, name):
+    """A positive count, or None (0 to the engine: unset); anything else is refused by name."""
+    if value is None:
+        return 0
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise _C.InvalidArgumentError(f"{name} must be a positive integer, not {value!r}")
+    return value
 
 
 def _main(argv):

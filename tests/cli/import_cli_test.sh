@@ -10,12 +10,10 @@ configs="$(cd "$(dirname "$0")/../../examples/configs" && pwd)"
 
 # The shipped Megatron-LM launch of Llama-2-7B: everything after pretrain_gpt.py is read.
 megatron="$(sed -n '/^ *pretrain_gpt.py/,$p' "$configs/megatron_llama2_7b.sh" | tr -d '\\\n')"
-# Without --use-distributed-optimizer: with it (zero=1), this 64-micro-batch Plan deadlocks in
-# simulation on main today (an open bug, noted in issue 36's notes).
 check "sim --megatron-args runs a Megatron 7B line on 4 nodes" 0 "simulated llama, strategy dp=16,tp=2" out -- \
-  sim --megatron-args "${megatron/--use-distributed-optimizer/}" --cluster dgx-h100 --nodes 4
+  sim --megatron-args "$megatron" --cluster dgx-h100 --nodes 4
 verify "its model line is printed" grep -q -- "--megatron-args: model llama --layers 32 --hidden 4096" "$work/err"
-verify "its strategy line is printed" grep -q -- "--megatron-args: strategy tp=2,pp=1,sp=true,precision=bf16" "$work/err"
+verify "its strategy line is printed" grep -q -- "--megatron-args: strategy tp=2,pp=1,sp=true,zero=1,precision=bf16" "$work/err"
 verify "the flags of no cost are listed in one line" grep -q -- "--megatron-args: ignored (no cost here):.*--lr" "$work/err"
 check "a flag given twice, by the line and by hand, is named" 2 "--layers is given on the command line and by --megatron-args" err -- \
   sim --megatron-args "$megatron" --layers 4 --cluster dgx-h100

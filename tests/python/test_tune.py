@@ -2,6 +2,7 @@
 built-in model, by the planner `twinflow tune` drives."""
 import json
 import pathlib
+import re
 import signal
 import subprocess
 import sys
@@ -13,6 +14,11 @@ import twinflow as tw
 tune_module = sys.modules["twinflow.tune"]  # the module, which tw.tune (the function) hides
 
 from conftest import Mlp, TrainStep
+
+
+# What the tuner reads of _graph() on _batch(): a batch of 16, no layers to stage, no decoder,
+# and recomputation its modules' own.
+_GRAPH_MODEL = (16, 0, False, False, False, False)
 
 
 def _graph():
@@ -30,7 +36,8 @@ def test_tune_ranks_every_candidate_by_simulated_step(tmp_path):
     step, (x, y) = _graph(), _batch()
     report = tw.tune(step, x, y, cluster="dgx-h100", max_micro_batches=2, progress=False)
     # A Python graph without set_stage or sequence-parallel pins: pp, vp and sp change nothing.
-    candidates = tw._C.tune_candidates(8, 8, 2, pipeline=False, sequence_parallel=False)
+    candidates = tw._C.tune_candidates("dgx-h100", None, _GRAPH_MODEL, 2, pipeline=False,
+                                        sequence_parallel=False)
     assert len(report.rows) == len(candidates) and not report.interrupted
     assert all(",pp=1," in r["strategy"] and "sp=" not in r["strategy"] for r in report.rows)
     ranked = report.ranked
@@ -55,17 +62,20 @@ def test_ctrl_c_ranks_the_candidates_done(monkeypatch):
     build = step._model
     calls = []
 
-    # The screen builds one model per (dp, tp) family (4 here), evaluation one per candidate:
-    # Ctrl-C while the second candidate's model is built.
+    everything = tw._C.tune_candidates("dgx-h100", None, _GRAPH_MODEL, 2, pipeline=False,
+                                        sequence_parallel=False)
+    # The screen builds one model per family (the candidates alike but for mb), evaluation one
+    # per candidate: Ctrl-C while the second candidate's model is built.
+    families = len({re.sub(r",mb=\d+", "", c) for c in everything})
+
     def interrupted_third(*args):
         calls.append(1)
-        if len(calls) == 6:
+        if len(calls) == families + 2:
             signal.raise_signal(signal.SIGINT)
         return build(*args)
 
     monkeypatch.setattr(step, "_model", interrupted_third)
     report = tw.tune(step, x, y, cluster="dgx-h100", max_micro_batches=2, progress=False)
-    everything = tw._C.tune_candidates(8, 8, 2, pipeline=False, sequence_parallel=False)
     assert report.interrupted and 0 < len(report.rows) < len(everything)
     assert step._options["strategy"] == "dp=2"
 
@@ -86,7 +96,13 @@ def test_the_cli_and_tw_tune_rank_alike(tmp_path):
     assert [r for r in report.rows if r["fits"]] == [r for r in rows if r["fits"]]
     assert [(r["strategy"], r["verdict"]) for r in report.rows] == \
         [(r["strategy"], r["verdict"]) for r in rows]
-    assert len(rows) == len(tw._C.tune_candidates(8, 8, 2, "precision=bf16"))
+    model = tw._C.builtin_extent("gpt", sizes)
+    assert len(rows) == len(tw._C.tune_candidates("dgx-h100", None, model, 2,
+                                                  options="precision=bf16"))
+    # An LLM on GPUs with its attention left to the tuner is tuned with fused attention, and
+    # both front ends try ZeRO-1 and recomputation as candidates of their own.
+    assert any("zero=1" in r["strategy"] for r in rows)
+    assert any("recompute=full" in r["strategy"] for r in rows)
     assert any(",pp=2," in r["strategy"] for r in report.ranked)
 
 
