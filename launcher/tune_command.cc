@@ -45,9 +45,10 @@ ArgParser TuneParser() {
   AddModelFlags(parser);
   AddClusterFlags(parser);
   AddFoldFlag(parser);
-  parser.Optional("max-micro-batches", "N",
-                  "the most micro-batches per step to try (default: every count that divides a "
-                  "replica's share of the batch)")
+  parser
+      .Optional("max-micro-batches", "N",
+                "the most micro-batches per step to try (default: every count that divides a "
+                "replica's share of the batch)")
       .Optional("jobs", "N",
                 "processes sharing the candidates, forked from this one (the ranking is one "
                 "process's bit for bit; not under mpirun, whose ranks share them) (default: this "
@@ -215,9 +216,9 @@ int RunTuneCommand(const std::vector<std::string>& args, std::ostream& out) {
   const int64_t devices = topology.devices();
   const std::vector<parallel::Strategy> candidates = planner::EnumerateCandidates(space);
   const graph::OpRegistry registry = ops::BuiltinOps();
-  const std::string warning = planner::SetupWarning(
-      parsed.Get("model") != "mlp", space.base.precision,
-      parser.Parse(tuned).Get("attention") == "fused", topology.spec());
+  const std::string warning =
+      planner::SetupWarning(parsed.Get("model") != "mlp", space.base.precision,
+                            parser.Parse(tuned).Get("attention") == "fused", topology.spec());
   if (!warning.empty()) std::cerr << warning << " (--with precision=bf16)\n";
   std::unique_ptr<comm::MpiSession> mpi;
   if (comm::MpiSession::LaunchedByMpirun())

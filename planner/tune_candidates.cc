@@ -72,7 +72,7 @@ std::vector<parallel::Strategy> EnumerateCandidates(const CandidateSpace& space)
   std::vector<parallel::Strategy> out;
   for (int64_t tp = 1; tp <= std::min(devices, space.per_node); tp *= 2) {
     for (int64_t pp = 1; tp * pp <= devices && (pp == 1 || space.pipeline); pp *= 2) {
-      if (devices % (tp * pp) != 0) continue;
+      if (devices % (tp * pp) != 0 || (space.layers > 0 && pp > space.layers)) continue;
       const int64_t dp = devices / (tp * pp);
       for (const int64_t mb : MicroBatchCounts(space, dp, pp)) {
         for (const auto& [schedule, vp] : Schedules(pp, mb, space.layers)) {
@@ -103,11 +103,13 @@ std::vector<std::string> FitSpaceToModel(CandidateSpace& space, TunedModel& mode
   if (gpu_llm && !space.base.Gives(Field::kPrecision)) {
     space.base.precision = DType::kBF16;
     space.base.Give(Field::kPrecision);
-    lines.push_back("tuning in bf16, as LLMs train on GPUs (precision=fp32 in the options to change)");
+    lines.push_back(
+        "tuning in bf16, as LLMs train on GPUs (precision=fp32 in the options to change)");
   }
   if (gpu_llm && !model.attention_given && !model.fused_attention) {
     model.fused_attention = true;
-    lines.push_back("tuning with fused attention, as LLMs train on GPUs (choose the attention to change)");
+    lines.push_back(
+        "tuning with fused attention, as LLMs train on GPUs (choose the attention to change)");
   }
   space.batch = model.batch;
   space.layers = model.layers;

@@ -23,8 +23,8 @@ struct CandidateSpace {
   // size that divides the replica's share.
   int64_t micro_batch_size = 0;
   int64_t max_mb = 0;  // the most micro-batches per step; 0: no cap (needs a batch)
-  // The blocks pipeline stages cut (a decoder's layers): vp takes every V in [2, kMaxChunks]
-  // with layers % (pp x V) == 0; 0 (unknown): V = 2 only.
+  // The blocks pipeline stages cut (a decoder's layers): pp takes at most this many, vp every V
+  // in [2, kMaxChunks] with layers % (pp x V) == 0; 0 (unknown): any pp, V = 2 only.
   int64_t layers = 0;
   parallel::Strategy base;  // the options every candidate keeps (--with)
   // What the model's graph can express: a graph without pipeline stages (a Python graph that

@@ -44,9 +44,10 @@ std::vector<int64_t> Lowerer::RegstsFor(TensorId tensor, const Layout& layout, R
       // A bucket joins only an all-reduce that no exchange between devices follows: a later
       // send/recv mixing the members of several groups would make each group's bucket wait
       // for the others' (a cycle through the buckets' shared output registers).
-      step_ends_exchange_ = std::all_of(
-          boxing.steps.begin() + static_cast<std::ptrdiff_t>(s) + 1, boxing.steps.end(),
-          [](const sbp::BoxingStep& later) { return later.kind == sbp::BoxingStepKind::kLocalSlice; });
+      step_ends_exchange_ = std::all_of(boxing.steps.begin() + static_cast<std::ptrdiff_t>(s) + 1,
+                                        boxing.steps.end(), [](const sbp::BoxingStep& later) {
+                                          return later.kind == sbp::BoxingStepKind::kLocalSlice;
+                                        });
       current = Shared(BoxedKey(tensor, boxing.steps[s].to, current_rate_),
                        [&] { return LowerStep(node, boxing.steps[s], current, s); });
     }

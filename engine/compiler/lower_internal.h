@@ -200,7 +200,7 @@ class Lowerer {
   std::map<std::vector<int32_t>, int64_t> groups_;
   std::map<int64_t, int64_t> assigns_;  // variable regst -> assign task
   int64_t next_issue_order_ = 0;
-  int64_t bucket_bytes_ = 0;  // LowerOptions::bucket_bytes
+  int64_t bucket_bytes_ = 0;        // LowerOptions::bucket_bytes
   bool step_ends_exchange_ = true;  // no exchange follows the boxing step being lowered
   std::map<BucketKey, Bucket> buckets_;
   int64_t next_tag_ = 0;

@@ -32,7 +32,7 @@ struct TuneArgs {
   bool pipeline = true;           // the graph has pipeline stages
   bool sequence_parallel = true;  // the graph has sequence-parallel pins
   bool progress = true;
-  planner::TunedModel model;      // what the tuner reads of the model
+  planner::TunedModel model;  // what the tuner reads of the model
 };
 
 // The candidates' space of `a` on `spec`, fitted to its model (whose attention FitSpaceToModel
@@ -99,9 +99,10 @@ py::tuple Tune(const py::function& build, TuneArgs a) {
     }
     return interrupted;
   };
-  if (a.progress) hooks.progress = [](const planner::TuneProgress& p) {
-    std::cerr << planner::ProgressLine(p) << std::flush;
-  };
+  if (a.progress)
+    hooks.progress = [](const planner::TuneProgress& p) {
+      std::cerr << planner::ProgressLine(p) << std::flush;
+    };
   planner::Tuner tuner(builder, registry, topology, options);
   const std::vector<int64_t> order = tuner.Order(candidates, hooks, true);
   std::cerr.flush();

@@ -1,8 +1,8 @@
 """tw.tune: rank the strategies a modelled cluster allows for a tw.Graph or a built-in model,
 with the planner `twinflow tune` drives (planner/tuner.h): every (dp, tp, pp, micro-batches,
-schedule, vp, sp) the model's graph can use, screened by its memory floor and step-time bound,
-compiled and simulated, one that runs out of memory tried again with zero=1 (dp > 1), then
-also recompute=full; ranked by simulated step time. Its rows are `twinflow tune --json`'s.
+schedule, vp, sp, zero, recompute) the model's graph can use, screened by its memory floor and
+step-time bound, compiled and simulated where it could still rank; ranked by simulated step
+time. Its rows are `twinflow tune --json`'s.
 
     report = tw.tune(step, x, labels, cluster="dgx-h100", nodes=1, options="precision=bf16")
     report = tw.tune(tw.models.llama(preset="llama3-8b"), cluster="dgx-h100", nodes=8)
