@@ -15,17 +15,18 @@
 namespace twinflow::launcher {
 namespace {
 
-std::string DeviceName(const plan::Plan& plan, int32_t device) {
-  const plan::Device& d = plan.devices(device);
-  return plan::EnumName(d.type()) + ":" + std::to_string(d.index());
+// A Plan device by the cluster's kind and its index there ("gpu:3"), as `sim` names it.
+std::string DeviceName(const plan::Plan& plan, const sim::ClusterSpec& spec, int32_t device) {
+  return sim::DeviceName(spec, plan.devices(device).index());
 }
 
-std::string Json(const plan::Plan& plan, const std::vector<planner::DeviceMemory>& devices) {
+std::string Json(const plan::Plan& plan, const sim::ClusterSpec& spec,
+                 const std::vector<planner::DeviceMemory>& devices) {
   std::ostringstream out;
   out << "{\"devices\": [";
   for (size_t i = 0; i < devices.size(); ++i) {
     const planner::DeviceMemory& d = devices[i];
-    out << (i ? "," : "") << "\n  {\"device\": \"" << DeviceName(plan, d.device)
+    out << (i ? "," : "") << "\n  {\"device\": \"" << DeviceName(plan, spec, d.device)
         << "\", \"stage\": " << d.stage << ", \"arena_bytes\": " << d.arena_bytes
         << ", \"peak_bytes\": " << d.peak_bytes;
     for (compiler::MemoryCategory c : compiler::kAllMemoryCategories) {
@@ -40,10 +41,10 @@ std::string Json(const plan::Plan& plan, const std::vector<planner::DeviceMemory
 }
 
 // The largest registers of each stage's fullest device (--top N).
-void PrintLargest(const plan::Plan& plan, const std::vector<planner::StageMemory>& stages,
-                  int64_t n, std::ostream& out) {
+void PrintLargest(const plan::Plan& plan, const sim::ClusterSpec& spec,
+                  const std::vector<planner::StageMemory>& stages, int64_t n, std::ostream& out) {
   for (const planner::StageMemory& s : stages) {
-    out << "stage " << s.stage << ", " << DeviceName(plan, s.fullest.device) << ": the " << n
+    out << "stage " << s.stage << ", " << DeviceName(plan, spec, s.fullest.device) << ": the " << n
         << " largest registers\n";
     TextTable table({"register", "producer", "holds", "bytes", "slots", "memory"});
     for (const planner::RegisterMemory& r : planner::LargestRegisters(plan, s.fullest.device, n)) {
@@ -78,7 +79,7 @@ int Report(const ArgParser& parser, const std::vector<std::string>& args, std::o
     std::vector<std::string> row = {
         std::to_string(s.stage),
         std::to_string(s.devices.size() * copies),
-        DeviceName(plan, f.device),
+        DeviceName(plan, spec, f.device),
         FormatBytes(f.arena_bytes),
         FormatFixed(100.0 * static_cast<double>(f.arena_bytes) /
                         static_cast<double>(spec.device().memory_bytes()),
@@ -93,11 +94,11 @@ int Report(const ArgParser& parser, const std::vector<std::string>& args, std::o
   out << "arena: what the runtime allocates per device and `sim` reports; the categories split "
          "the planned peak (the most bytes live at once), the arena adds the layout's slack\n";
   if (compiled.parsed.Given("top")) {
-    PrintLargest(plan, planner::StageMemories(devices), compiled.parsed.GetInt("top", 1, 1 << 20),
-                 out);
+    PrintLargest(plan, spec, planner::StageMemories(devices),
+                 compiled.parsed.GetInt("top", 1, 1 << 20), out);
   }
   if (compiled.parsed.Given("json"))
-    WriteFileAtomically(compiled.parsed.Get("json"), Json(plan, devices));
+    WriteFileAtomically(compiled.parsed.Get("json"), Json(plan, spec, devices));
   return 0;
 }
 

@@ -11,6 +11,9 @@ gpt=(--model gpt --layers 2 --hidden 64 --heads 4 --sequence 16 --vocab 128 --ba
 
 check "memory prints the arena per stage" 0 "optimizer state" out -- \
   memory "${gpt[@]}" --strategy dp=2,tp=2,pp=2,mb=4 --cluster dgx-h100 --json "$work/memory.json"
+check "memory names devices by the cluster's kind, as sim does" 0 "gpu:0" out -- \
+  memory --model gpt --layers 2 --hidden 64 --heads 4 --sequence 16 --vocab 128 --batch 16 \
+  --strategy dp=2 --cluster dgx-h100
 check "a gpt trains with AdamW by default" 0 "optimizer adamw:lr=0.001" out -- \
   memory "${gpt[@]}" --strategy dp=2,tp=2,pp=2,mb=4 --cluster dgx-h100
 "$tf" sim "${gpt[@]}" --strategy dp=2,tp=2,pp=2,mb=4 --cluster dgx-h100 \
