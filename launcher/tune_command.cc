@@ -172,9 +172,10 @@ void AgreeOnArguments(const std::vector<std::string>& args, const comm::MpiSessi
 
 // What the tune varies and keeps, from its flags: the model's batch and layers, --with,
 // --micro-batch-size fixed, --max-micro-batches, and the defaults of an LLM on GPUs (printed;
-// `tuned` gains the --attention flag each candidate is then built with).
+// `tuned` gains the --attention flag each candidate is then built with; `fused`: whether the
+// candidates' attention is fused).
 planner::CandidateSpace SpaceFromArgs(const ParsedArgs& parsed, const sim::ClusterSpec& spec,
-                                      std::vector<std::string>& tuned) {
+                                      std::vector<std::string>& tuned, bool& fused) {
   planner::CandidateSpace space;
   space.devices = spec.nodes() * spec.devices_per_node();
   space.per_node = spec.devices_per_node();
@@ -182,12 +183,13 @@ planner::CandidateSpace SpaceFromArgs(const ParsedArgs& parsed, const sim::Clust
     return planner::ParseTuneOptions(parsed.Given("with") ? parsed.Get("with") : "");
   });
   planner::TunedModel model = TunedModelFromArgs(parsed);
-  const bool fused = model.fused_attention;
+  const bool was_fused = model.fused_attention;
   for (const std::string& line :
        planner::FitSpaceToModel(space, model, spec.device().kind() == sim::DEVICE_KIND_GPU)) {
     std::cerr << line << "\n";
   }
-  if (model.fused_attention && !fused) tuned.insert(tuned.end(), {"--attention", "fused"});
+  fused = model.fused_attention;
+  if (fused && !was_fused) tuned.insert(tuned.end(), {"--attention", "fused"});
   if (parsed.Given("micro-batch-size")) {
     space.micro_batch_size = parsed.GetInt("micro-batch-size", 1, 1 << 30);
   }
@@ -212,13 +214,13 @@ int RunTuneCommand(const std::vector<std::string>& args, std::ostream& out) {
   }
   const sim::Topology topology(ClusterFromArgs(parsed));
   std::vector<std::string> tuned = args;  // each candidate's flags, with the tune's defaults
-  const planner::CandidateSpace space = SpaceFromArgs(parsed, topology.spec(), tuned);
+  bool fused = false;
+  const planner::CandidateSpace space = SpaceFromArgs(parsed, topology.spec(), tuned, fused);
   const int64_t devices = topology.devices();
   const std::vector<parallel::Strategy> candidates = planner::EnumerateCandidates(space);
   const graph::OpRegistry registry = ops::BuiltinOps();
-  const std::string warning =
-      planner::SetupWarning(parsed.Get("model") != "mlp", space.base.precision,
-                            parser.Parse(tuned).Get("attention") == "fused", topology.spec());
+  const std::string warning = planner::SetupWarning(parsed.Get("model") != "mlp",
+                                                    space.base.precision, fused, topology.spec());
   if (!warning.empty()) std::cerr << warning << " (--with precision=bf16)\n";
   std::unique_ptr<comm::MpiSession> mpi;
   if (comm::MpiSession::LaunchedByMpirun())

@@ -62,6 +62,18 @@ std::vector<Recompute> RecomputeModes(const CandidateSpace& space) {
   return space.recompute;
 }
 
+// `s` with each ZeRO stage and recomputation mode the space varies, appended to `out`.
+void AddMemoryVariants(const CandidateSpace& space, const parallel::Strategy& s,
+                       std::vector<parallel::Strategy>& out) {
+  for (const ZeroStage zero : ZeroStages(space, s.dp)) {
+    for (const Recompute recompute : RecomputeModes(space)) {
+      out.push_back(s);
+      out.back().zero = zero;
+      out.back().recompute = recompute;
+    }
+  }
+}
+
 }  // namespace
 
 std::vector<parallel::Strategy> EnumerateCandidates(const CandidateSpace& space) {
@@ -78,17 +90,12 @@ std::vector<parallel::Strategy> EnumerateCandidates(const CandidateSpace& space)
         for (const auto& [schedule, vp] : Schedules(pp, mb, space.layers)) {
           for (const bool sp : {false, true}) {
             if (sp && (tp == 1 || !space.sequence_parallel)) continue;
-            for (const ZeroStage zero : ZeroStages(space, dp)) {
-              for (const Recompute recompute : RecomputeModes(space)) {
-                parallel::Strategy s = space.base;
-                s.dp = dp, s.tp = tp, s.pp = pp, s.micro_batches = mb, s.schedule = schedule;
-                s.virtual_stages = vp, s.sequence_parallel = sp, s.zero = zero;
-                s.recompute = recompute;
-                s.dp_source = s.tp_source = s.pp_source = parallel::DegreeSource::kGiven;
-                for (Field f : {Field::kDp, Field::kTp, Field::kPp, Field::kMb}) s.Give(f);
-                out.push_back(std::move(s));
-              }
-            }
+            parallel::Strategy s = space.base;
+            s.dp = dp, s.tp = tp, s.pp = pp, s.micro_batches = mb, s.schedule = schedule;
+            s.virtual_stages = vp, s.sequence_parallel = sp;
+            s.dp_source = s.tp_source = s.pp_source = parallel::DegreeSource::kGiven;
+            for (Field f : {Field::kDp, Field::kTp, Field::kPp, Field::kMb}) s.Give(f);
+            AddMemoryVariants(space, s, out);
           }
         }
       }
