@@ -9,6 +9,7 @@
 
 #include "models/hf_config.h"
 #include "models/model.h"
+#include "tests/support/temp_file.h"
 #include "tests/unit/model_test_helpers.h"
 
 namespace twinflow::models {
@@ -76,18 +77,9 @@ TEST(LlamaModel, PresetsAndSizesNameWhatIsWrong) {
 }
 
 // A config.json written to a temporary file, removed with this.
-class JsonFile {
+class JsonFile : public twinflow::testing::TempTextFile {
  public:
-  explicit JsonFile(const std::string& text) {
-    static int count = 0;
-    path_ = ::testing::TempDir() + "/hf_config_" + std::to_string(count++) + ".json";
-    std::ofstream(path_) << text;
-  }
-  ~JsonFile() { std::remove(path_.c_str()); }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
+  explicit JsonFile(const std::string& text) : TempTextFile(text, ".json") {}
 };
 
 // The keys of meta-llama/Llama-2-70b-hf's config.json that carry sizes and choices.

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "engine/core/error.h"
+#include "tests/support/temp_file.h"
 
 namespace twinflow::models {
 namespace {
@@ -19,18 +20,9 @@ using ::testing::Contains;
 using ::testing::HasSubstr;
 
 // A TOML fixture in the test's temporary folder, removed at the end of the test.
-class TomlFile {
+class TomlFile : public twinflow::testing::TempTextFile {
  public:
-  explicit TomlFile(const std::string& text) {
-    static int count = 0;
-    path_ = ::testing::TempDir() + "/torchtitan_" + std::to_string(count++) + ".toml";
-    std::ofstream(path_) << text;
-  }
-  ~TomlFile() { std::remove(path_.c_str()); }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
+  explicit TomlFile(const std::string& text) : TempTextFile(text, ".toml") {}
 };
 
 std::string ErrorOf(const std::string& text) {
