@@ -82,7 +82,7 @@ int Report(const ArgParser& parser, const std::vector<std::string>& args, std::o
         DeviceName(plan, spec, f.device),
         FormatBytes(f.arena_bytes),
         FormatFixed(100.0 * static_cast<double>(f.arena_bytes) /
-                        static_cast<double>(spec.device().memory_bytes()),
+                        static_cast<double>(sim::UsableMemoryBytes(spec)),
                     1) +
             "%",
         FormatBytes(f.peak_bytes)};

@@ -40,7 +40,7 @@ std::string Json(const sim::SimResult& r, const models::BuiltModel& model,
                  const sim::ClusterSpec& spec, const planner::Throughput& t) {
   const sim::DeviceReport* fullest = Fullest(r);
   const bool oom = fullest && fullest->out_of_memory;
-  const int64_t headroom = spec.device().memory_bytes() - (fullest ? fullest->arena_bytes : 0);
+  const int64_t headroom = sim::UsableMemoryBytes(spec) - (fullest ? fullest->arena_bytes : 0);
   std::ostringstream out;
   out << "{\n  \"cluster\": \"" << spec.name() << "\", \"nodes\": " << spec.nodes()
       << ", \"devices\": " << r.devices.size() << ",\n  \"strategy\": \""
@@ -48,7 +48,8 @@ std::string Json(const sim::SimResult& r, const models::BuiltModel& model,
       << ",\n  \"fits\": " << (oom ? "false" : "true")
       << ", \"out_of_memory\": " << (oom ? "true" : "false") << ", \"headroom_bytes\": " << headroom
       << ", \"fullest_device\": " << (fullest ? "\"" + fullest->name + "\"" : std::string("null"))
-      << ", \"memory_capacity_bytes\": " << spec.device().memory_bytes()
+      << ", \"memory_capacity_bytes\": " << sim::UsableMemoryBytes(spec)
+      << ", \"memory_reserved_bytes\": " << spec.device().reserved_bytes()
       << ",\n  \"step_s\": " << FormatFixed(r.step_s, 9)
       << ", \"samples_per_s\": " << FormatFixed(t.samples_per_s, 3)
       << ", \"tokens_per_device_s\": " << FormatFixed(t.tokens_per_device_s, 3)
@@ -147,7 +148,7 @@ void PrintDeviceTable(std::ostream& out, const sim::SimResult& r, const sim::Clu
                FormatFixed(100 * d.intra_utilisation, 1) + "%",
                FormatFixed(100 * d.inter_utilisation, 1) + "%", FormatBytes(d.live_peak_bytes),
                FormatBytes(d.arena_bytes),
-               FormatFixed(100.0 * d.arena_bytes / spec.device().memory_bytes(), 1) + "%" +
+               FormatFixed(100.0 * d.arena_bytes / sim::UsableMemoryBytes(spec), 1) + "%" +
                    (d.out_of_memory ? " OOM" : "")});
   }
   table.Print(out);
@@ -164,7 +165,9 @@ void PrintOutOfMemory(std::ostream& out, const sim::SimResult& r, const plan::Pl
   out << "OUT OF MEMORY: " << fullest->name << " needs " << FormatBytes(fullest->arena_bytes)
       << " (planned peak " << FormatBytes(fullest->peak_bytes) << ", live peak in the run "
       << FormatBytes(fullest->live_peak_bytes) << ") of "
-      << FormatBytes(spec.device().memory_bytes()) << "; largest registers:";
+      << FormatBytes(sim::UsableMemoryBytes(spec)) << " usable ("
+      << FormatBytes(spec.device().reserved_bytes()) << " of the device's "
+      << FormatBytes(spec.device().memory_bytes()) << " reserved); largest registers:";
   std::vector<std::pair<int64_t, std::string>> registers;
   for (const plan::Regst& reg : plan.regsts()) {
     const plan::Task& producer = plan.tasks(static_cast<int>(reg.producer()));

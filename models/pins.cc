@@ -72,11 +72,11 @@ std::vector<graph::TensorMeta> MetasOf(const graph::LogicalGraph& graph, const g
 // box it).
 bool EveryReaderCanRead(const graph::LogicalGraph& graph, graph::TensorId tensor,
                         const std::vector<graph::OpId>& readers,
-                        const std::vector<std::vector<graph::NdSbpSignature>>& nd,
+                        const std::vector<const std::vector<graph::NdSbpSignature>*>& nd,
                         const graph::TensorPin& pin) {
   return std::all_of(readers.begin(), readers.end(), [&](graph::OpId id) {
     const graph::OpNode& reader = graph.op(id);
-    return std::any_of(nd[id].begin(), nd[id].end(), [&](const graph::NdSbpSignature& sig) {
+    return std::any_of(nd[id]->begin(), nd[id]->end(), [&](const graph::NdSbpSignature& sig) {
       for (size_t i = 0; i < reader.inputs.size(); ++i) {
         if (reader.inputs[i] == tensor && !pin.Allows(sig.inputs[i], reader.placement.hierarchy()))
           return false;
@@ -99,14 +99,15 @@ void PinBatchSplit(graph::GraphBuilder& builder, const parallel::Strategy& strat
   graph::TensorPin binding = split;
   binding.binds_consumers = true;
   std::vector<std::vector<graph::OpId>> readers(graph.tensors().size());
-  std::vector<std::vector<graph::NdSbpSignature>> nd(graph.ops().size());  // by op id
+  // By op id, into `signatures` (copying them was most of a large model's build).
+  std::vector<const std::vector<graph::NdSbpSignature>*> nd(graph.ops().size());
   graph::NdSignatureCache signatures;
   for (const graph::OpNode& op : graph.ops()) {
     for (graph::TensorId t : op.inputs) readers[t].push_back(op.id);
     const graph::OpDef& def = builder.registry().Find(op.type);
     if (def.is_source()) continue;
     const std::vector<graph::TensorMeta> metas = MetasOf(graph, op);
-    nd[op.id] = signatures.Get(def, {op.type, op.attrs, metas}, op.placement.hierarchy());
+    nd[op.id] = &signatures.Get(def, {op.type, op.attrs, metas}, op.placement.hierarchy());
   }
   std::vector<bool> batch(graph.tensors().size(), false);  // axis 0 is the batch
   for (const graph::OpNode& op : graph.ops()) {            // creation order is a topological order
@@ -126,7 +127,7 @@ void PinBatchSplit(graph::GraphBuilder& builder, const parallel::Strategy& strat
       if (node.pin || !batch[op.outputs[o]]) continue;
       // Only where the op can write it: a reshape that merges the batch axis may split it over
       // the whole mesh only (OpDef::signatures_need_whole_mesh), and then the search decides.
-      const bool writable = std::any_of(nd[op.id].begin(), nd[op.id].end(), [&](const auto& sig) {
+      const bool writable = std::any_of(nd[op.id]->begin(), nd[op.id]->end(), [&](const auto& sig) {
         return split.Allows(sig.outputs[o], op.placement.hierarchy());
       });
       if (!writable) continue;

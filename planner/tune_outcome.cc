@@ -71,8 +71,9 @@ std::string EncodeOutcomes(const std::vector<Outcome>& outcomes) {
     out += std::to_string(o.index) + " " + std::to_string(static_cast<int>(o.verdict)) + " " +
            Exact(o.step_s) + " " + Exact(o.samples_per_s) + " " + Exact(o.mfu) + " " +
            Exact(o.tokens_per_device_s) + " " + Exact(o.model_flops_per_device_s) + " " +
-           std::to_string(o.peak_bytes) + " " + std::to_string(static_cast<int>(o.candidate.zero)) +
-           " " + std::to_string(static_cast<int>(o.candidate.recompute)) + " ";
+           std::to_string(o.peak_bytes) + " " + Exact(o.bound_s) + " " +
+           std::to_string(static_cast<int>(o.candidate.zero)) + " " +
+           std::to_string(static_cast<int>(o.candidate.recompute)) + " ";
     PutText(out, o.why);
     PutText(out, o.parallelism);
   }
@@ -119,6 +120,7 @@ std::vector<Outcome> DecodeOutcomes(const std::string& text,
       o.tokens_per_device_s = std::stod(token());
       o.model_flops_per_device_s = std::stod(token());
       o.peak_bytes = std::stoll(token());
+      o.bound_s = std::stod(token());
       o.candidate.zero = EnumFrom(token(), parallel::ZeroStage::kOptimizerState);
       o.candidate.recompute = EnumFrom(token(), parallel::Recompute::kFull);
       o.why = GetText(text, at);
@@ -141,6 +143,7 @@ std::string OutcomesJson(const std::vector<Outcome>& ranked) {
             ", \"strategy\": " + JsonText(o.candidate.Compact()) +
             ", \"fits\": " + (o.ok() ? "true" : "false") + ", \"verdict\": \"" +
             VerdictName(o.verdict) + "\"";
+    if (o.bound_s > 0) json += ", \"bound_s\": " + Exact(o.bound_s);
     if (o.ok()) {
       json += ", \"step_s\": " + Exact(o.step_s) +
               ", \"samples_per_s\": " + Exact(o.samples_per_s) +

@@ -29,6 +29,7 @@ struct Outcome {
   double tokens_per_device_s = 0;       // tokens/s per device (0 for models without a sequence)
   double model_flops_per_device_s = 0;  // the model's flops (simulator/mfu.h) per device per s
   int64_t peak_bytes = 0;
+  double bound_s = 0;  // the step-time lower bound it was screened by (0: none, or not screened)
   std::string parallelism;  // ParallelismTable of what the strategy really ran
 
   bool ok() const { return verdict == Verdict::kRanked; }

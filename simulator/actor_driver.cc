@@ -328,7 +328,7 @@ DeviceReport ActorDriver::ReportDevice(int d, double total_s) const {
   for (const plan::MemoryPlan& m : plan_.memory()) {
     held += cluster_device_[m.device()] == r.cluster_device ? m.arena_bytes() : 0;
   }
-  r.out_of_memory = held > topology_.spec().device().memory_bytes();
+  r.out_of_memory = held > UsableMemoryBytes(topology_.spec());
   const PortTraffic traffic = comm_.Traffic(d);  // what its outgoing ports carried
   r.intra_bytes = timing_.intra_bytes(d) + traffic.intra_bytes;
   r.inter_bytes = timing_.inter_bytes(d) + traffic.inter_bytes;

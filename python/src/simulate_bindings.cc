@@ -52,7 +52,7 @@ py::dict Simulate(const Program& program, const std::string& cluster, std::optio
   }
   return py::dict(py::arg("cluster") = spec.name(), py::arg("nodes") = spec.nodes(),
                   py::arg("device_model") = spec.device().name(),
-                  py::arg("memory_capacity") = spec.device().memory_bytes(),
+                  py::arg("memory_capacity") = sim::UsableMemoryBytes(spec),
                   py::arg("step_s") = r.step_s, py::arg("total_s") = r.total_s,
                   py::arg("mfu") = r.mfu, py::arg("flops_per_step") = r.flops_per_step,
                   py::arg("events") = r.events, py::arg("devices") = devices,
@@ -72,7 +72,7 @@ void BindSimulate(py::module_& m) {
       [](const std::string& cluster, std::optional<int> nodes) {
         const sim::ClusterSpec spec = sim::LoadCluster(cluster, nodes);
         return py::make_tuple(spec.nodes() * spec.devices_per_node(), spec.devices_per_node(),
-                              spec.device().memory_bytes());
+                              sim::UsableMemoryBytes(spec));
       },
       py::arg("cluster"), py::arg("nodes") = py::none());
 }

@@ -31,7 +31,8 @@ const std::map<std::string, std::string>& PresetTexts() {
                  memory_bytes: 85899345920 launch_overhead_s: 4e-6
                  flops_efficiency: 0.81 memory_efficiency: 0.9
                  activation_memory_efficiency: 0.42 rowwise_memory_efficiency: 0.37
-                 attention_efficiency: 0.6 gemm_tile: 128 gemm_k_overhead: 256 }
+                 attention_efficiency: 0.6 gemm_tile: 128 gemm_k_overhead: 256
+                 reserved_bytes: 1610612736 }
         intra_node { bandwidth: 300e9 latency_s: 3e-6 efficiency: 0.8 }
         inter_node { bandwidth: 25e9 latency_s: 6e-6 efficiency: 0.9 })"},
       {"dgx-h100", R"(
@@ -40,7 +41,8 @@ const std::map<std::string, std::string>& PresetTexts() {
                  memory_bytes: 85899345920 launch_overhead_s: 4e-6
                  flops_efficiency: 0.81 memory_efficiency: 0.9
                  activation_memory_efficiency: 0.42 rowwise_memory_efficiency: 0.37
-                 attention_efficiency: 0.35 gemm_tile: 128 gemm_k_overhead: 256 }
+                 attention_efficiency: 0.35 gemm_tile: 128 gemm_k_overhead: 256
+                 reserved_bytes: 1610612736 }
         intra_node { bandwidth: 450e9 latency_s: 2.5e-6 efficiency: 0.8 }
         inter_node { bandwidth: 50e9 latency_s: 5e-6 efficiency: 0.9 })"},
       {"hgx-h200", R"(
@@ -49,7 +51,8 @@ const std::map<std::string, std::string>& PresetTexts() {
                  memory_bytes: 141000000000 launch_overhead_s: 4e-6
                  flops_efficiency: 0.81 memory_efficiency: 0.9
                  activation_memory_efficiency: 0.42 rowwise_memory_efficiency: 0.37
-                 attention_efficiency: 0.35 gemm_tile: 128 gemm_k_overhead: 256 }
+                 attention_efficiency: 0.35 gemm_tile: 128 gemm_k_overhead: 256
+                 reserved_bytes: 1610612736 }
         intra_node { bandwidth: 450e9 latency_s: 2.5e-6 efficiency: 0.8 }
         inter_node { bandwidth: 50e9 latency_s: 5e-6 efficiency: 0.9 })"},
   };
@@ -92,6 +95,10 @@ void CheckDevice(const DeviceModel& d) {
     Refuse("device.memory_bytes is " + std::to_string(d.memory_bytes()) +
            ", outside [1 MiB, 1 PiB]");
   }
+  if (d.reserved_bytes() < 0 || d.reserved_bytes() >= d.memory_bytes()) {
+    Refuse("device.reserved_bytes is " + std::to_string(d.reserved_bytes()) +
+           ", outside [0, memory_bytes " + std::to_string(d.memory_bytes()) + ")");
+  }
   CheckRange(d.launch_overhead_s(), 0, 1, "device.launch_overhead_s");
   for (const auto& [value, field] : {std::pair{d.flops_efficiency(), "flops_efficiency"},
                                      std::pair{d.memory_efficiency(), "memory_efficiency"}}) {
@@ -119,6 +126,10 @@ void CheckKernelTimes(const ClusterSpec& spec) {
 }
 
 }  // namespace
+
+int64_t UsableMemoryBytes(const DeviceModel& device) {
+  return device.memory_bytes() - device.reserved_bytes();
+}
 
 std::vector<std::string> PresetNames() {
   std::vector<std::string> names;

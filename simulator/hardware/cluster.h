@@ -23,6 +23,12 @@ ClusterSpec ParseClusterSpec(const std::string& text, const std::string& origin)
 // InvalidArgumentError naming the first field out of range.
 void ValidateClusterSpec(const ClusterSpec& spec);
 
+// The bytes a device's arena may take: memory_bytes less reserved_bytes.
+int64_t UsableMemoryBytes(const DeviceModel& device);
+inline int64_t UsableMemoryBytes(const ClusterSpec& spec) {
+  return UsableMemoryBytes(spec.device());
+}
+
 // What reports and traces call the cluster's devices (DeviceModel.kind): "gpu", "cpu" or
 // "device"; and one of them: "gpu:3".
 std::string DeviceKindName(const ClusterSpec& spec);

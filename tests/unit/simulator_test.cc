@@ -314,6 +314,33 @@ TEST(Simulator, AnArenaLargerThanTheDeviceIsFlagged) {
   EXPECT_TRUE(r.devices[1].out_of_memory);
 }
 
+// The reserve (CUDA context, BLAS workspace, communicator buffers) is not the Plan's: an arena
+// that fits the device's bytes but not what the reserve leaves of them does not fit.
+TEST(Simulator, TheReserveCountsAgainstTheDevicesMemory) {
+  plan::Plan plan = Pipeline(2, 2, 1e6);
+  plan.mutable_memory(1)->set_arena_bytes(900'000'000);
+  const Topology roomy = Cluster(2, 1e10, 0);
+  EXPECT_FALSE(Simulate(plan, roomy, SimOptions{}).devices[1].out_of_memory);
+  ClusterSpec spec = roomy.spec();
+  spec.mutable_device()->set_reserved_bytes(200'000'000);
+  EXPECT_EQ(UsableMemoryBytes(spec), 800'000'000);
+  const SimResult r = Simulate(plan, Topology(spec), SimOptions{});
+  EXPECT_FALSE(r.devices[0].out_of_memory);
+  EXPECT_TRUE(r.devices[1].out_of_memory);
+}
+
+TEST(ClusterSpec, GpuPresetsReserveMemoryAndCpuHostsNone) {
+  for (const std::string& name : PresetNames()) {
+    const ClusterSpec spec = Preset(name, 1);
+    if (spec.device().kind() == DEVICE_KIND_GPU) {
+      EXPECT_GT(spec.device().reserved_bytes(), int64_t{1} << 30) << name;
+      EXPECT_LT(spec.device().reserved_bytes(), spec.device().memory_bytes() / 20) << name;
+    } else {
+      EXPECT_EQ(spec.device().reserved_bytes(), 0) << name;
+    }
+  }
+}
+
 TEST(ClusterSpec, PresetsAndErrors) {
   for (const std::string& name : PresetNames()) {
     const ClusterSpec spec = Preset(name, 2);
@@ -359,6 +386,13 @@ TEST(ClusterSpec, OutOfRangeFieldsAreRefusedNamingTheField) {
        "device.memory_bytes"},
       {Replaced(base, "launch_overhead_s: 1e-6", "launch_overhead_s: -1e-6") + inter,
        "launch_overhead_s"},
+      {Replaced(base, "memory_bytes: 1000000000", "memory_bytes: 1000000000 reserved_bytes: -1") +
+           inter,
+       "device.reserved_bytes"},
+      {Replaced(base, "memory_bytes: 1000000000",
+                "memory_bytes: 1000000000 reserved_bytes: 1000000000") +
+           inter,
+       "device.reserved_bytes"},
   };
   for (const auto& [text, field] : cases) {
     try {
