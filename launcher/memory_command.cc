@@ -61,8 +61,7 @@ int Report(const ArgParser& parser, const std::vector<std::string>& args, std::o
   const ClusterPlan compiled = CompileForCluster(parser, args, registry);
   const plan::Plan& plan = compiled.compiled.plan;
   const sim::ClusterSpec& spec = compiled.topology.spec();
-  const std::vector<planner::DeviceMemory> devices =
-      planner::DeviceMemories(plan, compiled.model.strategy);
+  const std::vector<planner::DeviceMemory> devices = planner::DeviceMemories(plan);
   const int copies = plan::DeviceFold::Of(plan).copies;  // the other copies' devices alike
   out << "memory of " << compiled.parsed.Get("model") << ", strategy "
       << compiled.model.strategy.ToString() << ", optimizer "

@@ -7,21 +7,18 @@
 
 namespace twinflow::planner {
 
-std::vector<DeviceMemory> DeviceMemories(const plan::Plan& plan,
-                                         const parallel::Strategy& strategy) {
-  std::map<int64_t, int64_t> stage_of;                          // device index -> stage
-  const int64_t stages = strategy.automatic ? 0 : strategy.pp;  // automatic: all in stage 0
-  const int64_t devices = strategy.devices();
-  for (int64_t s = 0; s < stages; ++s) {
-    const sbp::Placement placement = strategy.StagePlacement(s, devices);
-    for (int64_t i = 0; i < placement.size(); ++i) stage_of[placement.device(i).index] = s;
+std::vector<DeviceMemory> DeviceMemories(const plan::Plan& plan) {
+  std::map<int32_t, int64_t> stage_of;  // Plan device -> its lowest task stage
+  for (const plan::Task& t : plan.tasks()) {
+    const auto [it, added] = stage_of.emplace(t.device(), t.stage());
+    if (!added) it->second = std::min<int64_t>(it->second, t.stage());
   }
   const std::vector<compiler::CategoryBytes> peaks = compiler::PlannedPeaks(plan);
   std::vector<DeviceMemory> out;
   for (const plan::MemoryPlan& m : plan.memory()) {
     DeviceMemory d;
     d.device = m.device();
-    const auto found = stage_of.find(plan.devices(m.device()).index());
+    const auto found = stage_of.find(m.device());
     d.stage = found == stage_of.end() ? 0 : found->second;
     d.arena_bytes = m.arena_bytes();
     d.peak_bytes = m.peak_bytes();

@@ -8,7 +8,6 @@
 #include <vector>
 
 #include "engine/compiler/memory_categories.h"
-#include "engine/parallel/strategy.h"
 #include "engine/plan/plan.pb.h"
 
 namespace twinflow::planner {
@@ -27,9 +26,11 @@ struct StageMemory {
   DeviceMemory fullest;          // the device with the largest arena (the lowest id on a tie)
 };
 
-// Every device of `plan`, its stage from `strategy` (an automatic strategy has one stage).
-std::vector<DeviceMemory> DeviceMemories(const plan::Plan& plan,
-                                         const parallel::Strategy& strategy);
+// Every device of `plan`, its stage the lowest its tasks run (Task.stage, the compiler's one
+// derivation of stages: a device of an interleaved pipeline runs several chunks, and is
+// labelled by its first). From the Plan, not a strategy: a Python graph's stages are where
+// set_stage put its ops.
+std::vector<DeviceMemory> DeviceMemories(const plan::Plan& plan);
 
 // The devices grouped by stage, in stage order.
 std::vector<StageMemory> StageMemories(const std::vector<DeviceMemory>& devices);

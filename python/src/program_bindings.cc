@@ -88,7 +88,7 @@ py::dict Explain(const Program& p) {
 py::dict Memory(const Program& p) {
   const plan::Plan& plan = p.compiled.plan;
   py::list devices;
-  for (const planner::DeviceMemory& m : planner::DeviceMemories(plan, p.model.built.strategy)) {
+  for (const planner::DeviceMemory& m : planner::DeviceMemories(plan)) {
     const plan::Device& d = plan.devices(m.device);
     py::dict entry(py::arg("device") = plan::EnumName(d.type()) + ":" + std::to_string(d.index()),
                    py::arg("rank") = d.rank(), py::arg("stage") = m.stage,

@@ -20,6 +20,7 @@ build() is traced with the inputs of one micro-batch the first time the graph is
 when compile() is given example inputs); every later step runs the compiled Plan.
 """
 import inspect
+import math
 
 from . import _C, distributed
 from . import sbp as tw_sbp
@@ -40,6 +41,17 @@ def _explain_float64(error, names, specs, trace):
             f"input '{name}' is float64 {list(spec.shape)} but the model's parameters are "
             f"float32: pass {name}.astype(np.float32) (twinflow does not mix or narrow float "
             f"dtypes silently); the engine said: {error}") from error
+
+
+def _check_memory_limit(limit):
+    """None, or a positive finite number of bytes: as the CLI's --memory-limit, which is refused
+    when not positive; 0 would silently mean no limit to the engine."""
+    if limit is None:
+        return
+    if isinstance(limit, bool) or not isinstance(limit, (int, float)) or not math.isfinite(limit) \
+            or limit <= 0:
+        raise _C.InvalidArgumentError(f"memory_limit must be a positive, finite number of bytes per "
+                                      f"device, got {limit!r}")
 
 
 class Graph:
@@ -103,6 +115,7 @@ class Graph:
                     f"search must be auto, exact or propagate, got {search!r}")
             if feed not in ("local", "global"):
                 raise _C.InvalidArgumentError(f"feed must be local or global, got {feed!r}")
+            _check_memory_limit(memory_limit)
         except Exception as e:
             object.__setattr__(self, "_compile_error", e)
             raise
@@ -200,10 +213,8 @@ class Graph:
 
     def _trace(self, specs, cluster):
         o = self._options
-        # staged=False: compiling pp>1 on a graph without set_stage still runs on stage 0 (the
-        # tests and examples rely on it; refusing it, as the issue asks, is left to do).
         model, params, names, _ = self._build_model(specs, o["strategy"], o["devices"],
-                                                    o["placement"], staged=False)
+                                                    o["placement"])
         layout = StrategyLayout(o["strategy"], o["devices"], o["placement"])
         ranks = distributed.world_size()
         if layout.devices % ranks:

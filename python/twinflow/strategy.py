@@ -6,13 +6,16 @@ from . import _C
 from . import distributed
 from .placement import placement as Placement
 
+MAX_DEVICES = 1 << 20  # the CLI's bound on --devices (launcher/model_args.cc)
 
 class StrategyLayout:
     def __init__(self, text="auto", devices=None, placement=None):
         if not isinstance(text, str):
             raise _C.InvalidArgumentError(f"strategy must be a string such as 'dp=2,tp=2' or 'auto', got {text!r}")
-        if devices is not None and (not isinstance(devices, int) or isinstance(devices, bool) or devices < 1):
-            raise _C.InvalidArgumentError(f"devices must be a positive int, got {devices!r}")
+        if devices is not None and (not isinstance(devices, int) or isinstance(devices, bool) or devices < 1
+                                    or devices > MAX_DEVICES):
+            raise _C.InvalidArgumentError(
+                f"devices must be an int in [1, {MAX_DEVICES}] (the CLI's --devices), got {devices!r}")
         if placement is not None and not isinstance(placement, Placement):
             raise _C.InvalidArgumentError(f"placement must be a tw.placement, got {placement!r}")
         if placement is not None and not text == "auto":

@@ -230,10 +230,28 @@ def test_bad_strategies(strategy):
     (dict(placement="cpu:0-1"), "tw.placement"),
     (dict(strategy="dp=2", placement=tw.placement("cpu", 2)), "auto"),
     (dict(search="fastest"), "search"),
+    (dict(devices=(1 << 20) + 1), "devices"),  # the CLI's --devices bound
+    (dict(memory_limit=0), "memory_limit"),
+    (dict(memory_limit=-1e9), "memory_limit"),
+    (dict(memory_limit=float("nan")), "memory_limit"),
+    (dict(memory_limit=float("inf")), "memory_limit"),
+    (dict(memory_limit="8GiB"), "memory_limit"),
 ])
 def test_bad_compile_options(options, match):
     with pytest.raises(tw.InvalidArgumentError, match=match):
         Forward(Mlp()).compile(**options)
+
+
+def test_a_pipeline_needs_stages_set_by_set_stage():
+    # Without set_stage every op would sit on stage 0: pp=2 would silently run on one device.
+    x, y = batches(1)[0]
+    model = Mlp()
+    with pytest.raises(tw.InvalidArgumentError, match="set_stage"):
+        TrainStep(model, tw.optim.SGD(model.parameters(), lr=0.1)).compile(x, y, strategy="pp=2,mb=2")
+    model.body[2].set_stage(1)
+    step = TrainStep(model, tw.optim.SGD(model.parameters(), lr=0.1)).compile(x, y, strategy="pp=2,mb=2")
+    # memory() labels each device by its stage.
+    assert sorted((d["device"], d["stage"]) for d in step.memory()) == [("cpu:0", 0), ("cpu:1", 1)]
 
 
 def test_strategies_use_the_cpp_parser_and_its_rules():
