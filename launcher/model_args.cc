@@ -173,18 +173,20 @@ models::GptConfig DecoderConfigFromArgs(const ParsedArgs& args, models::DecoderF
 
 models::BuiltModel BuildGptFromArgs(const ParsedArgs& args, const graph::OpRegistry& registry,
                                     models::BuildOptions& options, int64_t batch, bool whole_batch,
-                                    models::DecoderFamily family) {
+                                    models::DecoderFamily family,
+                                    const planner::ModelExtent& extent) {
   models::GptConfig config = DecoderConfigFromArgs(args, family);
   if (batch) config.batch = batch;
+  if (extent.layers) config.layers = extent.layers;
+  if (extent.batch) config.batch = extent.batch;
   ApplyMicroBatchSize(args, config.batch, options.strategy);
   if (whole_batch) options.strategy.micro_batches = 1;
   return FromFlag("model", [&] { return models::BuildGpt(registry, config, options); });
 }
 
-}  // namespace
-
-models::BuiltModel BuildModelFromArgs(const ParsedArgs& args, const graph::OpRegistry& registry,
-                                      bool whole_batch, int64_t fallback_devices) {
+models::BuiltModel BuildModelAt(const ParsedArgs& args, const graph::OpRegistry& registry,
+                                bool whole_batch, int64_t fallback_devices,
+                                const planner::ModelExtent& extent) {
   models::BuildOptions options;
   options.strategy = StrategyFromArgs(args, fallback_devices);
   options.devices = options.strategy.automatic
@@ -209,7 +211,19 @@ models::BuiltModel BuildModelFromArgs(const ParsedArgs& args, const graph::OpReg
   }
   const models::DecoderFamily family =
       FromFlag("model", [&] { return models::ParseDecoderFamily(model); });
-  return BuildGptFromArgs(args, registry, options, batch, whole_batch, family);
+  return BuildGptFromArgs(args, registry, options, batch, whole_batch, family, extent);
+}
+
+}  // namespace
+
+models::BuiltModel BuildModelFromArgs(const ParsedArgs& args, const graph::OpRegistry& registry,
+                                      bool whole_batch, int64_t fallback_devices) {
+  return BuildModelAt(args, registry, whole_batch, fallback_devices, {});
+}
+
+models::BuiltModel BuildModelFromArgs(const ParsedArgs& args, const graph::OpRegistry& registry,
+                                      const planner::ModelExtent& extent) {
+  return BuildModelAt(args, registry, false, 0, extent);
 }
 
 planner::TunedModel TunedModelFromArgs(const ParsedArgs& args) {

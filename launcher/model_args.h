@@ -11,6 +11,7 @@
 #include "engine/sbp/alpha_beta_cost_model.h"
 #include "launcher/cli_args.h"
 #include "models/model.h"
+#include "planner/proxy_estimate.h"
 #include "planner/tune_candidates.h"
 
 namespace twinflow::launcher {
@@ -35,6 +36,10 @@ parallel::Strategy StrategyFromArgs(const ParsedArgs& args, int64_t fallback_dev
 // reference a micro-batched run is checked against. `fallback_devices` as in DevicesFromArgs.
 models::BuiltModel BuildModelFromArgs(const ParsedArgs& args, const graph::OpRegistry& registry,
                                       bool whole_batch = false, int64_t fallback_devices = 0);
+// The same model at another extent (its layers and global batch; 0: the flags'): the tuner's
+// proxies (planner/proxy_estimate.h). A decoder (gpt, llama) only; an MLP is built as it is.
+models::BuiltModel BuildModelFromArgs(const ParsedArgs& args, const graph::OpRegistry& registry,
+                                      const planner::ModelExtent& extent);
 
 // What the tuner reads of the model the flags describe (the model's defaults where they say
 // nothing): its batch, layers and attention.

@@ -60,6 +60,10 @@ ArgParser TuneParser() {
       .Switch("exhaustive",
               "simulate every candidate that fits, also those whose kernels alone are slower than "
               "the top's")
+      .Switch("no-proxies",
+              "compile and simulate every candidate on its whole model (by default a gpt or "
+              "llama candidate with more than two layers per pipeline chunk is estimated from "
+              "four smaller models of its strategy, and the top is re-simulated whole)")
 
       .Epilog(
           "example:\n  twinflow tune --model gpt --layers 4 --hidden 1024 --heads 16 "
@@ -243,6 +247,14 @@ int RunTuneCommand(const std::vector<std::string>& args, std::ostream& out) {
   const planner::ModelBuilder build = [&](const parallel::Strategy& candidate) {
     return BuildModelFromArgs(CandidateArgs(parser, tuned, candidate, devices), registry);
   };
+  const planner::TunedModel extent = TunedModelFromArgs(parsed);
+  if (extent.decoder && !parsed.Given("no-proxies")) {
+    options.proxy = [&](const parallel::Strategy& proxy, const planner::ModelExtent& at) {
+      return BuildModelFromArgs(CandidateArgs(parser, tuned, proxy, devices), registry, at);
+    };
+    options.layers = extent.layers;
+    options.batch = extent.batch;
+  }
   planner::Tuner tuner(build, registry, topology, options);
   std::signal(SIGINT, OnInterrupt);
   planner::TuneHooks hooks;

@@ -11,17 +11,25 @@ int64_t SamplesPerStep(const models::BuiltModel& model) {
   return (shape.rank() > 0 ? shape[0] : 1) * model.strategy.micro_batches;
 }
 
+StepWork StepWorkOf(const models::BuiltModel& model) {
+  return {SamplesPerStep(model), model.tokens_per_step, model.model_flops_per_step};
+}
+
+Throughput ThroughputOf(const StepWork& work, double step_s, double mfu, int64_t devices) {
+  Throughput t;
+  t.step_s = step_s;
+  const double step = std::max(step_s, 1e-12);
+  const double per_device = step * static_cast<double>(std::max<int64_t>(1, devices));
+  t.samples_per_s = static_cast<double>(work.samples) / step;
+  t.tokens_per_device_s = static_cast<double>(work.tokens) / per_device;
+  t.model_flops_per_device_s = work.model_flops / per_device;
+  t.mfu = mfu;
+  return t;
+}
+
 Throughput ThroughputOf(const models::BuiltModel& model, const sim::SimResult& result,
                         int64_t devices) {
-  Throughput t;
-  t.step_s = result.step_s;
-  const double step = std::max(result.step_s, 1e-12);
-  const double per_device = step * static_cast<double>(std::max<int64_t>(1, devices));
-  t.samples_per_s = static_cast<double>(SamplesPerStep(model)) / step;
-  t.tokens_per_device_s = static_cast<double>(model.tokens_per_step) / per_device;
-  t.model_flops_per_device_s = model.model_flops_per_step / per_device;
-  t.mfu = result.mfu;
-  return t;
+  return ThroughputOf(StepWorkOf(model), result.step_s, result.mfu, devices);
 }
 
 }  // namespace twinflow::planner

@@ -19,7 +19,15 @@ struct Throughput {
 // The first feed's leading extent times the micro-batches per step.
 int64_t SamplesPerStep(const models::BuiltModel& model);
 
+// What a model does in a step, whatever its strategy: samples, tokens, Megatron's flops.
+struct StepWork {
+  int64_t samples = 0, tokens = 0;
+  double model_flops = 0;
+};
+StepWork StepWorkOf(const models::BuiltModel& model);
+
 // `devices`: the physical devices the step ran on (the cluster's, or the model's).
+Throughput ThroughputOf(const StepWork& work, double step_s, double mfu, int64_t devices);
 Throughput ThroughputOf(const models::BuiltModel& model, const sim::SimResult& result,
                         int64_t devices);
 

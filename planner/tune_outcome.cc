@@ -72,7 +72,7 @@ std::string EncodeOutcomes(const std::vector<Outcome>& outcomes) {
            Exact(o.step_s) + " " + Exact(o.samples_per_s) + " " + Exact(o.mfu) + " " +
            Exact(o.tokens_per_device_s) + " " + Exact(o.model_flops_per_device_s) + " " +
            std::to_string(o.peak_bytes) + " " + Exact(o.bound_s) + " " +
-           std::to_string(static_cast<int>(o.candidate.zero)) + " " +
+           (o.estimated ? "1 " : "0 ") + std::to_string(static_cast<int>(o.candidate.zero)) + " " +
            std::to_string(static_cast<int>(o.candidate.recompute)) + " ";
     PutText(out, o.why);
     PutText(out, o.parallelism);
@@ -121,6 +121,7 @@ std::vector<Outcome> DecodeOutcomes(const std::string& text,
       o.model_flops_per_device_s = std::stod(token());
       o.peak_bytes = std::stoll(token());
       o.bound_s = std::stod(token());
+      o.estimated = token() == "1";
       o.candidate.zero = EnumFrom(token(), parallel::ZeroStage::kOptimizerState);
       o.candidate.recompute = EnumFrom(token(), parallel::Recompute::kFull);
       o.why = GetText(text, at);
@@ -149,7 +150,8 @@ std::string OutcomesJson(const std::vector<Outcome>& ranked) {
               ", \"samples_per_s\": " + Exact(o.samples_per_s) +
               ", \"tokens_per_device_s\": " + Exact(o.tokens_per_device_s) +
               ", \"model_tflops_per_device\": " + Exact(o.model_flops_per_device_s / 1e12) +
-              ", \"mfu\": " + Exact(o.mfu) + ", \"peak_bytes\": " + std::to_string(o.peak_bytes);
+              ", \"mfu\": " + Exact(o.mfu) + ", \"peak_bytes\": " + std::to_string(o.peak_bytes) +
+              (o.estimated ? ", \"estimated\": true" : "");
     } else {
       json += ", \"why\": " + JsonText(o.why);
     }

@@ -30,6 +30,9 @@ struct Outcome {
   double model_flops_per_device_s = 0;  // the model's flops (simulator/mfu.h) per device per s
   int64_t peak_bytes = 0;
   double bound_s = 0;  // the step-time lower bound it was screened by (0: none, or not screened)
+  // Ranked by its proxies' estimate (proxy_estimate.h), not simulated on its whole model: the
+  // tuner re-simulates those that reach the top before it returns.
+  bool estimated = false;
   std::string parallelism;  // ParallelismTable of what the strategy really ran
 
   bool ok() const { return verdict == Verdict::kRanked; }

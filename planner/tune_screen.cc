@@ -19,6 +19,7 @@ const Screen& Screens::Of(const parallel::Strategy& c,
     screen.memory = planner::ProfileMemory(*built, registry_);
     screen.work =
         planner::ProfileWork(built->graph, registry_, spec_, built->strategy.micro_batches);
+    screen.step = StepWorkOf(*built);
   } catch (const Error& e) {
     // Not kept: the error may be this candidate's own (its micro-batches, its schedule).
     failed_ = Screen{};

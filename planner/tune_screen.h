@@ -26,6 +26,7 @@
 #include "models/model.h"
 #include "planner/memory_floor.h"
 #include "planner/step_bound.h"
+#include "planner/throughput.h"
 #include "planner/tune_outcome.h"
 #include "simulator/hardware/cluster.h"
 
@@ -34,6 +35,7 @@ namespace twinflow::planner {
 struct Screen {
   MemoryProfile memory;       // what MemoryFloor weighs
   planner::WorkProfile work;  // what planner::StepTimeLowerBound weighs
+  StepWork step;              // what its model does in a step (any micro-batches: one batch)
   std::string error;          // why its model cannot be built (then neither is known)
 };
 

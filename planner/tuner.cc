@@ -1,6 +1,7 @@
 #include "planner/tuner.h"
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <limits>
 #include <optional>
@@ -44,9 +45,92 @@ struct Tuner::State {
     return screens.Of(
         c, [&] { return build(c); }, model);
   }
+  // Compiled with `search`'s SBP search; the largest arena, and the simulation unless that
+  // passes `usable` (0: simulated whatever it holds).
+  struct Trial {
+    int64_t arena = 0;            // the largest
+    std::vector<int64_t> arenas;  // by Plan device
+    std::optional<sim::SimResult> result;
+    std::string parallelism;
+  };
+  Trial Try(const models::BuiltModel& built, SearchCache::Entry& search, int64_t usable);
   Outcome Evaluate(const Strategy& candidate, int64_t index, double to_beat);
   void Simulated(const Strategy& candidate, std::optional<models::BuiltModel>& model, Outcome& o);
+  bool Estimated(const Strategy& candidate, const Screen& screen, Outcome& o);
+
+  std::array<SearchCache, 2> proxy_searches;  // by the proxies' layers (k1, k2)
 };
+
+Tuner::State::Trial Tuner::State::Try(const models::BuiltModel& built, SearchCache::Entry& search,
+                                      int64_t usable) {
+  ModelCompileOptions compile;
+  compile.search.shared_times = searches.times();
+  compile.fold = SimulationFold(options.fold, built.strategy, topology.spec());
+  compile.searched = search.assignment ? &*search.assignment : nullptr;
+  compile.stamp_hash = false;  // a tune ranks Plans it never saves or compares
+  const compiler::Compiled compiled = CompileModel(built, registry, options.cost, compile);
+  if (!search.assignment) search.assignment = compiled.assignment;
+  Trial trial;
+  trial.parallelism = compiler::ParallelismTable(
+      compiler::ParallelismByFamily(built.graph, registry, compiled.assignment));
+  trial.arenas.assign(static_cast<size_t>(compiled.plan.devices_size()), 0);
+  for (const plan::MemoryPlan& m : compiled.plan.memory()) {
+    trial.arena = std::max(trial.arena, m.arena_bytes());
+    trial.arenas[static_cast<size_t>(m.device())] = m.arena_bytes();
+  }
+  if (usable == 0 || trial.arena <= usable) {
+    trial.result = sim::Simulate(compiled.plan, topology, sim::SimOptions{});
+  }
+  return trial;
+}
+
+// The candidate from its four proxies (proxy_estimate.h) into `o`; false (o untouched) where
+// they cannot tell: a proxy does not finish, or the estimated arena is too near the device's.
+bool Tuner::State::Estimated(const Strategy& candidate, const Screen& screen, Outcome& o) {
+  const ProxyPlan plan = PlanProxies(candidate, options.layers, options.batch);
+  if (!plan.usable) return false;
+  ProxyValues step{}, flops{};
+  std::array<std::vector<int64_t>, 2> arenas;  // at m2, by k
+  std::string parallelism;
+  for (int i = 0; i < 2; ++i) {
+    for (int j = 0; j < 2; ++j) {
+      const Strategy proxy = plan.Strategy(candidate, j);
+      SearchCache::Entry& entry = proxy_searches[static_cast<size_t>(i)].For(proxy);
+      if (!entry.model) entry.model.emplace(options.proxy(proxy, plan.Extent(i, j)));
+      entry.model->strategy.schedule = proxy.schedule;
+      const Trial trial = Try(*entry.model, entry, 0);
+      if (!trial.result->finished) return false;
+      step[i][j] = trial.result->step_s;
+      flops[i][j] = trial.result->flops_per_step;
+      if (j == 1) arenas[static_cast<size_t>(i)] = trial.arenas;
+      parallelism = trial.parallelism;
+    }
+  }
+  const int64_t usable = sim::UsableMemoryBytes(topology.spec());
+  const int64_t estimated = EstimatedArena(plan, arenas[0], arenas[1]);
+  const ArenaCall call = CallArena(estimated, usable);
+  if (call == ArenaCall::kUnsure) return false;
+  o.peak_bytes = estimated;
+  o.estimated = true;
+  if (call == ArenaCall::kOutOfMemory) {
+    o.verdict = Verdict::kOutOfMemory;
+    o.why = "out of memory (about " + FormatBytes(estimated) + ", estimated from its proxies)";
+    return true;
+  }
+  const double step_s = Bilinear(plan, step, candidate.micro_batches);
+  const double peak = topology.spec().device().peak_flops();
+  const auto devices = static_cast<double>(topology.devices());
+  const double mfu = Bilinear(plan, flops, candidate.micro_batches) / (step_s * devices * peak);
+  const Throughput t = ThroughputOf(screen.step, step_s, mfu, topology.devices());
+  o.step_s = t.step_s;
+  o.mfu = t.mfu;
+  o.samples_per_s = t.samples_per_s;
+  o.tokens_per_device_s = t.tokens_per_device_s;
+  o.model_flops_per_device_s = t.model_flops_per_device_s;
+  o.parallelism = parallelism;
+  o.verdict = Verdict::kRanked;
+  return true;
+}
 
 // Compiles `candidate` (its model in `model` when the screen built it) into `o`, and simulates
 // it when its arenas fit: a Plan's memory is known once it is compiled (the arenas the
@@ -59,24 +143,17 @@ void Tuner::State::Simulated(const Strategy& candidate, std::optional<models::Bu
   if (!entry.model) entry.model.emplace(model ? std::move(*model) : build(candidate));
   entry.model->strategy.schedule = candidate.schedule;  // what the lowering reads of it
   const models::BuiltModel& built = *entry.model;
-  ModelCompileOptions compile;
-  compile.search.shared_times = searches.times();
-  compile.fold = SimulationFold(options.fold, built.strategy, topology.spec());
-  compile.searched = entry.assignment ? &*entry.assignment : nullptr;
-  compile.stamp_hash = false;  // a tune ranks Plans it never saves or compares
-  const compiler::Compiled compiled = CompileModel(built, registry, options.cost, compile);
-  if (!entry.assignment) entry.assignment = compiled.assignment;
-  o.parallelism = compiler::ParallelismTable(
-      compiler::ParallelismByFamily(built.graph, registry, compiled.assignment));
-  for (const plan::MemoryPlan& m : compiled.plan.memory()) {
-    o.peak_bytes = std::max(o.peak_bytes, m.arena_bytes());
-  }
-  if (o.peak_bytes > sim::UsableMemoryBytes(topology.spec())) {
+  const int64_t usable = sim::UsableMemoryBytes(topology.spec());
+  const Trial trial = Try(built, entry, usable);
+  o.estimated = false;
+  o.parallelism = trial.parallelism;
+  o.peak_bytes = trial.arena;
+  if (!trial.result) {
     o.verdict = Verdict::kOutOfMemory;
     o.why = "out of memory (" + FormatBytes(o.peak_bytes) + ")";
     return;
   }
-  const sim::SimResult r = sim::Simulate(compiled.plan, topology, sim::SimOptions{});
+  const sim::SimResult& r = *trial.result;
   const Throughput t = ThroughputOf(built, r, topology.devices());
   o.step_s = t.step_s;
   o.mfu = t.mfu;
@@ -84,7 +161,7 @@ void Tuner::State::Simulated(const Strategy& candidate, std::optional<models::Bu
   o.tokens_per_device_s = t.tokens_per_device_s;
   o.model_flops_per_device_s = t.model_flops_per_device_s;
   o.verdict = r.finished ? Verdict::kRanked : Verdict::kDeadlocks;
-  if (!r.finished) o.why = "deadlocks";
+  o.why = r.finished ? "" : "deadlocks";
 }
 
 // One candidate, unless its screen shows it cannot fit or cannot step faster than `to_beat`.
@@ -115,7 +192,7 @@ Outcome Tuner::State::Evaluate(const Strategy& candidate, int64_t index, double 
       o.why = NotSimulatedWhy(bound, to_beat, options.top);
       return o;
     }
-    Simulated(candidate, model, o);
+    if (!(options.proxy && Estimated(candidate, screen, o))) Simulated(candidate, model, o);
   } catch (const Error& e) {
     o = Outcome{index, candidate, Verdict::kRefused, DroppedWhy(e)};
   }
@@ -159,6 +236,11 @@ bool AnyStopped(TuneGroup& group, bool stopped) {
     if (flag == "1") return true;
   }
   return false;
+}
+
+std::vector<Outcome> Ranked(std::vector<Outcome> outcomes) {
+  RankOutcomes(outcomes);
+  return outcomes;
 }
 
 }  // namespace
@@ -206,10 +288,43 @@ std::vector<Outcome> Tuner::Run(const std::vector<Strategy>& candidates,
       if (hooks.progress) hooks.progress(line);
     }
     for (Outcome& o : Gathered(batch, candidates, group)) done.push_back(std::move(o));
-    if (AnyStopped(group, stop())) break;
+    if (AnyStopped(group, stop())) return Ranked(std::move(done));
   }
-  RankOutcomes(done);
+  Confirm(candidates, done, group);
   return done;
+}
+
+// Until the top `top` rows are all simulated whole: each estimated row among them is (round
+// robin over the members, as the batches), and the ranking is redrawn. An estimate is within
+// a fraction of a percent (proxy_estimate.h), so one round is the rule.
+void Tuner::Confirm(const std::vector<Strategy>& candidates, std::vector<Outcome>& done,
+                    TuneGroup& group) {
+  const int member = group.member(), members = group.size();
+  for (;;) {
+    RankOutcomes(done);
+    std::vector<size_t> redo;  // places in `done`
+    for (size_t i = 0; i < done.size() && static_cast<int64_t>(i) < state_->options.top; ++i) {
+      if (!done[i].ok()) break;
+      if (done[i].estimated) redo.push_back(i);
+    }
+    if (redo.empty()) return;
+    std::vector<Outcome> mine;
+    for (size_t p = member; p < redo.size(); p += members) {
+      Outcome o = done[redo[p]];
+      try {
+        std::optional<models::BuiltModel> none;
+        state_->Simulated(o.candidate, none, o);
+      } catch (const Error& e) {
+        o = Outcome{o.index, o.candidate, Verdict::kRefused, DroppedWhy(e)};
+      }
+      mine.push_back(std::move(o));
+    }
+    for (Outcome& o : Gathered(mine, candidates, group)) {
+      for (Outcome& d : done) {
+        if (d.index == o.index) d = std::move(o);
+      }
+    }
+  }
 }
 
 }  // namespace twinflow::planner

@@ -17,6 +17,7 @@
 #include "engine/sbp/alpha_beta_cost_model.h"
 #include "models/model.h"
 #include "planner/compile_model.h"
+#include "planner/proxy_estimate.h"
 #include "planner/tune_group.h"
 #include "planner/tune_outcome.h"
 #include "simulator/hardware/cluster.h"
@@ -32,6 +33,10 @@ struct TuneOptions {
   int64_t top = 20;           // rows ranked: a candidate that cannot join them is not simulated
   bool exhaustive = false;    // simulate every candidate that fits
   FoldMode fold = FoldMode::kDataParallel;
+  // Proxy estimates (proxy_estimate.h) for the candidates they suit, from the model's layers
+  // and global batch; empty: every candidate compiled and simulated whole.
+  ProxyBuilder proxy;
+  int64_t layers = 0, batch = 0;
 };
 
 // One line of progress: the member's share done, its wall time and the time left.
@@ -73,6 +78,9 @@ class Tuner {
                            const TuneHooks& hooks);
 
  private:
+  void Confirm(const std::vector<parallel::Strategy>& candidates, std::vector<Outcome>& done,
+               TuneGroup& group);
+
   struct State;
   std::unique_ptr<State> state_;
 };

@@ -156,6 +156,29 @@ assert [c['step_s'] for c in ranked] == sorted(c['step_s'] for c in ranked)" "$w
 "$tf" tune "${gpt[@]}" --cluster cpu-local --nodes 2 --top 3 --exhaustive >"$work/every" 2>/dev/null
 verify "tune's top 3 are those of --exhaustive" \
   cmp -s <(sed -n '2,5p' "$work/bounded") <(sed -n '2,5p' "$work/every")
+# Proxies: a llama candidate with more than two layers per chunk is estimated from four smaller
+# models of its strategy; the printed top is simulated whole, and it is the top of a tune with
+# every candidate whole (--no-proxies). Each estimate is within 1% of its whole simulation.
+small=(--model llama --layers 6 --hidden 256 --heads 8 --kv-heads 4 --ffn 512 --sequence 128
+  --vocab 512 --batch 64 --micro-batch-size 1 --cluster dgx-h100 --top 3)
+"$tf" tune "${small[@]}" --json "$work/proxied.json" >/dev/null 2>&1
+"$tf" tune "${small[@]}" --no-proxies --json "$work/whole.json" >/dev/null 2>&1
+verify "tune's proxies rank as whole models do, their top simulated whole" /usr/bin/python3 -c "
+import json, sys
+proxied, whole = (json.load(open(f)) for f in sys.argv[1:])
+exact = {r['strategy']: r for r in whole}
+estimated = [r for r in proxied if r.get('estimated')]
+assert estimated, 'no candidate was estimated'
+assert not any(r.get('estimated') for r in whole)
+assert not any(r.get('estimated') for r in proxied if r['fits'] and r['rank'] <= 3)
+assert [r['strategy'] for r in proxied[:3]] == [r['strategy'] for r in whole[:3]]
+for r in estimated:
+    e = exact[r['strategy']]
+    assert e['fits'] == r['fits'], r['strategy']
+    if r['fits']:
+        assert abs(r['step_s'] / e['step_s'] - 1) < 0.01, (r, e)
+        assert abs(r['peak_bytes'] / e['peak_bytes'] - 1) < 0.05, (r, e)" \
+  "$work/proxied.json" "$work/whole.json"
 # --jobs: the candidates shared by forked processes (by default as many as the cores) rank
 # exactly as one process ranks them, bit for bit.
 "$tf" tune "${gpt[@]}" --cluster dgx-h100 --nodes 2 --jobs 1 --json "$work/one.json" >/dev/null 2>&1
