@@ -77,9 +77,12 @@ py::tuple Tune(const py::function& build, TuneArgs a) {
   options.exhaustive = a.exhaustive;
   options.fold = a.replica ? planner::FoldMode::kReplica : planner::FoldMode::kDataParallel;
   bool interrupted = false;
-  const planner::ModelBuilder builder = [&](const parallel::Strategy& s) {
+  // The candidate's model, at its own extent or a proxy's (0: the model's).
+  const auto built = [&](const parallel::Strategy& s, const planner::ModelExtent& at) {
     try {
-      return build(s.Compact(), topology.devices(), a.model.fused_attention).cast<Model>().built;
+      return build(s.Compact(), topology.devices(), a.model.fused_attention, at.layers, at.batch)
+          .cast<Model>()
+          .built;
     } catch (py::error_already_set& e) {
       // Ctrl-C inside a build ends the tune after it, the candidate dropped; any other Python
       // error of the build (the engine's kinds among them) drops the candidate as an Error
@@ -91,6 +94,12 @@ py::tuple Tune(const py::function& build, TuneArgs a) {
       throw InvalidArgumentError(py::str(e.value()).cast<std::string>());
     }
   };
+  const planner::ModelBuilder builder = [&](const parallel::Strategy& s) { return built(s, {}); };
+  if (a.model.decoder) {  // a tw.models LLM: proxies as `twinflow tune` has them
+    options.proxy = built;
+    options.layers = a.model.layers;
+    options.batch = a.model.batch;
+  }
   planner::TuneHooks hooks;
   hooks.stop = [&] {
     if (!interrupted && PyErr_CheckSignals() != 0) {

@@ -92,15 +92,20 @@ def _builder(target, examples):
         if examples:
             raise _C.InvalidArgumentError("tune: a tw.models model takes no example inputs")
 
-        def build(strategy, devices, fused):
+        def build(strategy, devices, fused, layers=0, batch=0):
             # fused: the tuner chose fused attention for an LLM on GPUs whose attention was
-            # left to it.
-            model = target
-            if fused and target.config.get("attention") != "fused":
-                model = BuiltinModel(target.name, dict(target.config, attention="fused"),
-                                     target.strategy, target.devices, target.optimizer,
-                                     target.seed)
-            return model._build(strategy, devices)
+            # left to it; layers, batch: a proxy's extent (0: the model's own).
+            config = dict(target.config)
+            if fused:
+                config["attention"] = "fused"
+            if layers:
+                config["layers"] = layers
+            if batch:
+                config["batch"] = batch
+            if config == target.config:
+                return target._build(strategy, devices)
+            return BuiltinModel(target.name, config, target.strategy, target.devices,
+                                target.optimizer, target.seed)._build(strategy, devices)
         return (build, True, target.name != "mlp",
                 _C.builtin_extent(target.name, target.config))
     if not examples:
@@ -110,7 +115,7 @@ def _builder(target, examples):
     # its layers on stages (set_stage), and recompute the modules marked so, whatever the
     # strategy says.
     batch = int(examples[0].shape[0]) if getattr(examples[0], "shape", None) else 0
-    return (lambda strategy, devices, fused: target._model(specs, strategy, devices),
+    return (lambda strategy, devices, fused, layers=0, batch=0: target._model(specs, strategy, devices),
             target._stages_used(specs), False, (batch, 0, False, False, False, False))
 
 

@@ -106,6 +106,25 @@ def test_the_cli_and_tw_tune_rank_alike(tmp_path):
     assert any(",pp=2," in r["strategy"] for r in report.ranked)
 
 
+def test_the_cli_and_tw_tune_estimate_alike(tmp_path):
+    """A llama with 6 layers and 64 micro-batches of one: both front ends estimate candidates
+    from their proxies (planner/proxy_estimate.h) and re-simulate the top whole, alike."""
+    sizes = dict(layers=6, hidden=256, heads=8, kv_heads=4, ffn=512, sequence=128, vocab=512,
+                 batch=64)
+    cli = pathlib.Path(tw.__file__).resolve().parents[2] / "bin" / "twinflow"
+    ranking = tmp_path / "cli.json"
+    flags = [f"--{k.replace('_', '-')}={v}" for k, v in sizes.items()]
+    subprocess.run([str(cli), "tune", "--model", "llama", *flags, "--micro-batch-size", "1",
+                    "--cluster", "dgx-h100", "--top", "3", "--jobs", "1", "--json", str(ranking)],
+                   check=True, capture_output=True)
+    rows = json.loads(ranking.read_text())
+    report = tw.tune(tw.models.llama(**sizes), cluster="dgx-h100", micro_batch_size=1, top=3,
+                     progress=False)
+    assert report.rows == rows
+    assert any(r.get("estimated") for r in rows)
+    assert not any(r.get("estimated") for r in report.ranked[:3])
+
+
 def test_a_cli_ranking_plots(tmp_path):
     ranking = tmp_path / "ranking.json"
     ranking.write_text(json.dumps([
