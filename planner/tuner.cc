@@ -59,6 +59,7 @@ struct Tuner::State {
   bool Estimated(const Strategy& candidate, const Screen& screen, Outcome& o);
 
   std::array<SearchCache, 2> proxy_searches;  // by the proxies' layers (k1, k2)
+  std::vector<double> ordered_bounds;         // Order's bounds, in its order
 };
 
 Tuner::State::Trial Tuner::State::Try(const models::BuiltModel& built, SearchCache::Entry& search,
@@ -257,9 +258,32 @@ std::vector<int64_t> Tuner::Order(const std::vector<Strategy>& candidates, const
   std::sort(keyed.begin(), keyed.end());
   if (hooks.screened) hooks.screened(keyed.size(), SecondsSince(start));
   std::vector<int64_t> order;
-  for (const auto& entry : keyed) order.push_back(entry.second);
+  state_->ordered_bounds.clear();
+  for (const auto& [bound, index] : keyed) {
+    order.push_back(index);
+    state_->ordered_bounds.push_back(bound);
+  }
   return order;
 }
+
+namespace {
+
+// The time left of a member's share after place `p` of the order: the seconds its evaluations
+// took on average (pruned candidates aside: they take none) times the candidates of its share
+// still under `to_beat` by their bound (the order is by bound, and the bar only falls, so the
+// rest will not be simulated).
+double SecondsLeft(const std::vector<double>& ordered_bounds, size_t p, double to_beat, int member,
+                   int members, double eval_s, int64_t evals) {
+  if (evals == 0) return 0;
+  const auto limit =
+      static_cast<size_t>(std::upper_bound(ordered_bounds.begin(), ordered_bounds.end(), to_beat) -
+                          ordered_bounds.begin());
+  int64_t left = 0;
+  for (size_t q = p + 1; q < limit; ++q) left += static_cast<int>(q % members) == member;
+  return eval_s / static_cast<double>(evals) * static_cast<double>(left);
+}
+
+}  // namespace
 
 std::vector<Outcome> Tuner::Run(const std::vector<Strategy>& candidates,
                                 const std::vector<int64_t>& order, TuneGroup& group,
@@ -270,6 +294,8 @@ std::vector<Outcome> Tuner::Run(const std::vector<Strategy>& candidates,
   TuneProgress line{member, members, group.member_noun()};
   for (size_t p = member; p < order.size(); p += members) ++line.share;
   std::vector<Outcome> done;
+  double eval_s = 0;  // the member's evaluations that were not pruned, and their seconds
+  int64_t evals = 0;
   for (size_t first = 0; first < order.size(); first += kBatch) {
     const double to_beat = state_->options.exhaustive ? std::numeric_limits<double>::infinity()
                                                       : StepToBeat(done, state_->options.top);
@@ -279,10 +305,19 @@ std::vector<Outcome> Tuner::Run(const std::vector<Strategy>& candidates,
       // member, but balance worse; measured 10% slower at 1,024 GPUs.
       if (static_cast<int>(p % members) != member) continue;
       const int64_t index = order[p];
+      const double before = SecondsSince(start);
       batch.push_back(state_->Evaluate(candidates[index], index, to_beat));
       line.done++;
       line.wall_s = SecondsSince(start);
-      line.left_s = line.wall_s / static_cast<double>(line.done) *
+      if (batch.back().verdict != Verdict::kNotSimulated) {
+        eval_s += line.wall_s - before;
+        ++evals;
+      }
+      // An order not Order's (no bounds kept): the share's pace so far.
+      line.left_s =
+          state_->ordered_bounds.size() == order.size()
+              ? SecondsLeft(state_->ordered_bounds, p, to_beat, member, members, eval_s, evals)
+              : line.wall_s / static_cast<double>(line.done) *
                     static_cast<double>(line.share - line.done);
       line.outcome = &batch.back();
       if (hooks.progress) hooks.progress(line);

@@ -39,7 +39,8 @@ struct TuneOptions {
   int64_t layers = 0, batch = 0;
 };
 
-// One line of progress: the member's share done, its wall time and the time left.
+// One line of progress: the member's share done, its wall time and the time left (its
+// evaluations' average times its candidates still under the bar by their bound).
 struct TuneProgress {
   int member = 0, members = 1;
   const char* member_noun = "job";  // TuneGroup::member_noun: "job", "rank"
