@@ -93,19 +93,23 @@ bool Tuner::State::Estimated(const Strategy& candidate, const Screen& screen, Ou
   ProxyValues step{}, flops{};
   std::array<std::vector<int64_t>, 2> arenas;  // at m2, by k
   std::string parallelism;
-  for (int i = 0; i < 2; ++i) {
-    for (int j = 0; j < 2; ++j) {
-      const Strategy proxy = plan.Strategy(candidate, j);
-      SearchCache::Entry& entry = proxy_searches[static_cast<size_t>(i)].For(proxy);
-      if (!entry.model) entry.model.emplace(options.proxy(proxy, plan.Extent(i, j)));
-      entry.model->strategy.schedule = proxy.schedule;
-      const Trial trial = Try(*entry.model, entry, 0);
-      if (!trial.result->finished) return false;
-      step[i][j] = trial.result->step_s;
-      flops[i][j] = trial.result->flops_per_step;
-      if (j == 1) arenas[static_cast<size_t>(i)] = trial.arenas;
-      parallelism = trial.parallelism;
+  try {
+    for (int i = 0; i < 2; ++i) {
+      for (int j = 0; j < 2; ++j) {
+        const Strategy proxy = plan.Strategy(candidate, j);
+        SearchCache::Entry& entry = proxy_searches[static_cast<size_t>(i)].For(proxy);
+        if (!entry.model) entry.model.emplace(options.proxy(proxy, plan.Extent(i, j)));
+        entry.model->strategy.schedule = proxy.schedule;
+        const Trial trial = Try(*entry.model, entry, 0);
+        if (!trial.result->finished) return false;
+        step[i][j] = trial.result->step_s;
+        flops[i][j] = trial.result->flops_per_step;
+        if (j == 1) arenas[static_cast<size_t>(i)] = trial.arenas;
+        parallelism = trial.parallelism;
+      }
     }
+  } catch (const Error&) {
+    return false;  // a proxy the builder or compiler refuses: the whole model says why, if so
   }
   const int64_t usable = sim::UsableMemoryBytes(topology.spec());
   const int64_t estimated = EstimatedArena(plan, arenas[0], arenas[1]);
