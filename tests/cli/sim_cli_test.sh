@@ -179,6 +179,10 @@ for r in estimated:
         assert abs(r['step_s'] / e['step_s'] - 1) < 0.01, (r, e)
         assert abs(r['peak_bytes'] / e['peak_bytes'] - 1) < 0.05, (r, e)" \
   "$work/proxied.json" "$work/whole.json"
+"$tf" tune "${small[@]}" --jobs 1 --json "$work/proxied1.json" >/dev/null 2>&1
+"$tf" tune "${small[@]}" --jobs 3 --json "$work/proxied3.json" >/dev/null 2>&1
+verify "and --jobs 3 estimates as one process, bit for bit" \
+  cmp -s "$work/proxied1.json" "$work/proxied3.json"
 # --jobs: the candidates shared by forked processes (by default as many as the cores) rank
 # exactly as one process ranks them, bit for bit.
 "$tf" tune "${gpt[@]}" --cluster dgx-h100 --nodes 2 --jobs 1 --json "$work/one.json" >/dev/null 2>&1
