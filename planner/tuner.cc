@@ -28,6 +28,15 @@ double SecondsSince(std::chrono::steady_clock::time_point start) {
 // that any number of members decides alike and gathers the ranking one process would.
 constexpr size_t kBatch = 8;
 
+// An evaluation's figures into its outcome.
+void Take(const Throughput& t, Outcome& o) {
+  o.step_s = t.step_s;
+  o.mfu = t.mfu;
+  o.samples_per_s = t.samples_per_s;
+  o.tokens_per_device_s = t.tokens_per_device_s;
+  o.model_flops_per_device_s = t.model_flops_per_device_s;
+}
+
 }  // namespace
 
 struct Tuner::State {
@@ -126,12 +135,7 @@ bool Tuner::State::Estimated(const Strategy& candidate, const Screen& screen, Ou
   const double peak = topology.spec().device().peak_flops();
   const auto devices = static_cast<double>(topology.devices());
   const double mfu = Bilinear(plan, flops, candidate.micro_batches) / (step_s * devices * peak);
-  const Throughput t = ThroughputOf(screen.step, step_s, mfu, topology.devices());
-  o.step_s = t.step_s;
-  o.mfu = t.mfu;
-  o.samples_per_s = t.samples_per_s;
-  o.tokens_per_device_s = t.tokens_per_device_s;
-  o.model_flops_per_device_s = t.model_flops_per_device_s;
+  Take(ThroughputOf(screen.step, step_s, mfu, topology.devices()), o);
   o.parallelism = parallelism;
   o.verdict = Verdict::kRanked;
   return true;
@@ -159,12 +163,7 @@ void Tuner::State::Simulated(const Strategy& candidate, std::optional<models::Bu
     return;
   }
   const sim::SimResult& r = *trial.result;
-  const Throughput t = ThroughputOf(built, r, topology.devices());
-  o.step_s = t.step_s;
-  o.mfu = t.mfu;
-  o.samples_per_s = t.samples_per_s;
-  o.tokens_per_device_s = t.tokens_per_device_s;
-  o.model_flops_per_device_s = t.model_flops_per_device_s;
+  Take(ThroughputOf(built, r, topology.devices()), o);
   o.verdict = r.finished ? Verdict::kRanked : Verdict::kDeadlocks;
   o.why = r.finished ? "" : "deadlocks";
 }
